@@ -1,0 +1,187 @@
+/**
+ * `buildApp(config)`: the Fastify instance with every API family registered, the store
+ * open and migrated, the demo data seeded into an empty store — and nothing listening
+ * (`server.ts` listens). Tests build it with port 0.
+ */
+import http from 'node:http';
+import https from 'node:https';
+import path from 'node:path';
+import Fastify, { type FastifyInstance, type FastifyServerFactory } from 'fastify';
+import formbody from '@fastify/formbody';
+import type { Config } from './config.ts';
+import type { AppContext, ServiceModule } from './context.ts';
+import { openStore, type Migrations } from './store/db.ts';
+import { Identity } from './core/identity/identity.ts';
+import { directoryMigrations } from './core/identity/directory.ts';
+import { registerIdentityRoutes } from './core/identity/routes.ts';
+import { RateLimiter, rateLimitMigrations } from './core/rate-limit.ts';
+import { ApiError, invalidBodyCode, notFoundCode, renderError, type Family } from './core/errors.ts';
+import { familyOf, familyOfPath } from './core/family.ts';
+import { nowIso } from './core/clock.ts';
+import { newUuid } from './core/ids.ts';
+import { loadTls, type TlsMaterial } from './core/tls.ts';
+import { seedAll, isSeeded } from './seed/index.ts';
+import { modules } from './services/index.ts';
+import { registerControlRoutes } from './services/control/routes.ts';
+
+/** A built app: the Fastify instance, its context, the plain-HTTP server and the TLS material. */
+export interface BuiltApp {
+  app: FastifyInstance;
+  ctx: AppContext;
+  /** The plain-HTTP server sharing the app's handler (the Fastify server is HTTPS when TLS is on). */
+  httpServer: http.Server;
+  tls?: TlsMaterial;
+  /** Sets the origin once the listeners know their ports (unless STRATUS_PUBLIC_URL fixes it). */
+  setListeningOrigin(origin: string): void;
+}
+
+/** Every migration of the core and the areas. */
+export function allMigrations(mods: ServiceModule[] = modules): Migrations {
+  const out: Migrations = { ...directoryMigrations, ...rateLimitMigrations };
+  for (const m of mods) {
+    for (const [name, mig] of Object.entries(m.migrations)) {
+      if (out[name]) throw new Error(`duplicate migration name ${name}`);
+      out[name] = mig;
+    }
+  }
+  return out;
+}
+
+/**
+ * Builds the app.
+ * @throws Error when the store cannot be opened or migrated, or TLS material cannot be made.
+ */
+export async function buildApp(config: Config): Promise<BuiltApp> {
+  const tls = config.httpsPort >= 0 ? loadTls(config.dataDir, config.tlsCertFile, config.tlsKeyFile) : undefined;
+  let httpServer!: http.Server;
+  const serverFactory: FastifyServerFactory = (handler) => {
+    httpServer = http.createServer(handler);
+    return (tls ? https.createServer({ cert: tls.cert, key: tls.key }, handler) : httpServer) as http.Server;
+  };
+  const app = Fastify({
+    serverFactory,
+    logger: { level: config.logLevel },
+    genReqId: () => newUuid(),
+    bodyLimit: 150 * 1024 * 1024,
+    routerOptions: { ignoreDuplicateSlashes: true, ignoreTrailingSlash: true, caseSensitive: false, maxParamLength: 2000 },
+    ajv: { customOptions: { coerceTypes: 'array', removeAdditional: false, allErrors: false } },
+  } as any) as unknown as FastifyInstance;
+
+  const store = await openStore({
+    databaseUrl: config.databaseUrl,
+    databaseSchema: config.databaseSchema,
+    sqliteFile: path.join(config.dataDir, 'stratus.db'),
+  });
+  await store.migrate(allMigrations());
+
+  let origin = config.publicUrl ?? '';
+  const closers: (() => Promise<void> | void)[] = [];
+  const identity = new Identity(store.db, () => origin, config.settings.tokenLifetimeSeconds);
+  const ctx: AppContext = {
+    config,
+    store,
+    log: app.log,
+    identity,
+    rateLimiter: new RateLimiter(store.db),
+    origin: () => origin,
+    onClose: (fn) => closers.push(fn),
+  };
+  await identity.init();
+  if (config.seed && !(await isSeeded(ctx))) await seedAll(ctx, modules);
+
+  // JSON bodies: empty means none; anything else must parse.
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser(/^application\/([\w.+-]+\+)?json/i, { parseAs: 'string' }, (_req, body, done) => {
+    const text = String(body);
+    if (text.trim() === '') return done(null, undefined);
+    try {
+      done(null, JSON.parse(text));
+    } catch (e) {
+      const err = new Error(`The request content is not valid JSON: ${(e as Error).message}`) as Error & { statusCode: number; code: string };
+      err.statusCode = 400;
+      err.code = 'STRATUS_INVALID_JSON';
+      done(err, undefined);
+    }
+  });
+  await app.register(formbody);
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
+
+  app.addHook('onSend', async (req, reply, payload) => {
+    const family = familyOf(req);
+    if (family === 'arm' || family === 'datashare') {
+      const corr = req.headers['x-vendor-correlation-request-id'];
+      reply.header('x-vendor-request-id', req.id);
+      reply.header('x-vendor-correlation-request-id', typeof corr === 'string' && corr ? corr : req.id);
+      reply.header('X-Content-Type-Options', 'nosniff');
+      reply.header('Cache-Control', reply.getHeader('Cache-Control') ?? 'no-cache');
+    } else if (family === 'platform' || family === 'analytics') {
+      reply.header('RequestId', req.id);
+    } else if (family === 'mail') {
+      const client = req.headers['client-request-id'];
+      reply.header('request-id', req.id);
+      reply.header('client-request-id', typeof client === 'string' && client ? client : req.id);
+    }
+    if (!reply.hasHeader('date')) reply.header('Date', new Date().toUTCString());
+    return payload;
+  });
+
+  app.setErrorHandler(async (error: any, req, reply) => {
+    const family: Family = error instanceof ApiError && error.options.family ? error.options.family : familyOf(req);
+    let apiError: ApiError;
+    if (error instanceof ApiError) apiError = error;
+    else if (error.validation) {
+      const where = error.validationContext ?? 'request';
+      apiError = new ApiError(400, invalidBodyCode[family], `The ${where} is invalid: ${error.message}`);
+    } else if (error.code === 'STRATUS_INVALID_JSON' || error.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || error.code === 'FST_ERR_CTP_INVALID_JSON_BODY') {
+      apiError = new ApiError(400, invalidBodyCode[family], error.message);
+    } else if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
+      apiError = new ApiError(415, family === 'arm' ? 'UnsupportedMediaType' : invalidBodyCode[family], `The content media type '${req.headers['content-type'] ?? ''}' is not supported.`);
+    } else if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+      apiError = new ApiError(413, family === 'mail' ? 'ErrorRequestEntityTooLarge' : 'RequestEntityTooLarge', 'The request body is too large.');
+    } else if (typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500) {
+      apiError = new ApiError(error.statusCode, invalidBodyCode[family], error.message);
+    } else {
+      req.log.error({ err: error }, 'unhandled error');
+      apiError = new ApiError(500, family === 'mail' ? 'generalException' : family === 'oauth' ? 'server_error' : 'InternalServerError', 'An internal error occurred; the request was not completed.');
+    }
+    const r = renderError(family, apiError, { requestId: req.id, clientRequestId: (req.headers['client-request-id'] as string) || undefined, date: nowIso() });
+    reply.code(r.status).headers(r.headers);
+    if (r.body === undefined) return reply.send();
+    return reply.send(r.body);
+  });
+
+  app.setNotFoundHandler(async (req, reply) => {
+    const family = familyOfPath(req.url.split('?')[0]!);
+    const pathOnly = req.url.split('?')[0];
+    const message =
+      family === 'arm' || family === 'datashare'
+        ? `The resource path '${pathOnly}' with method '${req.method}' was not found.`
+        : family === 'mail'
+          ? `Resource not found for the segment '${pathOnly!.split('/').filter(Boolean).pop() ?? ''}'.`
+          : `No route matches ${req.method} ${pathOnly}.`;
+    const status = family === 'mail' ? 400 : 404;
+    const r = renderError(family, new ApiError(status, notFoundCode[family], message), { requestId: req.id, clientRequestId: (req.headers['client-request-id'] as string) || undefined, date: nowIso() });
+    reply.code(r.status).headers(r.headers);
+    return r.body === undefined ? reply.send() : reply.send(r.body);
+  });
+
+  registerIdentityRoutes(app, identity, () => origin);
+  registerControlRoutes(app, ctx, modules);
+  for (const m of modules) await m.register(app, ctx);
+
+  app.addHook('onClose', async () => {
+    for (const fn of closers) await fn();
+    await store.close();
+    if (tls && httpServer.listening) await new Promise<void>((resolve) => httpServer.close(() => resolve()));
+  });
+
+  return {
+    app,
+    ctx,
+    httpServer,
+    tls,
+    setListeningOrigin(o: string) {
+      if (!config.publicUrl) origin = o;
+    },
+  };
+}

@@ -1,0 +1,90 @@
+/**
+ * The `stratus` command: `serve` (default), `token`, `reset`.
+ * Settings come from flags and the environment (see `config.ts` and the README).
+ */
+import { Command } from 'commander';
+import { loadConfig, ConfigError, type ConfigFlags } from './config.ts';
+import { start, banner } from './server.ts';
+import { buildApp } from './app.ts';
+import { audienceFamilies, type AudienceFamily } from './core/identity/identity.ts';
+import { resetAll } from './seed/index.ts';
+import { modules } from './services/index.ts';
+import { delegatedScopes } from './core/identity/identity.ts';
+
+const program = new Command();
+program.name('stratus').description('Self-hosted cloud REST APIs for development and testing.');
+
+function serverFlags(cmd: Command): Command {
+  return cmd
+    .option('--host <host>', 'interface to bind (STRATUS_HOST, default 127.0.0.1)')
+    .option('--http-port <port>', 'plain HTTP port (STRATUS_HTTP_PORT, default 8080)')
+    .option('--https-port <port>', 'HTTPS port, -1 disables (STRATUS_HTTPS_PORT, default 8443)')
+    .option('--data-dir <dir>', 'data folder (STRATUS_DATA_DIR, default ./.stratus)')
+    .option('--database-url <url>', 'postgres:// URL (STRATUS_DATABASE_URL); default SQLite in the data folder')
+    .option('--public-url <url>', 'origin written into links and token issuers (STRATUS_PUBLIC_URL)')
+    .option('--tls-cert <file>', 'PEM certificate to serve instead of the local CA (STRATUS_TLS_CERT)')
+    .option('--tls-key <file>', 'PEM key of --tls-cert (STRATUS_TLS_KEY)')
+    .option('--log-level <level>', 'pino log level (STRATUS_LOG_LEVEL, default info)');
+}
+
+serverFlags(program.command('serve', { isDefault: true }).description('start the server')).action(async (flags: ConfigFlags) => {
+  const config = loadConfig(flags);
+  const server = await start(config);
+  process.stdout.write(banner(server) + '\n');
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    server.app.log.info({ signal }, 'shutting down');
+    await server.close();
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+});
+
+serverFlags(program.command('token').description('print an access token for a development identity'))
+  .option('--user <upn>', 'user principal name (delegated token)', 'admin@stratus.test')
+  .option('--app <clientId>', 'client id of an application (application token) instead of --user')
+  .option('--audience <family>', `audience: ${audienceFamilies.join(', ')}`, 'arm')
+  .option('--scopes <scopes>', 'space-separated delegated scopes (default: all of the audience)')
+  .action(async (flags: ConfigFlags & { user: string; app?: string; audience: string; scopes?: string }) => {
+    const config = loadConfig(flags);
+    if (!(audienceFamilies as readonly string[]).includes(flags.audience)) throw new ConfigError(`unknown audience '${flags.audience}'`);
+    const aud = flags.audience as AudienceFamily;
+    const built = await buildApp({ ...config, httpsPort: -1 });
+    built.setListeningOrigin(config.publicUrl ?? `https://localhost:${config.httpsPort >= 0 ? config.httpsPort : config.httpPort}`);
+    try {
+      const d = built.ctx.identity.directory;
+      let token: string;
+      if (flags.app) {
+        const app = await d.findApp(flags.app);
+        if (!app) throw new ConfigError(`no application '${flags.app}'`);
+        token = (await built.ctx.identity.issueAppToken(app, aud)).accessToken;
+      } else {
+        const user = await d.findUser(flags.user);
+        if (!user) throw new ConfigError(`no user '${flags.user}'`);
+        const scopes = flags.scopes ? flags.scopes.split(/\s+/) : delegatedScopes[aud];
+        token = (await built.ctx.identity.issueUserToken(user, 'b7e4c2a1-6d3f-4a8e-9c5b-2f1d0e7a3c94', aud, scopes)).accessToken;
+      }
+      process.stdout.write(token + '\n');
+    } finally {
+      await built.app.close();
+    }
+  });
+
+serverFlags(program.command('reset').description('empty the store and load the demo data set again')).action(async (flags: ConfigFlags) => {
+  const config = loadConfig(flags);
+  const built = await buildApp({ ...config, httpsPort: -1 });
+  try {
+    await resetAll(built.ctx, modules);
+    process.stdout.write('store reset to the demo data set\n');
+  } finally {
+    await built.app.close();
+  }
+});
+
+program.parseAsync(process.argv).catch((e: unknown) => {
+  process.stderr.write(`stratus: ${(e as Error).message}\n`);
+  process.exit(e instanceof ConfigError ? 2 : 1);
+});

@@ -1,0 +1,152 @@
+/**
+ * Settings: command-line flags and the environment → one typed, validated {@link Config}.
+ *
+ * Every setting has an environment variable (`STRATUS_*`) and most have a flag of the
+ * `stratus serve` command; flags win over the environment, the environment over defaults.
+ * The README lists them all.
+ */
+import path from 'node:path';
+
+/** Per-area behaviour knobs (limits, windows, delays). Units are in the names. */
+export interface Settings {
+  /** Resource-manager subscription-read budget per window (x-vendor-ratelimit-remaining-subscription-reads). */
+  armReadsPerWindow: number;
+  /** Length of the resource-manager read window, seconds. */
+  armReadWindowSeconds: number;
+  /** Analytics admin dataflow listing: requests per window per caller (spec analytics §8: 200 per hour). */
+  analyticsRequestsPerWindow: number;
+  /** Analytics rate-limit window, seconds (3600). */
+  analyticsWindowSeconds: number;
+  /** Data platform: requests per window per caller before 429. */
+  platformRequestsPerWindow: number;
+  /** Data platform rate-limit window, seconds. */
+  platformWindowSeconds: number;
+  /** Extra provisioning time of an eventstream creation, seconds; non-zero makes every create a 202. */
+  platformProvisioningDelaySeconds: number;
+  /** Mail: requests per window per app and mailbox before ApplicationThrottled. */
+  mailRequestsPerWindow: number;
+  /** Mail rate-limit window, seconds. */
+  mailWindowSeconds: number;
+  /** Mail change-notification subscription: maximum lifetime, minutes. */
+  mailSubscriptionMaxMinutes: number;
+  /** Lifetime of issued access tokens, seconds. */
+  tokenLifetimeSeconds: number;
+}
+
+/** The whole configuration of one Stratus process. */
+export interface Config {
+  /** Interface both listeners bind to (default 127.0.0.1). */
+  host: string;
+  /** Plain HTTP port; 0 picks a free one (tests). */
+  httpPort: number;
+  /** HTTPS port; 0 picks a free one; -1 disables HTTPS. */
+  httpsPort: number;
+  /** Data folder: `stratus.db` (SQLite) and `tls/`. */
+  dataDir: string;
+  /** `postgres://…` switches the store to PostgreSQL; unset means SQLite in the data folder. */
+  databaseUrl?: string;
+  /** PostgreSQL schema to use (created when missing); tests give each run its own. */
+  databaseSchema?: string;
+  /** Origin written into next links, Location headers and token issuers; default: the HTTPS origin. */
+  publicUrl?: string;
+  /** PEM files of a given certificate and key (instead of the generated local CA). */
+  tlsCertFile?: string;
+  tlsKeyFile?: string;
+  /** pino level. */
+  logLevel: string;
+  /** Seed the demo data set into an empty store (default true). */
+  seed: boolean;
+  settings: Settings;
+}
+
+/** Defaults of {@link Settings}. */
+export const defaultSettings: Settings = {
+  armReadsPerWindow: 15000,
+  armReadWindowSeconds: 3600,
+  analyticsRequestsPerWindow: 200,
+  analyticsWindowSeconds: 3600,
+  platformRequestsPerWindow: 1000,
+  platformWindowSeconds: 60,
+  platformProvisioningDelaySeconds: 0,
+  mailRequestsPerWindow: 10000,
+  mailWindowSeconds: 600,
+  mailSubscriptionMaxMinutes: 10080,
+  tokenLifetimeSeconds: 3600,
+};
+
+const settingEnv: Record<keyof Settings, string> = {
+  armReadsPerWindow: 'STRATUS_ARM_READS_PER_WINDOW',
+  armReadWindowSeconds: 'STRATUS_ARM_READ_WINDOW_SECONDS',
+  analyticsRequestsPerWindow: 'STRATUS_ANALYTICS_REQUESTS_PER_WINDOW',
+  analyticsWindowSeconds: 'STRATUS_ANALYTICS_WINDOW_SECONDS',
+  platformRequestsPerWindow: 'STRATUS_PLATFORM_REQUESTS_PER_WINDOW',
+  platformWindowSeconds: 'STRATUS_PLATFORM_WINDOW_SECONDS',
+  platformProvisioningDelaySeconds: 'STRATUS_PLATFORM_PROVISIONING_DELAY_SECONDS',
+  mailRequestsPerWindow: 'STRATUS_MAIL_REQUESTS_PER_WINDOW',
+  mailWindowSeconds: 'STRATUS_MAIL_WINDOW_SECONDS',
+  mailSubscriptionMaxMinutes: 'STRATUS_MAIL_SUBSCRIPTION_MAX_MINUTES',
+  tokenLifetimeSeconds: 'STRATUS_TOKEN_LIFETIME_SECONDS',
+};
+
+/** Names of the environment variables of every setting, for the README and `--help`. */
+export const settingEnvironment = settingEnv;
+
+/** Flags given on the command line (already parsed by the CLI library). */
+export interface ConfigFlags {
+  host?: string;
+  httpPort?: string | number;
+  httpsPort?: string | number;
+  dataDir?: string;
+  databaseUrl?: string;
+  publicUrl?: string;
+  tlsCert?: string;
+  tlsKey?: string;
+  logLevel?: string;
+}
+
+/** Thrown for a setting that does not parse; the CLI prints its message and exits 2. */
+export class ConfigError extends Error {}
+
+function int(name: string, raw: string | number | undefined, fallback: number, min = 0): number {
+  if (raw === undefined || raw === '') return fallback;
+  const n = typeof raw === 'number' ? raw : Number(raw);
+  if (!Number.isInteger(n) || n < min) throw new ConfigError(`${name} must be an integer ≥ ${min}, got '${raw}'`);
+  return n;
+}
+
+/**
+ * Builds the configuration from flags, then `env`, then defaults.
+ * @throws ConfigError when a value does not parse (ports, numbers, URLs).
+ */
+export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = process.env): Config {
+  const settings = { ...defaultSettings };
+  for (const key of Object.keys(settingEnv) as (keyof Settings)[]) {
+    settings[key] = int(settingEnv[key], env[settingEnv[key]], defaultSettings[key]);
+  }
+  const publicUrl = flags.publicUrl ?? env.STRATUS_PUBLIC_URL;
+  if (publicUrl !== undefined && publicUrl !== '') {
+    try {
+      new URL(publicUrl);
+    } catch {
+      throw new ConfigError(`STRATUS_PUBLIC_URL must be an absolute URL, got '${publicUrl}'`);
+    }
+  }
+  const databaseUrl = flags.databaseUrl ?? env.STRATUS_DATABASE_URL;
+  if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new ConfigError(`STRATUS_DATABASE_URL must be a postgres:// URL, got '${databaseUrl}'`);
+  }
+  return {
+    host: flags.host ?? env.STRATUS_HOST ?? '127.0.0.1',
+    httpPort: int('STRATUS_HTTP_PORT', flags.httpPort ?? env.STRATUS_HTTP_PORT, 8080),
+    httpsPort: int('STRATUS_HTTPS_PORT', flags.httpsPort ?? env.STRATUS_HTTPS_PORT, 8443, -1),
+    dataDir: path.resolve(flags.dataDir ?? env.STRATUS_DATA_DIR ?? './.stratus'),
+    databaseUrl: databaseUrl || undefined,
+    databaseSchema: env.STRATUS_DATABASE_SCHEMA || undefined,
+    publicUrl: publicUrl ? publicUrl.replace(/\/+$/, '') : undefined,
+    tlsCertFile: flags.tlsCert ?? env.STRATUS_TLS_CERT,
+    tlsKeyFile: flags.tlsKey ?? env.STRATUS_TLS_KEY,
+    logLevel: flags.logLevel ?? env.STRATUS_LOG_LEVEL ?? 'info',
+    seed: (env.STRATUS_SEED ?? 'true') !== 'false',
+    settings,
+  };
+}

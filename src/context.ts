@@ -1,0 +1,44 @@
+/**
+ * What every part of the app is handed: the configuration, the store, the logger, the
+ * identity provider and the rate limiter; and the shape of one API area (a
+ * {@link ServiceModule}) that `buildApp` registers (design: "Layout").
+ */
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import type { Config } from './config.ts';
+import type { Store, Migrations } from './store/db.ts';
+import type { Identity } from './core/identity/identity.ts';
+import type { RateLimiter } from './core/rate-limit.ts';
+
+/** Shared services of one running app. */
+export interface AppContext {
+  config: Config;
+  store: Store;
+  log: FastifyBaseLogger;
+  identity: Identity;
+  rateLimiter: RateLimiter;
+  /**
+   * The public origin (no trailing slash) written into next links, Location headers and
+   * token issuers: `STRATUS_PUBLIC_URL`, else the HTTPS origin once listening, else the
+   * HTTP origin.
+   */
+  origin(): string;
+  /** Background tasks (notification delivery, …) register a stop function here; run at shutdown. */
+  onClose(fn: () => Promise<void> | void): void;
+}
+
+/** The context a seeder gets: the app context plus the well-known demo ids. */
+export type SeedContext = AppContext;
+
+/** One API area: its tables, demo data and routes. */
+export interface ServiceModule {
+  /** Short area name (`compute`, `mail`, …). */
+  name: string;
+  /** The area's migrations; names `<area>_<NNNN>_<what>`, unique across areas. */
+  migrations: Migrations;
+  /** The area's data tables, children before parents: `POST /_stratus/reset` empties them before reseeding. */
+  tables: string[];
+  /** Loads the area's part of the demo data set into empty tables. */
+  seed?(ctx: SeedContext): Promise<void>;
+  /** Registers the area's routes (and background workers) on the app. */
+  register(app: FastifyInstance, ctx: AppContext): Promise<void> | void;
+}

@@ -1,0 +1,44 @@
+/**
+ * The one source of time. Everything that stamps or compares times asks this module;
+ * nothing reads `Date.now()` directly. The control plane can move the clock forward
+ * (`POST /_stratus/clock`) so that tests see windows expire and operations progress
+ * without sleeping.
+ */
+
+let offsetMs = 0;
+
+/** Current time in milliseconds since the epoch, including the control-plane offset. */
+export function nowMs(): number {
+  return Date.now() + offsetMs;
+}
+
+/** Current time as a Date. */
+export function now(): Date {
+  return new Date(nowMs());
+}
+
+/** Current time as an ISO 8601 UTC string with milliseconds (`2026-01-02T03:04:05.678Z`). */
+export function nowIso(): string {
+  return now().toISOString();
+}
+
+/** Current time in whole seconds since the epoch (JWT `iat`/`exp`). */
+export function nowSeconds(): number {
+  return Math.floor(nowMs() / 1000);
+}
+
+/** Moves the clock forward by `ms` milliseconds (never backward); returns the new offset. */
+export function advance(ms: number): number {
+  if (ms > 0) offsetMs += ms;
+  return offsetMs;
+}
+
+/** Current offset in milliseconds from the machine clock. */
+export function offset(): number {
+  return offsetMs;
+}
+
+/** Resets the offset to zero (control-plane reset). */
+export function resetClock(): void {
+  offsetMs = 0;
+}

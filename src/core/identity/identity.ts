@@ -1,0 +1,273 @@
+/**
+ * The OAuth 2.0 issuer: audiences and scopes, signing keys kept in the store, token
+ * issuance and verification (spec: resource-manager §5; analytics-platform-mail-wopi §5).
+ *
+ * Tokens are RS256 JWTs signed with `jose`. Claims: iss, aud, tid, oid, sub, iat, nbf, exp,
+ * appid, azp, ver, idtyp, uti, and either `scp` (delegated, space-separated) with upn, name,
+ * preferred_username (and `wids` for tenant administrators), or `roles` (application).
+ */
+import { exportJWK, generateKeyPair, importJWK, jwtVerify, SignJWT, decodeProtectedHeader, errors as joseErrors, type JWK, type JWTPayload, type CryptoKey } from 'jose';
+import type { Kysely } from 'kysely';
+import { nowIso, nowMs, nowSeconds } from '../clock.ts';
+import { newUuid, randomToken } from '../ids.ts';
+import { Directory, type DirectoryApp, type DirectoryUser } from './directory.ts';
+
+/** The API families that are token audiences, written `api://stratus/<family>`. */
+export const audienceFamilies = ['arm', 'analytics', 'platform', 'mail', 'wopi'] as const;
+/** One of {@link audienceFamilies}. */
+export type AudienceFamily = (typeof audienceFamilies)[number];
+
+/** Delegated scopes each audience offers (the spec's names). */
+export const delegatedScopes: Record<AudienceFamily, string[]> = {
+  arm: ['user_impersonation'],
+  analytics: ['Tenant.Read.All', 'Tenant.ReadWrite.All'],
+  platform: ['Eventstream.ReadWrite.All', 'Item.ReadWrite.All'],
+  mail: ['Mail.Read', 'Mail.ReadWrite', 'Mail.Send'],
+  wopi: ['user_impersonation'],
+};
+
+/** Global Administrator directory role template id, carried in `wids` of tenant administrators. */
+export const tenantAdminRoleTemplateId = '62e90394-69f5-4237-9190-012177145e10';
+
+/** The audience URI of a family. */
+export function audienceUri(family: AudienceFamily): string {
+  return `api://stratus/${family}`;
+}
+
+/** Who a verified token speaks for. */
+export interface Principal {
+  tenantId: string;
+  /** `oid`: the user's or the service principal's object id. */
+  objectId: string;
+  /** `user` for delegated tokens, `app` for application tokens. */
+  kind: 'user' | 'app';
+  /** `appid`: client id the token was issued to. */
+  appId: string;
+  /** Delegated scopes (`scp`). */
+  scopes: string[];
+  /** Application roles (`roles`). */
+  roles: string[];
+  /** For users. */
+  userPrincipalName?: string;
+  /** Display name of the user or application. */
+  name?: string;
+  /** Holds the tenant administrator role (`wids`). */
+  isTenantAdmin: boolean;
+  /** Kind of application principal for app tokens. */
+  appKind?: string;
+  /** Audience family of the token. */
+  audience: AudienceFamily;
+  /** All claims. */
+  claims: JWTPayload & Record<string, unknown>;
+}
+
+/** Why a bearer token was refused. */
+export type TokenFailure = 'malformed' | 'invalid_signature' | 'expired' | 'not_yet_valid' | 'audience' | 'issuer';
+
+/** Thrown by {@link Identity.verify}. */
+export class TokenError extends Error {
+  constructor(readonly reason: TokenFailure, message: string) {
+    super(message);
+  }
+}
+
+/** An issued access token and its lifetime. */
+export interface IssuedToken {
+  accessToken: string;
+  expiresIn: number;
+  scope: string;
+}
+
+interface KeyEntry {
+  kid: string;
+  publicJwk: JWK;
+  publicKey: CryptoKey | Uint8Array;
+  privateKey?: CryptoKey | Uint8Array;
+}
+
+/** Parses a requested scope list into (audience, scope names); `undefined` when it names no known audience. */
+export function parseScopes(scope: string, origin: string): { audience: AudienceFamily; names: string[]; unknown: string[] } | undefined {
+  const parts = scope.split(/\s+/).filter(Boolean).filter((s) => !['openid', 'profile', 'offline_access', 'email'].includes(s));
+  let audience: AudienceFamily | undefined;
+  const names: string[] = [];
+  const unknown: string[] = [];
+  for (const p of parts) {
+    const m = /^api:\/\/stratus\/([a-z]+)\/(.+)$/.exec(p);
+    let fam: string | undefined;
+    let name: string | undefined;
+    if (m) {
+      fam = m[1];
+      name = m[2];
+    } else if (p.startsWith(origin + '/') || p.startsWith(origin.replace(/:443$/, '') + '/')) {
+      fam = 'arm';
+      name = p.slice(p.lastIndexOf('/') + 1) || '.default';
+    } else {
+      unknown.push(p);
+      continue;
+    }
+    if (!(audienceFamilies as readonly string[]).includes(fam!)) {
+      unknown.push(p);
+      continue;
+    }
+    if (audience && audience !== fam) return undefined;
+    audience = fam as AudienceFamily;
+    names.push(name!);
+  }
+  if (!audience) return undefined;
+  return { audience, names, unknown };
+}
+
+/**
+ * The identity provider's token machinery over the directory and the signing keys.
+ */
+export class Identity {
+  readonly directory: Directory;
+  private keys = new Map<string, KeyEntry>();
+  private active?: KeyEntry;
+
+  constructor(
+    private readonly db: Kysely<any>,
+    private readonly origin: () => string,
+    private readonly tokenLifetimeSeconds: number,
+  ) {
+    this.directory = new Directory(db);
+  }
+
+  /** The issuer of a tenant's tokens: `{origin}/{tenantId}/v2.0`. */
+  issuer(tenantId: string): string {
+    return `${this.origin()}/${tenantId}/v2.0`;
+  }
+
+  /** Loads the signing keys from the store, creating the first one when there is none. */
+  async init(): Promise<void> {
+    await this.loadKeys();
+    if (!this.active) {
+      const { privateKey, publicKey } = await generateKeyPair('RS256', { extractable: true });
+      const kid = randomToken(12);
+      const priv = await exportJWK(privateKey);
+      const pub = await exportJWK(publicKey);
+      await this.db
+        .insertInto('signing_keys')
+        .values({ kid, private_jwk: JSON.stringify({ ...priv, kid, alg: 'RS256' }), public_jwk: JSON.stringify({ ...pub, kid, alg: 'RS256', use: 'sig', kty: 'RSA' }), created_at: nowIso() })
+        .onConflict((oc) => oc.doNothing())
+        .execute();
+      await this.loadKeys();
+    }
+  }
+
+  private async loadKeys(): Promise<void> {
+    const rows = await this.db.selectFrom('signing_keys').selectAll().orderBy('created_at', 'asc').execute();
+    for (const r of rows) {
+      if (this.keys.has(r.kid)) continue;
+      const pub = JSON.parse(r.public_jwk) as JWK;
+      const priv = JSON.parse(r.private_jwk) as JWK;
+      const entry: KeyEntry = { kid: r.kid, publicJwk: pub, publicKey: await importJWK(pub, 'RS256'), privateKey: await importJWK(priv, 'RS256') };
+      this.keys.set(r.kid, entry);
+    }
+    if (rows.length) this.active = this.keys.get(rows[0]!.kid);
+  }
+
+  /** The JSON Web Key Set of the public signing keys. */
+  jwks(): { keys: JWK[] } {
+    return { keys: [...this.keys.values()].map((k) => ({ kty: 'RSA', use: 'sig', kid: k.kid, n: k.publicJwk.n, e: k.publicJwk.e, alg: 'RS256' })) };
+  }
+
+  private async sign(claims: Record<string, unknown>, tenantId: string, audience: AudienceFamily): Promise<{ token: string; expiresIn: number }> {
+    if (!this.active?.privateKey) throw new Error('identity provider not initialised');
+    const iat = nowSeconds();
+    const exp = iat + this.tokenLifetimeSeconds;
+    const token = await new SignJWT({ ...claims, tid: tenantId, ver: '2.0', uti: randomToken(16) })
+      .setProtectedHeader({ alg: 'RS256', typ: 'JWT', kid: this.active.kid })
+      .setIssuer(this.issuer(tenantId))
+      .setAudience(audienceUri(audience))
+      .setIssuedAt(iat)
+      .setNotBefore(iat)
+      .setExpirationTime(exp)
+      .setJti(newUuid())
+      .sign(this.active.privateKey);
+    return { token, expiresIn: this.tokenLifetimeSeconds };
+  }
+
+  /** Issues a delegated (user) token carrying `scopes` for `audience`, on behalf of client `appId`. */
+  async issueUserToken(user: DirectoryUser, appId: string, audience: AudienceFamily, scopes: string[]): Promise<IssuedToken> {
+    const claims: Record<string, unknown> = {
+      oid: user.id,
+      sub: user.id,
+      appid: appId,
+      azp: appId,
+      idtyp: 'user',
+      scp: scopes.join(' '),
+      upn: user.userPrincipalName,
+      unique_name: user.userPrincipalName,
+      preferred_username: user.userPrincipalName,
+      name: user.displayName,
+    };
+    if (user.isTenantAdmin) claims.wids = [tenantAdminRoleTemplateId];
+    const { token, expiresIn } = await this.sign(claims, user.tenantId, audience);
+    return { accessToken: token, expiresIn, scope: scopes.map((s) => `${audienceUri(audience)}/${s}`).join(' ') };
+  }
+
+  /** Issues an application token for `app` on `audience` with its granted roles. */
+  async issueAppToken(app: DirectoryApp, audience: AudienceFamily): Promise<IssuedToken> {
+    const roles = await this.directory.appRoles(app.appId, audience);
+    const claims: Record<string, unknown> = {
+      oid: app.objectId,
+      sub: app.objectId,
+      appid: app.appId,
+      azp: app.appId,
+      idtyp: 'app',
+      app_displayname: app.displayName,
+      xms_mirid: app.kind === 'ManagedIdentity' ? `/managedIdentities/${app.appId}` : undefined,
+    };
+    if (claims.xms_mirid === undefined) delete claims.xms_mirid;
+    if (roles.length) claims.roles = roles;
+    const { token, expiresIn } = await this.sign(claims, app.tenantId, audience);
+    return { accessToken: token, expiresIn, scope: `${audienceUri(audience)}/.default` };
+  }
+
+  /**
+   * Verifies a bearer token for `audience`.
+   * @throws TokenError with the reason (malformed, invalid_signature, expired, not_yet_valid, audience, issuer).
+   */
+  async verify(token: string, audience: AudienceFamily): Promise<Principal> {
+    let kid: string | undefined;
+    try {
+      kid = decodeProtectedHeader(token).kid;
+    } catch {
+      throw new TokenError('malformed', 'The access token is not a well-formed JWT.');
+    }
+    if (!kid || !this.keys.has(kid)) await this.loadKeys();
+    const key = kid ? this.keys.get(kid) : undefined;
+    if (!key) throw new TokenError('invalid_signature', 'The access token was signed by an unknown key.');
+    let payload: JWTPayload & Record<string, unknown>;
+    try {
+      const r = await jwtVerify(token, key.publicKey, { algorithms: ['RS256'], currentDate: new Date(nowMs()), clockTolerance: 60 });
+      payload = r.payload as JWTPayload & Record<string, unknown>;
+    } catch (e) {
+      if (e instanceof joseErrors.JWTExpired) throw new TokenError('expired', 'The access token has expired.');
+      if (e instanceof joseErrors.JWTClaimValidationFailed && e.claim === 'nbf') throw new TokenError('not_yet_valid', 'The access token is not yet valid.');
+      if (e instanceof joseErrors.JWSSignatureVerificationFailed) throw new TokenError('invalid_signature', 'The access token signature is invalid.');
+      throw new TokenError('malformed', 'The access token is invalid.');
+    }
+    const aud = Array.isArray(payload.aud) ? payload.aud : [payload.aud];
+    if (!aud.includes(audienceUri(audience))) throw new TokenError('audience', `The access token has an invalid audience '${aud.join(',')}'; expected '${audienceUri(audience)}'.`);
+    const tid = String(payload.tid ?? '');
+    if (payload.iss !== this.issuer(tid)) throw new TokenError('issuer', `The access token is from the wrong issuer '${payload.iss}'.`);
+    const kind = payload.idtyp === 'app' ? 'app' : 'user';
+    const wids = Array.isArray(payload.wids) ? (payload.wids as string[]) : [];
+    return {
+      tenantId: tid,
+      objectId: String(payload.oid),
+      kind,
+      appId: String(payload.appid ?? ''),
+      scopes: typeof payload.scp === 'string' ? payload.scp.split(' ').filter(Boolean) : [],
+      roles: Array.isArray(payload.roles) ? (payload.roles as string[]) : [],
+      userPrincipalName: typeof payload.upn === 'string' ? payload.upn : undefined,
+      name: typeof payload.name === 'string' ? payload.name : typeof payload.app_displayname === 'string' ? payload.app_displayname : undefined,
+      isTenantAdmin: wids.includes(tenantAdminRoleTemplateId),
+      appKind: kind === 'app' ? (payload.xms_mirid ? 'ManagedIdentity' : 'ServicePrincipal') : undefined,
+      audience,
+      claims: payload,
+    };
+  }
+}

@@ -1,0 +1,51 @@
+/**
+ * The demo data set: the directory (tenants, users, applications) and every area's part.
+ * Loaded into an empty store at first start and again by `POST /_stratus/reset`.
+ */
+import type { AppContext, ServiceModule } from '../context.ts';
+import { directoryTables } from '../core/identity/directory.ts';
+import { demoAdmin, demoManagedIdentity, demoPublicClient, demoServicePrincipal, demoTenant, demoUser, otherTenant, otherUser } from './demo.ts';
+
+const seededKey = 'demo_seeded_at';
+
+/** True when the demo data set has been loaded into this store. */
+export async function isSeeded(ctx: AppContext): Promise<boolean> {
+  return (await ctx.identity.directory.getMeta(seededKey)) !== undefined;
+}
+
+/** Loads the directory part of the demo data set. */
+async function seedDirectory(ctx: AppContext): Promise<void> {
+  const d = ctx.identity.directory;
+  await d.addTenant(demoTenant);
+  await d.addTenant(otherTenant);
+  await d.addUser({ ...demoAdmin, tenantId: demoTenant.id, mail: demoAdmin.userPrincipalName, isTenantAdmin: true }, demoAdmin.password);
+  await d.addUser({ ...demoUser, tenantId: demoTenant.id, mail: demoUser.userPrincipalName, isTenantAdmin: false }, demoUser.password);
+  await d.addUser({ ...otherUser, tenantId: otherTenant.id, mail: otherUser.userPrincipalName, isTenantAdmin: true }, otherUser.password);
+  await d.addApp(
+    { ...demoServicePrincipal, tenantId: demoTenant.id, kind: 'ServicePrincipal', redirectUris: [] },
+    demoServicePrincipal.secret,
+    [
+      { audience: 'mail', role: 'Mail.Read' },
+      { audience: 'mail', role: 'Mail.ReadWrite' },
+      { audience: 'mail', role: 'Mail.Send' },
+    ],
+  );
+  await d.addApp({ ...demoManagedIdentity, tenantId: demoTenant.id, kind: 'ManagedIdentity', redirectUris: [] }, demoManagedIdentity.secret);
+  await d.addApp({ ...demoPublicClient, redirectUris: [...demoPublicClient.redirectUris], tenantId: demoTenant.id, kind: 'PublicClient' }, undefined);
+}
+
+/** Loads the whole demo data set (directory first, then each area in order) and marks the store seeded. */
+export async function seedAll(ctx: AppContext, modules: ServiceModule[]): Promise<void> {
+  await seedDirectory(ctx);
+  for (const m of modules) if (m.seed) await m.seed(ctx);
+  await ctx.identity.directory.setMeta(seededKey, new Date().toISOString());
+}
+
+/** Empties every area's tables and the directory, then loads the demo data set again. */
+export async function resetAll(ctx: AppContext, modules: ServiceModule[]): Promise<void> {
+  const db = ctx.store.db;
+  for (const m of [...modules].reverse()) for (const t of m.tables) await db.deleteFrom(t).execute();
+  for (const t of directoryTables) await db.deleteFrom(t).execute();
+  await ctx.rateLimiter.clear();
+  await seedAll(ctx, modules);
+}

@@ -1,0 +1,250 @@
+/**
+ * The resource-manager hierarchy every ARM operation shares: management groups,
+ * subscriptions, resource groups, role definitions, role assignments and a generic table
+ * of tracked resources (`arm_resources`) that areas use for their plain ARM resources
+ * (data share accounts, automation accounts, webhooks, …).
+ */
+import { sql, type Kysely } from 'kysely';
+import type { Migrations } from '../../store/db.ts';
+import { fromJson, toJson } from '../../store/db.ts';
+
+/** A management group; `parentId` is the parent's name (undefined for the tenant root). */
+export interface ManagementGroup {
+  name: string;
+  tenantId: string;
+  displayName: string;
+  parentName?: string;
+}
+
+/** A subscription row. */
+export interface Subscription {
+  subscriptionId: string;
+  tenantId: string;
+  displayName: string;
+  state: string;
+  managementGroup: string;
+}
+
+/** A resource group row. */
+export interface ResourceGroup {
+  subscriptionId: string;
+  name: string;
+  location: string;
+  tags: Record<string, string>;
+}
+
+/** A role assignment: `principalId` holds `roleDefinitionId` (a GUID) at `scope`. */
+export interface RoleAssignment {
+  id: string;
+  tenantId: string;
+  scope: string;
+  roleDefinitionId: string;
+  principalId: string;
+  principalType: 'User' | 'ServicePrincipal' | 'Group';
+}
+
+/** A tracked ARM resource: the full JSON document plus indexed columns. */
+export interface ArmResourceRow {
+  /** Fully qualified id in its original casing. */
+  id: string;
+  tenantId: string;
+  subscriptionId: string;
+  resourceGroup: string;
+  /** Full type, e.g. `Vendor.DataShare/accounts/shares`. */
+  type: string;
+  name: string;
+  /** Parent resource id (children of accounts), or the resource group id. */
+  parentId: string;
+  body: Record<string, unknown>;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** Migrations of the ARM hierarchy tables. */
+export const armMigrations: Migrations = {
+  arm_0001_hierarchy: {
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable('arm_management_groups')
+        .addColumn('name_lower', 'varchar(128)', (c) => c.primaryKey())
+        .addColumn('name', 'varchar(128)', (c) => c.notNull())
+        .addColumn('tenant_id', 'varchar(64)', (c) => c.notNull())
+        .addColumn('display_name', 'text', (c) => c.notNull())
+        .addColumn('parent_name_lower', 'varchar(128)')
+        .execute();
+      await db.schema
+        .createTable('arm_subscriptions')
+        .addColumn('subscription_id', 'varchar(64)', (c) => c.primaryKey())
+        .addColumn('tenant_id', 'varchar(64)', (c) => c.notNull())
+        .addColumn('display_name', 'text', (c) => c.notNull())
+        .addColumn('state', 'varchar(32)', (c) => c.notNull())
+        .addColumn('management_group_lower', 'varchar(128)', (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createTable('arm_resource_groups')
+        .addColumn('subscription_id', 'varchar(64)', (c) => c.notNull())
+        .addColumn('name_lower', 'varchar(90)', (c) => c.notNull())
+        .addColumn('name', 'varchar(90)', (c) => c.notNull())
+        .addColumn('location', 'varchar(64)', (c) => c.notNull())
+        .addColumn('tags', 'text', (c) => c.notNull())
+        .addPrimaryKeyConstraint('arm_resource_groups_pk', ['subscription_id', 'name_lower'])
+        .execute();
+      await db.schema
+        .createTable('arm_role_assignments')
+        .addColumn('id', 'varchar(64)', (c) => c.primaryKey())
+        .addColumn('tenant_id', 'varchar(64)', (c) => c.notNull())
+        .addColumn('scope_lower', 'text', (c) => c.notNull())
+        .addColumn('scope', 'text', (c) => c.notNull())
+        .addColumn('role_definition_id', 'varchar(64)', (c) => c.notNull())
+        .addColumn('principal_id', 'varchar(64)', (c) => c.notNull())
+        .addColumn('principal_type', 'varchar(32)', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('arm_role_assignments_principal').on('arm_role_assignments').columns(['principal_id']).execute();
+      await db.schema
+        .createTable('arm_resources')
+        .addColumn('id_lower', 'varchar(1024)', (c) => c.primaryKey())
+        .addColumn('id', 'text', (c) => c.notNull())
+        .addColumn('tenant_id', 'varchar(64)', (c) => c.notNull())
+        .addColumn('subscription_id', 'varchar(64)', (c) => c.notNull())
+        .addColumn('resource_group_lower', 'varchar(90)', (c) => c.notNull())
+        .addColumn('type_lower', 'varchar(256)', (c) => c.notNull())
+        .addColumn('name', 'varchar(256)', (c) => c.notNull())
+        .addColumn('parent_id_lower', 'varchar(1024)', (c) => c.notNull())
+        .addColumn('body', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'varchar(32)', (c) => c.notNull())
+        .addColumn('updated_at', 'varchar(32)', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('arm_resources_parent').on('arm_resources').columns(['parent_id_lower', 'type_lower', 'id_lower']).execute();
+    },
+  },
+};
+
+/** ARM tables cleared by a reset, children first. */
+export const armTables = ['arm_resources', 'arm_role_assignments', 'arm_resource_groups', 'arm_subscriptions', 'arm_management_groups'];
+
+function toRow(r: any): ArmResourceRow {
+  return {
+    id: r.id,
+    tenantId: r.tenant_id,
+    subscriptionId: r.subscription_id,
+    resourceGroup: r.resource_group_lower,
+    type: r.type_lower,
+    name: r.name,
+    parentId: r.parent_id_lower,
+    body: fromJson(r.body),
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
+}
+
+/** Queries over the ARM hierarchy. */
+export class ArmStore {
+  constructor(readonly db: Kysely<any>) {}
+
+  /** A subscription by id (case-insensitive). */
+  async subscription(id: string): Promise<Subscription | undefined> {
+    const r = await this.db.selectFrom('arm_subscriptions').selectAll().where('subscription_id', '=', id.toLowerCase()).executeTakeFirst();
+    return r ? { subscriptionId: r.subscription_id, tenantId: r.tenant_id, displayName: r.display_name, state: r.state, managementGroup: r.management_group_lower } : undefined;
+  }
+
+  /** A resource group of a subscription (name case-insensitive). */
+  async resourceGroup(subscriptionId: string, name: string): Promise<ResourceGroup | undefined> {
+    const r = await this.db.selectFrom('arm_resource_groups').selectAll().where('subscription_id', '=', subscriptionId.toLowerCase()).where('name_lower', '=', name.toLowerCase()).executeTakeFirst();
+    return r ? { subscriptionId: r.subscription_id, name: r.name, location: r.location, tags: fromJson(r.tags) ?? {} } : undefined;
+  }
+
+  /** A management group by name (case-insensitive). */
+  async managementGroup(name: string): Promise<ManagementGroup | undefined> {
+    const r = await this.db.selectFrom('arm_management_groups').selectAll().where('name_lower', '=', name.toLowerCase()).executeTakeFirst();
+    return r ? { name: r.name, tenantId: r.tenant_id, displayName: r.display_name, parentName: r.parent_name_lower ?? undefined } : undefined;
+  }
+
+  /** The management group chain from `name` up to the tenant root (names, lower case). */
+  async managementGroupChain(name: string): Promise<string[]> {
+    const chain: string[] = [];
+    let cur: string | undefined = name.toLowerCase();
+    while (cur && !chain.includes(cur) && chain.length < 10) {
+      chain.push(cur);
+      const mg = await this.managementGroup(cur);
+      cur = mg?.parentName;
+    }
+    return chain;
+  }
+
+  /** Role assignments held by a principal. */
+  async assignmentsOf(principalId: string): Promise<RoleAssignment[]> {
+    const rows = await this.db.selectFrom('arm_role_assignments').selectAll().where('principal_id', '=', principalId.toLowerCase()).execute();
+    return rows.map((r) => ({ id: r.id, tenantId: r.tenant_id, scope: r.scope, roleDefinitionId: r.role_definition_id, principalId: r.principal_id, principalType: r.principal_type }));
+  }
+
+  /** Adds a management group. */
+  async addManagementGroup(mg: ManagementGroup): Promise<void> {
+    await this.db.insertInto('arm_management_groups').values({ name_lower: mg.name.toLowerCase(), name: mg.name, tenant_id: mg.tenantId, display_name: mg.displayName, parent_name_lower: mg.parentName?.toLowerCase() ?? null }).execute();
+  }
+
+  /** Adds a subscription. */
+  async addSubscription(s: Subscription): Promise<void> {
+    await this.db.insertInto('arm_subscriptions').values({ subscription_id: s.subscriptionId.toLowerCase(), tenant_id: s.tenantId, display_name: s.displayName, state: s.state, management_group_lower: s.managementGroup.toLowerCase() }).execute();
+  }
+
+  /** Adds a resource group. */
+  async addResourceGroup(g: ResourceGroup): Promise<void> {
+    await this.db.insertInto('arm_resource_groups').values({ subscription_id: g.subscriptionId.toLowerCase(), name_lower: g.name.toLowerCase(), name: g.name, location: g.location, tags: toJson(g.tags) }).execute();
+  }
+
+  /** Adds a role assignment. */
+  async addAssignment(a: RoleAssignment): Promise<void> {
+    await this.db
+      .insertInto('arm_role_assignments')
+      .values({ id: a.id, tenant_id: a.tenantId, scope_lower: a.scope.toLowerCase(), scope: a.scope, role_definition_id: a.roleDefinitionId.toLowerCase(), principal_id: a.principalId.toLowerCase(), principal_type: a.principalType })
+      .execute();
+  }
+
+  /** A tracked resource by id (case-insensitive). */
+  async getResource(id: string): Promise<ArmResourceRow | undefined> {
+    const r = await this.db.selectFrom('arm_resources').selectAll().where('id_lower', '=', id.toLowerCase()).executeTakeFirst();
+    return r ? toRow(r) : undefined;
+  }
+
+  /**
+   * Children of `parentId` of `type` (case-insensitive), in id order, after `afterIdLower`
+   * (keyset paging), at most `limit`.
+   */
+  async listResources(parentId: string, type: string, limit = 1000, afterIdLower?: string): Promise<ArmResourceRow[]> {
+    let q = this.db.selectFrom('arm_resources').selectAll().where('parent_id_lower', '=', parentId.toLowerCase()).where('type_lower', '=', type.toLowerCase());
+    if (afterIdLower) q = q.where('id_lower', '>', afterIdLower);
+    const rows = await q.orderBy('id_lower').limit(limit).execute();
+    return rows.map(toRow);
+  }
+
+  /** Inserts or replaces a tracked resource; returns whether it was created. */
+  async putResource(row: Omit<ArmResourceRow, 'resourceGroup'> & { resourceGroup: string }, db: Kysely<any> = this.db): Promise<boolean> {
+    const existing = await db.selectFrom('arm_resources').select('id_lower').where('id_lower', '=', row.id.toLowerCase()).executeTakeFirst();
+    const values = {
+      id: row.id,
+      tenant_id: row.tenantId,
+      subscription_id: row.subscriptionId.toLowerCase(),
+      resource_group_lower: row.resourceGroup.toLowerCase(),
+      type_lower: row.type.toLowerCase(),
+      name: row.name,
+      parent_id_lower: row.parentId.toLowerCase(),
+      body: toJson(row.body),
+      updated_at: row.updatedAt,
+    };
+    if (existing) {
+      await db.updateTable('arm_resources').set(values).where('id_lower', '=', row.id.toLowerCase()).execute();
+      return false;
+    }
+    await db.insertInto('arm_resources').values({ ...values, id_lower: row.id.toLowerCase(), created_at: row.createdAt }).execute();
+    return true;
+  }
+
+  /** Deletes a tracked resource and every resource below it; returns whether it existed. */
+  async deleteResource(id: string, db: Kysely<any> = this.db): Promise<boolean> {
+    const lower = id.toLowerCase();
+    const r = await db.deleteFrom('arm_resources').where('id_lower', '=', lower).executeTakeFirst();
+    const prefix = `${lower}/`;
+    await db.deleteFrom('arm_resources').where(sql`substr(id_lower, 1, ${prefix.length})`, '=', prefix).execute();
+    return Number(r.numDeletedRows) > 0;
+  }
+}

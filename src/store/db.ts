@@ -1,0 +1,126 @@
+/**
+ * The store: one Kysely database over better-sqlite3 (embedded default, WAL, one file in
+ * the data folder) or PostgreSQL (`pg`, set by a database URL), with versioned migrations
+ * applied at start (design: "Storage").
+ *
+ * Conventions every area follows so that one query runs on both dialects:
+ * - times are ISO 8601 UTC strings with milliseconds (`TEXT`), which sort as times;
+ * - booleans are integers 0/1; JSON documents are `TEXT` (see {@link toJson}/{@link fromJson});
+ * - every row carries its tenant (and subscription or mailbox where that applies).
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import SQLite from 'better-sqlite3';
+import pg from 'pg';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type Migration, type MigrationProvider } from 'kysely';
+
+/** Which SQL dialect the store runs on. */
+export type DialectName = 'sqlite' | 'postgres';
+
+/** Migrations keyed by a globally unique name `<area>_<NNNN>_<what>`; they run in name order. */
+export type Migrations = Record<string, Migration>;
+
+/** Options of {@link openStore}. */
+export interface StoreOptions {
+  /** `postgres://…` for PostgreSQL; otherwise SQLite. */
+  databaseUrl?: string;
+  /** PostgreSQL schema (created if missing) that every connection uses as its search_path. */
+  databaseSchema?: string;
+  /** SQLite file; `:memory:` for a throwaway store. */
+  sqliteFile?: string;
+}
+
+/** An open database with its dialect; close it once at shutdown. */
+export class Store {
+  /** The Kysely instance; areas type their own tables over it (`store.db as Kysely<AreaTables>`). */
+  readonly db: Kysely<any>;
+  readonly dialect: DialectName;
+  private readonly closer: () => Promise<void>;
+
+  constructor(db: Kysely<any>, dialect: DialectName, closer: () => Promise<void>) {
+    this.db = db;
+    this.dialect = dialect;
+    this.closer = closer;
+  }
+
+  /** Runs `fn` in one transaction; everything it writes commits together or not at all. */
+  async transaction<T>(fn: (trx: Kysely<any>) => Promise<T>): Promise<T> {
+    return this.db.transaction().execute(fn);
+  }
+
+  /** Applies every migration not yet applied. @throws Error naming the failed migration. */
+  async migrate(migrations: Migrations): Promise<void> {
+    const provider: MigrationProvider = { getMigrations: async () => migrations };
+    const migrator = new Migrator({ db: this.db, provider, allowUnorderedMigrations: true });
+    const { error, results } = await migrator.migrateToLatest();
+    if (error) {
+      const failed = results?.find((r) => r.status === 'Error');
+      throw new Error(`migration ${failed?.migrationName ?? '?'} failed: ${(error as Error).message ?? error}`);
+    }
+  }
+
+  /** Closes the connection(s); idempotent. */
+  async close(): Promise<void> {
+    await this.closer();
+  }
+}
+
+/**
+ * Opens the store named by the options.
+ * @throws Error when PostgreSQL cannot be reached or the SQLite file cannot be opened.
+ */
+export async function openStore(opts: StoreOptions): Promise<Store> {
+  if (opts.databaseUrl) {
+    const schema = opts.databaseSchema;
+    if (schema) {
+      if (!/^[a-z_][a-z0-9_]*$/.test(schema)) throw new Error(`invalid schema name '${schema}'`);
+      const c = new pg.Client({ connectionString: opts.databaseUrl });
+      await c.connect();
+      await c.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
+      await c.end();
+    }
+    const pool = new pg.Pool({
+      connectionString: opts.databaseUrl,
+      max: 10,
+      ...(schema ? { options: `-c search_path=${schema}` } : {}),
+    });
+    const db = new Kysely<any>({ dialect: new PostgresDialect({ pool }) });
+    await sql`select 1`.execute(db);
+    let closed = false;
+    return new Store(db, 'postgres', async () => {
+      if (closed) return;
+      closed = true;
+      await db.destroy();
+    });
+  }
+  const file = opts.sqliteFile ?? ':memory:';
+  if (file !== ':memory:') fs.mkdirSync(path.dirname(file), { recursive: true });
+  const database = new SQLite(file);
+  database.pragma('journal_mode = WAL');
+  database.pragma('synchronous = FULL');
+  database.pragma('foreign_keys = ON');
+  database.pragma('busy_timeout = 5000');
+  const db = new Kysely<any>({ dialect: new SqliteDialect({ database }) });
+  let closed = false;
+  return new Store(db, 'sqlite', async () => {
+    if (closed) return;
+    closed = true;
+    await db.destroy();
+  });
+}
+
+/** Serializes a JSON document for a TEXT column. */
+export function toJson(value: unknown): string {
+  return JSON.stringify(value ?? null);
+}
+
+/** Parses a TEXT column written by {@link toJson}; `null`/`undefined` stay `null`. */
+export function fromJson<T = unknown>(text: string | null | undefined): T {
+  if (text === null || text === undefined) return null as T;
+  return JSON.parse(text) as T;
+}
+
+/** Converts a boolean column value (0/1, true/false) to a boolean. */
+export function bool(v: unknown): boolean {
+  return v === true || v === 1 || v === '1';
+}

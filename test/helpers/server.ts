@@ -1,0 +1,80 @@
+/**
+ * Starts a real Stratus server for a test file: HTTPS and HTTP on free ports, a fresh
+ * SQLite file in a temp folder — or, when `STRATUS_TEST_DATABASE_URL` is set, a fresh
+ * PostgreSQL schema — and the demo data set. Tests talk to it over real sockets.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { loadConfig, type Settings, type Config } from '../../src/config.ts';
+import { start, type RunningServer } from '../../src/server.ts';
+
+/** A server under test. */
+export interface TestServer {
+  /** HTTPS origin, e.g. `https://localhost:41234` (also the public URL). */
+  url: string;
+  /** Plain HTTP origin. */
+  httpUrl: string;
+  server: RunningServer;
+  config: Config;
+  /** Stops the server (keeping its data) and starts it again on the same store and ports. */
+  restart(): Promise<void>;
+  /** Stops the server and removes its data. */
+  close(): Promise<void>;
+}
+
+const testTls = path.resolve('.stratus-test/tls');
+
+/** Options of {@link startTestServer}. */
+export interface TestServerOptions {
+  settings?: Partial<Settings>;
+  /** Extra environment for {@link loadConfig}. */
+  env?: Record<string, string>;
+}
+
+/** Starts a server with its own store. */
+export async function startTestServer(opts: TestServerOptions = {}): Promise<TestServer> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'stratus-test-'));
+  const dbUrl = process.env.STRATUS_TEST_DATABASE_URL;
+  const schema = dbUrl ? `t_${randomBytes(6).toString('hex')}` : undefined;
+  const env: Record<string, string> = {
+    STRATUS_DATA_DIR: dataDir,
+    STRATUS_HTTP_PORT: '0',
+    STRATUS_HTTPS_PORT: '0',
+    STRATUS_LOG_LEVEL: process.env.STRATUS_TEST_LOG_LEVEL ?? 'silent',
+    ...(fs.existsSync(path.join(testTls, 'server.pem')) ? { STRATUS_TLS_CERT: path.join(testTls, 'server.pem'), STRATUS_TLS_KEY: path.join(testTls, 'server-key.pem') } : {}),
+    ...(dbUrl ? { STRATUS_DATABASE_URL: dbUrl, STRATUS_DATABASE_SCHEMA: schema! } : {}),
+    ...(opts.env ?? {}),
+  };
+  const config = loadConfig({}, env);
+  Object.assign(config.settings, opts.settings ?? {});
+  let server = await start(config);
+  // Later starts reuse the same ports and origin, so tokens and links stay valid.
+  config.httpsPort = Number(new URL(server.httpsUrl!).port);
+  config.httpPort = Number(new URL(server.httpUrl).port);
+  config.publicUrl = server.ctx.origin();
+  const t: TestServer = {
+    url: server.httpsUrl!,
+    httpUrl: server.httpUrl,
+    server,
+    config,
+    async restart() {
+      await server.close();
+      server = await start(config);
+      t.server = server;
+    },
+    async close() {
+      await server.close();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+      if (dbUrl && schema) {
+        const c = new pg.Client({ connectionString: dbUrl });
+        await c.connect();
+        await c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+        await c.end();
+      }
+    },
+  };
+  return t;
+}
