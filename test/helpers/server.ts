@@ -64,6 +64,9 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
       await server.close();
       server = await start(config);
       t.server = server;
+      // Pooled keep-alive sockets to the old listener fail once; spend that failure here.
+      await fetch(`${t.url}/_stratus/health`).catch(() => undefined);
+      await fetch(`${t.httpUrl}/_stratus/health`).catch(() => undefined);
     },
     async close() {
       await server.close();

@@ -21,9 +21,21 @@ function oauthError(status: number, code: string, description: string): ApiError
   return new ApiError(status, code, description, { family: 'oauth' });
 }
 
-async function resolveTenant(identity: Identity, tenant: string): Promise<Tenant | undefined> {
-  if (['common', 'organizations'].includes(tenant.toLowerCase())) return (await identity.directory.listTenants())[0];
-  return identity.directory.findTenant(tenant);
+/** A tenant path segment: a tenant, or `common`/`organizations` (any tenant; the user's home tenant decides). */
+interface TenantSegment {
+  tenant?: Tenant;
+  common: boolean;
+}
+
+async function resolveTenant(identity: Identity, segment: string): Promise<TenantSegment | undefined> {
+  if (['common', 'organizations'].includes(segment.toLowerCase())) return { tenant: (await identity.directory.listTenants())[0], common: true };
+  const tenant = await identity.directory.findTenant(segment);
+  return tenant ? { tenant, common: false } : undefined;
+}
+
+/** True when a principal of `tenantId` may sign in through `seg`. */
+function inTenant(seg: TenantSegment, tenantId: string): boolean {
+  return seg.common || seg.tenant?.id === tenantId;
 }
 
 /** Resolves the requested scopes for a delegated grant. @throws ApiError invalid_scope. */
@@ -100,11 +112,11 @@ function fragmentRedirect(reply: FastifyReply, redirectUri: string, values: Reco
 export function registerIdentityRoutes(app: FastifyInstance, identity: Identity, origin: () => string): void {
   const authorize = async (req: FastifyRequest<{ Params: { tenant: string } }>, reply: FastifyReply) => {
     const q = { ...(req.query as Record<string, string>), ...((req.body as Record<string, string>) ?? {}) };
-    const tenant = await resolveTenant(identity, req.params.tenant);
-    if (!tenant) return errorPage(reply, 400, 'invalid_tenant', `AADSTS90002: Tenant '${req.params.tenant}' not found.`);
+    const seg = await resolveTenant(identity, req.params.tenant);
+    if (!seg) return errorPage(reply, 400, 'invalid_tenant', `AADSTS90002: Tenant '${req.params.tenant}' not found.`);
     const clientId = q.client_id ?? '';
     const client = clientId ? await identity.directory.findApp(clientId) : undefined;
-    if (!client || client.appId !== clientId.toLowerCase()) return errorPage(reply, 400, 'unauthorized_client', `AADSTS700016: Application with identifier '${clientId}' was not found in the directory '${tenant.domain}'.`);
+    if (!client || client.appId !== clientId.toLowerCase()) return errorPage(reply, 400, 'unauthorized_client', `AADSTS700016: Application with identifier '${clientId}' was not found in the directory '${req.params.tenant}'.`);
     const redirectUri = q.redirect_uri ?? client.redirectUris[0] ?? '';
     if (!redirectAllowed(client, redirectUri)) {
       return errorPage(reply, 400, 'invalid_request', `AADSTS50011: The redirect URI '${redirectUri}' specified in the request does not match the redirect URIs configured for the application '${clientId}'.`);
@@ -123,7 +135,7 @@ export function registerIdentityRoutes(app: FastifyInstance, identity: Identity,
       return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store').send(signInPage(q, client.displayName));
     }
     const user = await identity.directory.checkPassword(q.username, q.password ?? '');
-    if (!user || user.tenantId !== tenant.id) {
+    if (!user || !inTenant(seg, user.tenantId)) {
       return reply.code(200).type('text/html; charset=utf-8').header('cache-control', 'no-store').send(signInPage(q, client.displayName, 'Your account or password is incorrect.'));
     }
     const t = await identity.issueUserToken(user, client.appId, request.audience, request.scopes);
@@ -144,8 +156,8 @@ export function registerIdentityRoutes(app: FastifyInstance, identity: Identity,
   const token = async (req: FastifyRequest<{ Params: { tenant: string } }>, reply: FastifyReply) => {
     if (typeof req.body !== 'object' || req.body === null) throw oauthError(400, 'invalid_request', "AADSTS900144: The request body must contain the following parameter: 'grant_type'.");
     const b = req.body as Record<string, string>;
-    const tenant = await resolveTenant(identity, req.params.tenant);
-    if (!tenant) throw oauthError(400, 'invalid_request', `AADSTS90002: Tenant '${req.params.tenant}' not found.`);
+    const seg = await resolveTenant(identity, req.params.tenant);
+    if (!seg) throw oauthError(400, 'invalid_request', `AADSTS90002: Tenant '${req.params.tenant}' not found.`);
     let clientId = b.client_id;
     let clientSecret = b.client_secret;
     const basic = /^Basic\s+(.+)$/i.exec(req.headers.authorization ?? '');
@@ -162,7 +174,7 @@ export function registerIdentityRoutes(app: FastifyInstance, identity: Identity,
       if (!clientSecret) throw oauthError(401, 'invalid_client', "AADSTS7000218: The request body must contain the following parameter: 'client_assertion' or 'client_secret'.");
       const client = await identity.directory.checkClientSecret(clientId, clientSecret);
       if (!client) throw oauthError(401, 'invalid_client', `AADSTS7000215: Invalid client secret provided. Ensure the secret being sent in the request is the client secret value for app '${clientId}'.`);
-      if (client.tenantId !== tenant.id) throw oauthError(400, 'unauthorized_client', `AADSTS700016: Application with identifier '${clientId}' was not found in the directory '${tenant.domain}'.`);
+      if (!inTenant(seg, client.tenantId)) throw oauthError(400, 'unauthorized_client', `AADSTS700016: Application with identifier '${clientId}' was not found in the directory '${req.params.tenant}'.`);
       const parsed = parseScopes(b.scope ?? '', origin());
       if (!parsed || parsed.unknown.length || parsed.names.length !== 1 || parsed.names[0] !== '.default') {
         throw oauthError(400, 'invalid_scope', `AADSTS1002012: The provided value for scope '${b.scope ?? ''}' is not valid. Client credential flows must have a scope value with /.default suffixed to the resource identifier (application ID URI).`);
@@ -170,14 +182,14 @@ export function registerIdentityRoutes(app: FastifyInstance, identity: Identity,
       issued = await identity.issueAppToken(client, parsed.audience);
     } else if (grant === 'password') {
       const client = await identity.directory.findApp(clientId ?? devPublicClientId);
-      if (!client) throw oauthError(400, 'unauthorized_client', `AADSTS700016: Application with identifier '${clientId}' was not found in the directory '${tenant.domain}'.`);
+      if (!client) throw oauthError(400, 'unauthorized_client', `AADSTS700016: Application with identifier '${clientId}' was not found in the directory '${req.params.tenant}'.`);
       if (client.hasSecret && !(clientSecret && (await identity.directory.checkClientSecret(client.appId, clientSecret)))) {
         throw oauthError(401, 'invalid_client', "AADSTS7000218: The request body must contain the following parameter: 'client_assertion' or 'client_secret'.");
       }
       if (!b.username || !b.password) throw oauthError(400, 'invalid_request', "AADSTS900144: The request body must contain the following parameters: 'username' and 'password'.");
       const request = delegatedRequest(b.scope, b.resource, origin());
       const user = await identity.directory.checkPassword(b.username, b.password);
-      if (!user || user.tenantId !== tenant.id) throw oauthError(400, 'invalid_grant', 'AADSTS50126: Error validating credentials due to invalid username or password.');
+      if (!user || !inTenant(seg, user.tenantId)) throw oauthError(400, 'invalid_grant', 'AADSTS50126: Error validating credentials due to invalid username or password.');
       issued = await identity.issueUserToken(user as DirectoryUser, client.appId, request.audience, request.scopes);
     } else {
       throw oauthError(400, 'unsupported_grant_type', `AADSTS70003: The app requested an unsupported grant type '${grant}'.`);
@@ -199,9 +211,10 @@ export function registerIdentityRoutes(app: FastifyInstance, identity: Identity,
 
   app.get('/:tenant/v2.0/.well-known/openid-configuration', async (req: FastifyRequest<{ Params: { tenant: string } }>) => {
     const t = req.params.tenant;
-    const tenant = await resolveTenant(identity, t);
-    if (!tenant) throw oauthError(400, 'invalid_tenant', `AADSTS90002: Tenant '${t}' not found.`);
-    const common = ['common', 'organizations'].includes(t.toLowerCase());
+    const seg = await resolveTenant(identity, t);
+    if (!seg?.tenant) throw oauthError(400, 'invalid_tenant', `AADSTS90002: Tenant '${t}' not found.`);
+    const tenant = seg.tenant;
+    const common = seg.common;
     const base = `${origin()}/${common ? t : tenant.id}`;
     return {
       issuer: common ? `${origin()}/{tenantid}/v2.0` : identity.issuer(tenant.id),
