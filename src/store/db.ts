@@ -12,7 +12,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type Migration, type MigrationProvider } from 'kysely';
+import { Kysely, Migrator, PostgresAdapter, PostgresDialect, SqliteDialect, sql, type Migration, type MigrationProvider } from 'kysely';
 
 /** Which SQL dialect the store runs on. */
 export type DialectName = 'sqlite' | 'postgres';
@@ -123,4 +123,18 @@ export function fromJson<T = unknown>(text: string | null | undefined): T {
 /** Converts a boolean column value (0/1, true/false) to a boolean. */
 export function bool(v: unknown): boolean {
   return v === true || v === 1 || v === '1';
+}
+
+/** Whether `db` (a database, transaction or migration handle) runs on PostgreSQL. */
+export function isPostgres(db: Kysely<any>): boolean {
+  return db.getExecutor().adapter instanceof PostgresAdapter;
+}
+
+/**
+ * Column type and builder for an auto-incrementing integer primary key on either dialect
+ * (`bigserial` on PostgreSQL, `integer … autoincrement` on SQLite). Usage:
+ * `.addColumn('seq', ...autoIncrementKey(db))`. Values come back as strings from `pg`: wrap in `Number()`.
+ */
+export function autoIncrementKey(db: Kysely<any>): [any, (c: any) => any] {
+  return isPostgres(db) ? ['bigserial', (c: any) => c.primaryKey()] : ['integer', (c: any) => c.primaryKey().autoIncrement()];
 }

@@ -1,0 +1,84 @@
+/**
+ * The mail change log: one row per change to a message, written by the mail area in the
+ * same transaction as the change itself (an outbox). Delta queries (spec: mail §6, delta)
+ * read it by folder; change notifications (spec: mail §6, subscriptions) read it by mailbox
+ * in `seq` order. `seq` grows strictly, so "everything after seq N" is an index range scan.
+ */
+import type { Kysely } from 'kysely';
+import { autoIncrementKey, type Migrations } from '../../store/db.ts';
+
+/** What happened to a message, in the notification vocabulary (`created`, `updated`, `deleted`). */
+export type MailChangeType = 'created' | 'updated' | 'deleted';
+
+/** One change to record. A move is `deleted` in the old folder plus `created` in the new one. */
+export interface MailChange {
+  tenantId: string;
+  /** The mailbox owner's object id (the directory user's `oid`). */
+  mailboxId: string;
+  /** The folder the message is (or was, for `deleted`) in. */
+  folderId: string;
+  /** The message id as the API shows it in that folder. */
+  messageId: string;
+  changeType: MailChangeType;
+  /** ISO 8601 UTC time of the change (`nowIso()`). */
+  at: string;
+}
+
+/** A stored change: a {@link MailChange} with its position in the log. */
+export interface MailChangeRow extends MailChange {
+  seq: number;
+}
+
+/** Migration of the `mail_changes` table (dialect-aware auto-increment key). */
+export const mailChangeMigrations: Migrations = {
+  mailsync_0001_mail_changes: {
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable('mail_changes')
+        .addColumn('seq', ...autoIncrementKey(db))
+        .addColumn('tenant_id', 'varchar(64)', (c) => c.notNull())
+        .addColumn('mailbox_id', 'varchar(64)', (c) => c.notNull())
+        .addColumn('folder_id', 'varchar(512)', (c) => c.notNull())
+        .addColumn('message_id', 'varchar(512)', (c) => c.notNull())
+        .addColumn('change_type', 'varchar(16)', (c) => c.notNull())
+        .addColumn('at', 'varchar(32)', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('mail_changes_folder').on('mail_changes').columns(['tenant_id', 'mailbox_id', 'folder_id', 'seq']).execute();
+      await db.schema.createIndex('mail_changes_mailbox').on('mail_changes').columns(['tenant_id', 'mailbox_id', 'seq']).execute();
+    },
+  },
+};
+
+/**
+ * Appends changes to the log. Call it with the transaction that makes the change.
+ * @param db the transaction (or the database, outside one)
+ */
+export async function recordMailChanges(db: Kysely<any>, changes: MailChange[]): Promise<void> {
+  if (changes.length === 0) return;
+  await db
+    .insertInto('mail_changes')
+    .values(changes.map((c) => ({ tenant_id: c.tenantId, mailbox_id: c.mailboxId, folder_id: c.folderId, message_id: c.messageId, change_type: c.changeType, at: c.at })))
+    .execute();
+}
+
+/** The highest `seq` in the log (0 when empty): the point a new delta link starts from. */
+export async function latestMailChangeSeq(db: Kysely<any>): Promise<number> {
+  const row = await db.selectFrom('mail_changes').select((eb) => eb.fn.max('seq').as('m')).executeTakeFirst();
+  return Number(row?.m ?? 0);
+}
+
+/**
+ * Changes after `afterSeq`, oldest first, for one folder (delta) or a whole mailbox
+ * (`folderId` omitted; notifications), at most `limit` rows.
+ */
+export async function mailChangesSince(db: Kysely<any>, q: { tenantId: string; mailboxId: string; folderId?: string; afterSeq: number; limit: number }): Promise<MailChangeRow[]> {
+  let query = db
+    .selectFrom('mail_changes')
+    .selectAll()
+    .where('tenant_id', '=', q.tenantId)
+    .where('mailbox_id', '=', q.mailboxId)
+    .where('seq', '>', q.afterSeq);
+  if (q.folderId !== undefined) query = query.where('folder_id', '=', q.folderId);
+  const rows = await query.orderBy('seq').limit(q.limit).execute();
+  return rows.map((r: any) => ({ seq: Number(r.seq), tenantId: r.tenant_id, mailboxId: r.mailbox_id, folderId: r.folder_id, messageId: r.message_id, changeType: r.change_type, at: r.at }));
+}
