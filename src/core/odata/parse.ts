@@ -1,0 +1,402 @@
+/**
+ * OData v4 `$filter` and `$orderby` parsing (OData URL conventions §5.1.1, §5.1.2): text →
+ * syntax tree, with the 0-based position of the first offending character on error.
+ *
+ * Grammar (precedence low → high): `or`, `and`, `not`, comparison (`eq ne gt ge lt le`,
+ * `in (…)`), primary (parenthesised expression, function call, lambda `any`/`all`,
+ * property path, literal). Literals: 'strings' (with '' escapes), numbers, `true`, `false`,
+ * `null`, GUIDs, dates and date-times (unquoted, as OData writes them).
+ */
+
+/** A syntax error, an unknown property or an unsupported construct, with where it is. */
+export class ODataError extends Error {
+  /** 0-based character offset into the expression, when known. */
+  readonly position: number | undefined;
+  /** What went wrong. */
+  readonly kind: 'syntax' | 'unknown_property' | 'type' | 'unsupported';
+  /** The property path concerned, for `unknown_property` and `type`. */
+  readonly property: string | undefined;
+  constructor(message: string, kind: ODataError['kind'], position?: number, property?: string) {
+    super(message);
+    this.name = 'ODataError';
+    this.kind = kind;
+    this.position = position;
+    this.property = property;
+  }
+}
+
+/** Comparison operators. */
+export type CompareOp = 'eq' | 'ne' | 'gt' | 'ge' | 'lt' | 'le';
+
+/** A literal value as written in the expression. */
+export interface LiteralNode {
+  kind: 'literal';
+  type: 'string' | 'number' | 'boolean' | 'null' | 'datetime' | 'guid';
+  /** string for string/guid/datetime (datetime normalised to ISO 8601 UTC with ms), number, boolean or null. */
+  value: string | number | boolean | null;
+  position: number;
+}
+
+/** A property path such as `amount/value` or, inside a lambda, `r/emailAddress/address`. */
+export interface PropertyNode {
+  kind: 'property';
+  path: string[];
+  position: number;
+}
+
+/** A function call, boolean (`contains`, `startswith`, `endswith`) or value (`tolower`, `toupper`). */
+export interface CallNode {
+  kind: 'call';
+  name: string;
+  args: ValueNode[];
+  position: number;
+}
+
+/** An operand of a comparison. */
+export type ValueNode = LiteralNode | PropertyNode | CallNode;
+
+/** A boolean expression: the tree {@link parseFilter} returns. */
+export type FilterNode =
+  | { kind: 'and' | 'or'; left: FilterNode; right: FilterNode; position: number }
+  | { kind: 'not'; operand: FilterNode; position: number }
+  | { kind: 'compare'; op: CompareOp; left: ValueNode; right: ValueNode; position: number }
+  | { kind: 'in'; left: ValueNode; values: LiteralNode[]; position: number }
+  | { kind: 'lambda'; op: 'any' | 'all'; collection: string[]; variable: string | undefined; predicate: FilterNode | undefined; position: number }
+  | { kind: 'boolcall'; call: CallNode; position: number }
+  | { kind: 'boolvalue'; value: PropertyNode | LiteralNode; position: number };
+
+/** One `$orderby` item. */
+export interface OrderByItem {
+  /** Property path, `/`-separated as written. */
+  path: string;
+  direction: 'asc' | 'desc';
+  position: number;
+}
+
+type TokenKind = 'ident' | 'string' | 'number' | 'datetime' | 'guid' | '(' | ')' | ',' | '/' | ':' | 'eof';
+interface Token {
+  kind: TokenKind;
+  text: string;
+  pos: number;
+}
+
+const guidRe = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}/u;
+const dateTimeRe = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})?)?/u;
+const numberRe = /^-?\d+(\.\d+)?([eE][+-]?\d+)?[mMdDfFlL]?/u;
+const identRe = /^[A-Za-z_@$][A-Za-z0-9_.@$-]*/u;
+
+function tokenize(text: string): Token[] {
+  const tokens: Token[] = [];
+  let i = 0;
+  while (i < text.length) {
+    const ch = text[i]!;
+    if (/\s/u.test(ch)) {
+      i++;
+      continue;
+    }
+    if ('(),/:'.includes(ch)) {
+      tokens.push({ kind: ch as TokenKind, text: ch, pos: i });
+      i++;
+      continue;
+    }
+    if (ch === "'") {
+      let j = i + 1;
+      let value = '';
+      for (;;) {
+        if (j >= text.length) throw new ODataError(`Unterminated string literal at position ${i}.`, 'syntax', i);
+        if (text[j] === "'") {
+          if (text[j + 1] === "'") {
+            value += "'";
+            j += 2;
+            continue;
+          }
+          break;
+        }
+        value += text[j];
+        j++;
+      }
+      tokens.push({ kind: 'string', text: value, pos: i });
+      i = j + 1;
+      continue;
+    }
+    const rest = text.slice(i);
+    const guid = guidRe.exec(rest);
+    if (guid && !/[0-9A-Za-z-]/u.test(rest[guid[0].length] ?? '')) {
+      tokens.push({ kind: 'guid', text: guid[0], pos: i });
+      i += guid[0].length;
+      continue;
+    }
+    const dt = /^\d{4}-\d{2}-\d{2}/u.test(rest) ? dateTimeRe.exec(rest) : null;
+    if (dt) {
+      tokens.push({ kind: 'datetime', text: dt[0], pos: i });
+      i += dt[0].length;
+      continue;
+    }
+    const num = numberRe.exec(rest);
+    if (num && (ch !== '-' || /\d/u.test(rest[1] ?? ''))) {
+      tokens.push({ kind: 'number', text: num[0].replace(/[mMdDfFlL]$/u, ''), pos: i });
+      i += num[0].length;
+      continue;
+    }
+    const id = identRe.exec(rest);
+    if (id) {
+      tokens.push({ kind: 'ident', text: id[0], pos: i });
+      i += id[0].length;
+      continue;
+    }
+    throw new ODataError(`Syntax error: unexpected character '${ch}' at position ${i}.`, 'syntax', i);
+  }
+  tokens.push({ kind: 'eof', text: '', pos: text.length });
+  return tokens;
+}
+
+const compareOps = new Set(['eq', 'ne', 'gt', 'ge', 'lt', 'le']);
+const boolFunctions = new Set(['contains', 'startswith', 'endswith']);
+const valueFunctions = new Set(['tolower', 'toupper', 'trim', 'length']);
+
+class Parser {
+  private i = 0;
+  constructor(private readonly tokens: Token[], private readonly text: string) {}
+
+  private peek(offset = 0): Token {
+    return this.tokens[Math.min(this.i + offset, this.tokens.length - 1)]!;
+  }
+  private next(): Token {
+    return this.tokens[this.i++]!;
+  }
+  private isWord(t: Token, word: string): boolean {
+    return t.kind === 'ident' && t.text.toLowerCase() === word;
+  }
+  private expect(kind: TokenKind, what: string): Token {
+    const t = this.next();
+    if (t.kind !== kind) throw this.unexpected(t, what);
+    return t;
+  }
+  unexpected(t: Token, expected: string): ODataError {
+    const found = t.kind === 'eof' ? 'end of expression' : `'${t.kind === 'string' ? `'${t.text}'` : t.text}'`;
+    return new ODataError(`Syntax error at position ${t.pos}: expected ${expected}, found ${found}.`, 'syntax', t.pos);
+  }
+
+  parseAll(): FilterNode {
+    if (this.peek().kind === 'eof') throw new ODataError('The filter expression is empty.', 'syntax', 0);
+    const node = this.parseOr();
+    const t = this.peek();
+    if (t.kind !== 'eof') throw this.unexpected(t, "'and', 'or' or the end of the expression");
+    return node;
+  }
+
+  parseOr(): FilterNode {
+    let left = this.parseAnd();
+    while (this.isWord(this.peek(), 'or')) {
+      const t = this.next();
+      left = { kind: 'or', left, right: this.parseAnd(), position: t.pos };
+    }
+    return left;
+  }
+
+  private parseAnd(): FilterNode {
+    let left = this.parseUnary();
+    while (this.isWord(this.peek(), 'and')) {
+      const t = this.next();
+      left = { kind: 'and', left, right: this.parseUnary(), position: t.pos };
+    }
+    return left;
+  }
+
+  private parseUnary(): FilterNode {
+    const t = this.peek();
+    if (this.isWord(t, 'not') && !(this.peek(1).kind === '/' )) {
+      this.next();
+      return { kind: 'not', operand: this.parseUnary(), position: t.pos };
+    }
+    return this.parseComparison();
+  }
+
+  private parseComparison(): FilterNode {
+    const t = this.peek();
+    if (t.kind === '(') {
+      this.next();
+      const inner = this.parseOr();
+      this.expect(')', "')'");
+      return inner;
+    }
+    const left = this.parseValueOrLambda();
+    if ('kind' in left && (left.kind === 'lambda')) return left;
+    const value = left as ValueNode;
+    const op = this.peek();
+    if (op.kind === 'ident' && compareOps.has(op.text.toLowerCase())) {
+      this.next();
+      const right = this.parseValueOrLambda();
+      if (right.kind === 'lambda') throw new ODataError(`Syntax error at position ${right.position}: a lambda cannot be compared.`, 'syntax', right.position);
+      return { kind: 'compare', op: op.text.toLowerCase() as CompareOp, left: value, right: right as ValueNode, position: op.pos };
+    }
+    if (this.isWord(op, 'in')) {
+      this.next();
+      this.expect('(', "'(' after 'in'");
+      const values: LiteralNode[] = [];
+      for (;;) {
+        const v = this.parseValueOrLambda();
+        if (v.kind !== 'literal') throw new ODataError(`Syntax error at position ${v.position}: 'in' takes a list of literals.`, 'syntax', v.position);
+        values.push(v);
+        const sep = this.next();
+        if (sep.kind === ')') break;
+        if (sep.kind !== ',') throw this.unexpected(sep, "',' or ')'");
+      }
+      return { kind: 'in', left: value, values, position: op.pos };
+    }
+    if (value.kind === 'call') {
+      if (!boolFunctions.has(value.name)) throw new ODataError(`Syntax error at position ${value.position}: '${value.name}' does not return a boolean; compare it with an operator.`, 'syntax', value.position);
+      return { kind: 'boolcall', call: value, position: value.position };
+    }
+    if (value.kind === 'property' || (value.kind === 'literal' && value.type === 'boolean')) return { kind: 'boolvalue', value, position: value.position };
+    throw this.unexpected(op, 'a comparison operator');
+  }
+
+  private parseValueOrLambda(): ValueNode | Extract<FilterNode, { kind: 'lambda' }> {
+    const t = this.next();
+    switch (t.kind) {
+      case 'string':
+        return { kind: 'literal', type: 'string', value: t.text, position: t.pos };
+      case 'number': {
+        const n = Number(t.text);
+        if (!Number.isFinite(n)) throw new ODataError(`Invalid number '${t.text}' at position ${t.pos}.`, 'syntax', t.pos);
+        return { kind: 'literal', type: 'number', value: n, position: t.pos };
+      }
+      case 'guid':
+        return { kind: 'literal', type: 'guid', value: t.text.toLowerCase(), position: t.pos };
+      case 'datetime': {
+        const d = new Date(/T/u.test(t.text) && !/(Z|[+-]\d{2}:\d{2})$/u.test(t.text) ? `${t.text}Z` : t.text);
+        if (Number.isNaN(d.getTime())) throw new ODataError(`Invalid date-time '${t.text}' at position ${t.pos}.`, 'syntax', t.pos);
+        return { kind: 'literal', type: 'datetime', value: d.toISOString(), position: t.pos };
+      }
+      case 'ident':
+        break;
+      default:
+        throw this.unexpected(t, 'a property, a literal or a function');
+    }
+    const word = t.text.toLowerCase();
+    if (word === 'true' || word === 'false') return { kind: 'literal', type: 'boolean', value: word === 'true', position: t.pos };
+    if (word === 'null') return { kind: 'literal', type: 'null', value: null, position: t.pos };
+    if (this.peek().kind === '(') {
+      if (!boolFunctions.has(word) && !valueFunctions.has(word)) throw new ODataError(`Unsupported function '${t.text}' at position ${t.pos}.`, 'unsupported', t.pos);
+      this.next();
+      const args: ValueNode[] = [];
+      if (this.peek().kind !== ')') {
+        for (;;) {
+          const a = this.parseValueOrLambda();
+          if (a.kind === 'lambda') throw new ODataError(`Syntax error at position ${a.position}: a lambda is not a function argument.`, 'syntax', a.position);
+          args.push(a);
+          const sep = this.next();
+          if (sep.kind === ')') break;
+          if (sep.kind !== ',') throw this.unexpected(sep, "',' or ')'");
+        }
+      } else this.next();
+      const arity = boolFunctions.has(word) ? 2 : 1;
+      if (args.length !== arity) throw new ODataError(`Function '${word}' at position ${t.pos} takes ${arity} argument${arity > 1 ? 's' : ''}, got ${args.length}.`, 'syntax', t.pos);
+      return { kind: 'call', name: word, args, position: t.pos };
+    }
+    const path = [t.text];
+    while (this.peek().kind === '/') {
+      this.next();
+      const seg = this.expect('ident', 'a property name after /');
+      const segWord = seg.text.toLowerCase();
+      if ((segWord === 'any' || segWord === 'all') && this.peek().kind === '(') {
+        this.next();
+        if (this.peek().kind === ')') {
+          this.next();
+          if (segWord === 'all') throw new ODataError(`Syntax error at position ${seg.pos}: all() needs a predicate.`, 'syntax', seg.pos);
+          return { kind: 'lambda', op: 'any', collection: path, variable: undefined, predicate: undefined, position: seg.pos };
+        }
+        const variable = this.expect('ident', 'a lambda variable name').text;
+        this.expect(':', "':' after the lambda variable");
+        const predicate = this.parseOr();
+        this.expect(')', "')' closing the lambda");
+        return { kind: 'lambda', op: segWord, collection: path, variable, predicate, position: seg.pos };
+      }
+      path.push(seg.text);
+    }
+    return { kind: 'property', path, position: t.pos };
+  }
+}
+
+/**
+ * Parses a `$filter` expression.
+ * @throws ODataError (kind `syntax` or `unsupported`) with the position of the problem
+ */
+export function parseFilter(text: string): FilterNode {
+  return new Parser(tokenize(text), text).parseAll();
+}
+
+/**
+ * Parses a `$orderby` list: `path [asc|desc] (, path [asc|desc])*`.
+ * @throws ODataError (kind `syntax`) with the position of the problem
+ */
+export function parseOrderBy(text: string): OrderByItem[] {
+  const tokens = tokenize(text);
+  const items: OrderByItem[] = [];
+  let i = 0;
+  const unexpected = (t: Token, what: string) =>
+    new ODataError(`Syntax error at position ${t.pos}: expected ${what}, found ${t.kind === 'eof' ? 'end of expression' : `'${t.text}'`}.`, 'syntax', t.pos);
+  if (tokens[0]!.kind === 'eof') throw new ODataError('The orderby expression is empty.', 'syntax', 0);
+  for (;;) {
+    const first = tokens[i++]!;
+    if (first.kind !== 'ident') throw unexpected(first, 'a property name');
+    const path = [first.text];
+    while (tokens[i]!.kind === '/') {
+      i++;
+      const seg = tokens[i++]!;
+      if (seg.kind !== 'ident') throw unexpected(seg, 'a property name after /');
+      path.push(seg.text);
+    }
+    let direction: 'asc' | 'desc' = 'asc';
+    const dir = tokens[i]!;
+    if (dir.kind === 'ident' && (dir.text.toLowerCase() === 'asc' || dir.text.toLowerCase() === 'desc')) {
+      direction = dir.text.toLowerCase() as 'asc' | 'desc';
+      i++;
+    }
+    items.push({ path: path.join('/'), direction, position: first.pos });
+    const sep = tokens[i++]!;
+    if (sep.kind === 'eof') break;
+    if (sep.kind !== ',') throw unexpected(sep, "',', 'asc', 'desc' or the end of the expression");
+  }
+  return items;
+}
+
+/** Every property path a filter reads, in order of appearance (lambda collections included). */
+export function filterProperties(node: FilterNode): string[] {
+  const out: string[] = [];
+  const value = (v: ValueNode) => {
+    if (v.kind === 'property') out.push(v.path.join('/'));
+    else if (v.kind === 'call') v.args.forEach(value);
+  };
+  const walk = (n: FilterNode) => {
+    switch (n.kind) {
+      case 'and':
+      case 'or':
+        walk(n.left);
+        walk(n.right);
+        break;
+      case 'not':
+        walk(n.operand);
+        break;
+      case 'compare':
+        value(n.left);
+        value(n.right);
+        break;
+      case 'in':
+        value(n.left);
+        break;
+      case 'lambda':
+        out.push(n.collection.join('/'));
+        break;
+      case 'boolcall':
+        value(n.call);
+        break;
+      case 'boolvalue':
+        value(n.value);
+        break;
+    }
+  };
+  walk(node);
+  return out;
+}
