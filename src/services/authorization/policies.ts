@@ -1,0 +1,157 @@
+/**
+ * Role management policies as the API shows them (spec resource-manager §2.1, §4.1, §4.2;
+ * reference §2.3–§2.5): scope resolution for the four scope shapes, stable policy names,
+ * the policy record, and the one `$filter` form of the list.
+ */
+import type { Principal } from '../../core/identity/identity.ts';
+import { ApiError } from '../../core/errors.ts';
+import { isUuid, stableUuid } from '../../core/ids.ts';
+import { ODataError, parseFilter } from '../../core/odata/index.ts';
+import { ArmStore } from '../arm/store.ts';
+import { armErrors, type ArmCall } from '../arm/gateway.ts';
+import { builtInRoles, roleById, scopeAncestors, type RoleDefinition } from '../arm/rbac.ts';
+import { defaultRules, type PolicyRule } from './defaults.ts';
+import type { PolicyPrincipal, StoredPolicy } from './store.ts';
+
+/** The resource type of a policy (reference §2.3: capital R and P). */
+export const policyType = 'Vendor.Authorization/RoleManagementPolicies';
+
+/** A scope that exists in the store, in its canonical casing. */
+export interface ResolvedScope {
+  /** E.g. `/subscriptions/<id>/resourceGroups/stratus-rg`. */
+  scope: string;
+  /** `policyProperties.scope.type`. */
+  type: 'managementgroup' | 'subscription' | 'resourcegroup' | 'resource';
+  /** `policyProperties.scope.displayName`. */
+  displayName: string;
+}
+
+/**
+ * Resolves the scope of a request from its route parameters (`managementGroupId`;
+ * `subscriptionId`; `resourceGroupName`; `providerNamespace`, `resourceType`,
+ * `resourceName`, optional `childType`, `childName`) after the gateway checked the
+ * subscription and resource group.
+ * @throws ApiError 404 `ManagementGroupNotFound` (missing or another tenant's) or
+ *   `ResourceNotFound` (no such resource in the tenant).
+ */
+export async function resolveScope(store: ArmStore, params: Record<string, string>, call: ArmCall): Promise<ResolvedScope> {
+  if (params.managementGroupId !== undefined) {
+    const mg = await store.managementGroup(params.managementGroupId);
+    if (!mg || mg.tenantId !== call.principal.tenantId) throw new ApiError(404, 'ManagementGroupNotFound', `The management group '${params.managementGroupId}' could not be found.`);
+    return { scope: `/providers/Vendor.Management/managementGroups/${mg.name}`, type: 'managementgroup', displayName: mg.displayName };
+  }
+  const sub = call.subscription!;
+  const subScope = `/subscriptions/${sub.subscriptionId}`;
+  if (params.resourceGroupName === undefined) return { scope: subScope, type: 'subscription', displayName: sub.displayName };
+  const rg = call.resourceGroup!;
+  const rgScope = `${subScope}/resourceGroups/${rg.name}`;
+  if (params.resourceName === undefined) return { scope: rgScope, type: 'resourcegroup', displayName: rg.name };
+  let path = `${params.providerNamespace}/${params.resourceType}/${params.resourceName}`;
+  if (params.childName !== undefined) path += `/${params.childType}/${params.childName}`;
+  const row = await store.getResource(`${rgScope}/providers/${path}`);
+  if (!row || row.tenantId !== call.principal.tenantId) throw armErrors.resourceNotFound(path, params.resourceGroupName);
+  return { scope: row.id, type: 'resource', displayName: String(row.body.name ?? row.name) };
+}
+
+/** The stable policy name (a GUID) of `role` at `scope` in `tenantId`: the same inputs always give the same name. */
+export function policyName(tenantId: string, scope: string, roleDefinitionId: string): string {
+  return stableUuid('roleManagementPolicy', tenantId, scope.toLowerCase(), roleDefinitionId.toLowerCase());
+}
+
+/** The role definitions available at a scope: the built-in roles (no custom roles exist). */
+export function rolesAtScope(): RoleDefinition[] {
+  return builtInRoles;
+}
+
+/** The role whose policy at `scope` is named `name` (case-insensitive), if any. */
+export function roleOfPolicy(tenantId: string, scope: string, name: string): RoleDefinition | undefined {
+  if (!isUuid(name)) return undefined;
+  return rolesAtScope().find((r) => policyName(tenantId, scope, r.id) === name.toLowerCase());
+}
+
+/** The `lastModifiedBy` of a write by `p`. */
+export function modifiedBy(p: Principal): PolicyPrincipal {
+  return {
+    id: p.objectId,
+    displayName: p.name ?? p.userPrincipalName ?? p.appId ?? null,
+    type: p.kind === 'user' ? 'User' : 'ServicePrincipal',
+    email: p.kind === 'user' ? (p.userPrincipalName ?? null) : null,
+  };
+}
+
+/** ISO 8601 UTC `…Z` → the offset form the service writes (`…+00:00`, reference §2.3). */
+export function offsetForm(iso: string): string {
+  return iso.endsWith('Z') ? `${iso.slice(0, -1)}+00:00` : iso;
+}
+
+/**
+ * The `RoleManagementPolicy` record (reference §2.4, §2.5) of `role` at `scope`: the stored
+ * rules when the policy was changed, else the default rule set; `effectiveRules` equal
+ * `rules`. An unchanged policy shows `lastModifiedBy` as in the published example and
+ * `lastModifiedDateTime: null`.
+ */
+export function policyRecord(tenantId: string, s: ResolvedScope, role: RoleDefinition, stored?: StoredPolicy) {
+  const name = policyName(tenantId, s.scope, role.id);
+  const rules: PolicyRule[] = stored?.rules ?? defaultRules();
+  return {
+    properties: {
+      scope: s.scope,
+      displayName: null,
+      description: null,
+      isOrganizationDefault: false,
+      lastModifiedDateTime: stored ? offsetForm(stored.lastModifiedAt) : null,
+      lastModifiedBy: stored?.lastModifiedBy ?? { id: null, displayName: 'Admin', type: null, email: null },
+      rules,
+      effectiveRules: structuredClone(rules),
+      policyProperties: { scope: { id: s.scope, displayName: s.displayName, type: s.type } },
+    },
+    name,
+    id: `${s.scope}/providers/Vendor.Authorization/roleManagementPolicies/${name}`,
+    type: policyType,
+  };
+}
+
+function invalidFilter(message: string): ApiError {
+  return new ApiError(400, 'InvalidFilter', message);
+}
+
+/**
+ * Parses the list's one `$filter` form (spec §4.1):
+ * `roleDefinitionId eq '<scope>/providers/Vendor.Authorization/roleDefinitions/<guid>'`,
+ * where `<scope>` is the request scope or one above it (empty for a tenant-level id).
+ * The expression is parsed by the OData core, then its shape is checked.
+ * @returns the role definition.
+ * @throws ApiError 400 `InvalidFilter` (syntax, with the position; any other shape; an id
+ *   that is not a role definition id or belongs to an unrelated scope), 400
+ *   `RoleDefinitionDoesNotExist` (a well-formed id of no known role).
+ */
+export async function roleFromFilter(store: ArmStore, text: string, scope: string): Promise<RoleDefinition> {
+  const form = "roleDefinitionId eq '<scope>/providers/Vendor.Authorization/roleDefinitions/<role definition id>'";
+  let node;
+  try {
+    node = parseFilter(text);
+  } catch (e) {
+    if (e instanceof ODataError) throw invalidFilter(`The $filter expression '${text}' is malformed${e.position !== undefined ? ` at position ${e.position}` : ''}: ${e.message}`);
+    throw e;
+  }
+  if (
+    node.kind !== 'compare' ||
+    node.op !== 'eq' ||
+    node.left.kind !== 'property' ||
+    node.left.path.join('/').toLowerCase() !== 'roledefinitionid' ||
+    node.right.kind !== 'literal' ||
+    node.right.type !== 'string'
+  ) {
+    throw invalidFilter(`The $filter expression '${text}' is not supported. The only supported filter is ${form}.`);
+  }
+  const value = String(node.right.value);
+  const m = /^(\/.*)?\/providers\/Vendor\.Authorization\/roleDefinitions\/([^/]+)$/i.exec(value);
+  if (!m) throw invalidFilter(`The value '${value}' in the $filter expression is not a role definition id; expected ${form}.`);
+  const prefix = (m[1] ?? '').toLowerCase().replace(/\/+$/, '') || '/';
+  const ancestors = await scopeAncestors(store, scope);
+  if (!ancestors.has(prefix)) throw invalidFilter(`The role definition id '${value}' in the $filter expression is not defined at the scope '${scope}' or a scope above it.`);
+  const guid = m[2]!;
+  const role = isUuid(guid) ? roleById(guid) : undefined;
+  if (!role) throw new ApiError(400, 'RoleDefinitionDoesNotExist', `The specified role definition with ID '${guid}' does not exist.`);
+  return role;
+}

@@ -1,0 +1,449 @@
+/**
+ * Role management policies (spec resource-manager §2.1, §4.1, §4.2, §5, §7, §9; reference
+ * §2): list at the four scope shapes, `$filter`/`filter` by role, get, PATCH merge and its
+ * validation, permissions, unknown scopes, and a PATCH surviving a restart — through the
+ * official `@azure/arm-authorization` client over HTTPS, plus plain `fetch` where the
+ * client would not send the request.
+ */
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { AuthorizationManagementClient, type RoleManagementPolicy } from '@azure/arm-authorization';
+import { startTestServer, type TestServer } from './helpers/server.ts';
+import { appToken, identities, staticCredential, userToken } from './helpers/auth.ts';
+import { vendorNamespacePolicy } from './helpers/arm.ts';
+import { demoAdmin, demoSubscription, demoTenant, demoUser, otherSubscription } from '../src/seed/demo.ts';
+
+const api = '2020-10-01';
+const sub = demoSubscription.id;
+const rg = demoSubscription.resourceGroup;
+const roles = {
+  owner: '8e3af657-a8ff-443c-a75c-2fe8c4bcb635',
+  contributor: 'b24988ac-6180-42a0-ab88-20f7382dd24c',
+  reader: 'acdd72a7-3385-48ef-bd42-f606fba81ae7',
+  userAccessAdministrator: '18d7d88d-d35e-4fb5-a5c3-7773c20a72d9',
+  rbacAdministrator: 'f58310d9-a9f6-439a-9e8d-f62e7b41a168',
+};
+const scopes = {
+  managementGroup: `/providers/Vendor.Management/managementGroups/${demoTenant.id}`,
+  subscription: `/subscriptions/${sub}`,
+  resourceGroup: `/subscriptions/${sub}/resourceGroups/${rg}`,
+  resource: `/subscriptions/${sub}/resourceGroups/${rg}/providers/Vendor.Storage/storageAccounts/stratusdata`,
+};
+const ruleIds = [
+  'Enablement_Admin_Eligibility',
+  'Expiration_Admin_Eligibility',
+  'Notification_Admin_Admin_Eligibility',
+  'Notification_Requestor_Admin_Eligibility',
+  'Notification_Approver_Admin_Eligibility',
+  'Enablement_Admin_Assignment',
+  'Expiration_Admin_Assignment',
+  'Notification_Admin_Admin_Assignment',
+  'Notification_Requestor_Admin_Assignment',
+  'Notification_Approver_Admin_Assignment',
+  'Approval_EndUser_Assignment',
+  'AuthenticationContext_EndUser_Assignment',
+  'Enablement_EndUser_Assignment',
+  'Expiration_EndUser_Assignment',
+  'Notification_Admin_EndUser_Assignment',
+  'Notification_Requestor_EndUser_Assignment',
+  'Notification_Approver_EndUser_Assignment',
+];
+
+let s: TestServer;
+let adminToken: string;
+let userTok: string;
+let readerToken: string;
+let contributorToken: string;
+let admin: AuthorizationManagementClient;
+
+/** An official client for a token, pointed at the test server. */
+function client(token: string): AuthorizationManagementClient {
+  const c = new AuthorizationManagementClient(staticCredential(async () => token), sub, { endpoint: s.url });
+  c.pipeline.addPolicy(vendorNamespacePolicy);
+  return c;
+}
+
+async function collect(it: AsyncIterable<RoleManagementPolicy>): Promise<RoleManagementPolicy[]> {
+  const out: RoleManagementPolicy[] = [];
+  for await (const p of it) out.push(p);
+  return out;
+}
+
+/** A raw call; `path` starts with `/`. */
+async function call(method: string, path: string, token: string | undefined, body?: unknown) {
+  const headers: Record<string, string> = {};
+  if (token) headers.authorization = `Bearer ${token}`;
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  const res = await fetch(`${s.url}${path}`, { method, headers, body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body) });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : undefined, headers: res.headers };
+}
+
+const listPath = (scope: string, query = '') => `${scope}/providers/Vendor.Authorization/roleManagementPolicies?api-version=${api}${query}`;
+const roleDefId = (scope: string, role: string) => `${scope}/providers/Vendor.Authorization/roleDefinitions/${role}`;
+
+async function policyOf(scope: string, role: string): Promise<any> {
+  const r = await call('GET', listPath(scope, `&$filter=${encodeURIComponent(`roleDefinitionId eq '${roleDefId(scope, role)}'`)}`), adminToken);
+  assert.equal(r.status, 200, JSON.stringify(r.body));
+  assert.equal(r.body.value.length, 1);
+  return r.body.value[0];
+}
+
+before(async () => {
+  s = await startTestServer();
+  adminToken = await userToken(s.url, identities.admin, ['api://stratus/arm/user_impersonation']);
+  userTok = await userToken(s.url, identities.user, ['api://stratus/arm/user_impersonation']);
+  readerToken = await appToken(s.url, 'arm', identities.mi);
+  contributorToken = await appToken(s.url, 'arm', identities.sp);
+  admin = client(adminToken);
+});
+after(async () => {
+  await s?.close();
+});
+
+test('the client lists one default policy per role at each of the four scope shapes (leading-slash scopes arrive as //)', async () => {
+  const typeOf = { managementGroup: 'managementgroup', subscription: 'subscription', resourceGroup: 'resourcegroup', resource: 'resource' } as const;
+  const namesByScope: string[][] = [];
+  for (const [kind, scope] of Object.entries(scopes) as [keyof typeof scopes, string][]) {
+    const list = await collect(admin.roleManagementPolicies.listForScope(scope));
+    assert.equal(list.length, 5, kind);
+    for (const p of list) {
+      assert.match(p.name!, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+      assert.equal(p.id, `${scope}/providers/Vendor.Authorization/roleManagementPolicies/${p.name}`);
+      assert.equal(p.type, 'Vendor.Authorization/RoleManagementPolicies');
+      assert.equal(p.scope, scope);
+      assert.equal(p.policyProperties?.scope?.id, scope);
+      assert.equal(p.policyProperties?.scope?.type, typeOf[kind]);
+      assert.equal(p.isOrganizationDefault, false);
+      assert.deepEqual(p.rules!.map((r) => r.id), ruleIds);
+      assert.deepEqual(p.effectiveRules, p.rules);
+    }
+    assert.equal(new Set(list.map((p) => p.name)).size, 5);
+    namesByScope.push(list.map((p) => p.name!));
+  }
+  // Names are per scope, and stable: the same scope and role always give the same name.
+  assert.equal(new Set(namesByScope.flat()).size, 20);
+  const again = await collect(admin.roleManagementPolicies.listForScope(scopes.resourceGroup));
+  assert.deepEqual(again.map((p) => p.name), namesByScope[2]);
+  // Without the leading slash the same scope resolves the same way.
+  const noSlash = await collect(admin.roleManagementPolicies.listForScope(scopes.subscription.slice(1)));
+  assert.deepEqual(noSlash.map((p) => p.name), namesByScope[1]);
+  // The scope display names come from the store.
+  assert.equal((await collect(admin.roleManagementPolicies.listForScope(scopes.subscription)))[0]!.policyProperties?.scope?.displayName, demoSubscription.displayName);
+  assert.equal((await collect(admin.roleManagementPolicies.listForScope(scopes.managementGroup)))[0]!.policyProperties?.scope?.displayName, 'Tenant Root Group');
+});
+
+test('a default policy carries the 17 default rules with the reference values', async () => {
+  const p = await policyOf(scopes.subscription, roles.reader);
+  const rules = Object.fromEntries(p.properties.rules.map((r: any) => [r.id, r]));
+  assert.deepEqual(rules.Expiration_Admin_Eligibility, {
+    isExpirationRequired: true,
+    maximumDuration: 'P90D',
+    exceptionMembers: null,
+    id: 'Expiration_Admin_Eligibility',
+    ruleType: 'RoleManagementPolicyExpirationRule',
+    target: { caller: 'Admin', operations: ['All'], level: 'Eligibility', targetObjects: null, inheritableSettings: null, enforcedSettings: null },
+  });
+  assert.equal(rules.Expiration_EndUser_Assignment.maximumDuration, 'PT7H');
+  assert.deepEqual(rules.Enablement_EndUser_Assignment.enabledRules, ['MultiFactorAuthentication', 'Justification', 'Ticketing']);
+  assert.deepEqual(rules.Enablement_Admin_Eligibility.enabledRules, []);
+  assert.equal(rules.Notification_Approver_EndUser_Assignment.isDefaultRecipientsEnabled, true);
+  assert.equal(rules.Notification_Approver_EndUser_Assignment.notificationRecipients, null);
+  assert.deepEqual(rules.Notification_Admin_Admin_Eligibility.notificationRecipients, ['admin_admin_eligible@test.com']);
+  assert.equal(rules.Approval_EndUser_Assignment.setting.approvalMode, 'SingleStage');
+  assert.equal(rules.Approval_EndUser_Assignment.setting.approvalStages[0].primaryApprovers.length, 2);
+  assert.deepEqual(rules.AuthenticationContext_EndUser_Assignment, {
+    isEnabled: false,
+    claimValue: '',
+    id: 'AuthenticationContext_EndUser_Assignment',
+    ruleType: 'RoleManagementPolicyAuthenticationContextRule',
+    target: { caller: 'EndUser', operations: ['All'], level: 'Assignment', targetObjects: null, inheritableSettings: null, enforcedSettings: null },
+  });
+  assert.deepEqual(p.properties.lastModifiedBy, { id: null, displayName: 'Admin', type: null, email: null });
+  assert.equal(p.properties.displayName, null);
+  assert.equal(p.properties.description, null);
+});
+
+test('$filter and filter by roleDefinitionId return that role\'s policy; the client with a filter policy too', async () => {
+  const all = await collect(admin.roleManagementPolicies.listForScope(scopes.resourceGroup));
+  const byFilter = new Map<string, string>();
+  for (const role of Object.values(roles)) {
+    const p = await policyOf(scopes.resourceGroup, role);
+    byFilter.set(role, p.name);
+    // filter without `$`, a role id defined at the subscription (a scope above), and %24filter.
+    const expr = encodeURIComponent(`roleDefinitionId eq '${roleDefId(scopes.subscription, role)}'`);
+    const r2 = await call('GET', listPath(scopes.resourceGroup, `&filter=${expr}`), adminToken);
+    assert.equal(r2.status, 200);
+    assert.deepEqual(r2.body.value.map((x: any) => x.name), [p.name]);
+    const r3 = await call('GET', listPath(scopes.resourceGroup, `&%24filter=${encodeURIComponent(`roleDefinitionId eq '/providers/Vendor.Authorization/roleDefinitions/${role}'`)}`), adminToken);
+    assert.deepEqual(r3.body.value.map((x: any) => x.name), [p.name]);
+  }
+  assert.equal(new Set(byFilter.values()).size, 5);
+  assert.deepEqual(new Set(byFilter.values()), new Set(all.map((p) => p.name)));
+  // The official client has no filter option; a pipeline policy adds it.
+  const c = client(adminToken);
+  c.pipeline.addPolicy({
+    name: 'addFilter',
+    async sendRequest(req, next) {
+      const u = new URL(req.url);
+      u.searchParams.set('$filter', `roleDefinitionId eq '${roleDefId(scopes.resourceGroup, roles.owner)}'`);
+      req.url = u.toString();
+      return next(req);
+    },
+  });
+  const filtered = await collect(c.roleManagementPolicies.listForScope(scopes.resourceGroup));
+  assert.deepEqual(filtered.map((p) => p.name), [byFilter.get(roles.owner)]);
+});
+
+test('a malformed filter, another shape, an unrelated scope or an unknown role → 400 in the ARM envelope', async () => {
+  const cases: [string, string, RegExp][] = [
+    [`roleDefinitionId eq '${roleDefId(scopes.subscription, roles.owner)}`, 'InvalidFilter', /malformed at position \d+/],
+    [`roleDefinitionId eq`, 'InvalidFilter', /malformed/],
+    [`roleName eq 'Owner'`, 'InvalidFilter', /not supported/],
+    [`roleDefinitionId ne '${roleDefId(scopes.subscription, roles.owner)}'`, 'InvalidFilter', /not supported/],
+    [`roleDefinitionId eq 'Owner'`, 'InvalidFilter', /not a role definition id/],
+    [`roleDefinitionId eq '/subscriptions/${otherSubscription.id}/providers/Vendor.Authorization/roleDefinitions/${roles.owner}'`, 'InvalidFilter', /not defined at the scope/],
+    [`roleDefinitionId eq '${roleDefId(scopes.subscription, '00000000-0000-4000-8000-000000000000')}'`, 'RoleDefinitionDoesNotExist', /00000000-0000-4000-8000-000000000000/],
+    [`roleDefinitionId eq '${roleDefId(scopes.subscription, 'not-a-guid')}'`, 'RoleDefinitionDoesNotExist', /not-a-guid/],
+  ];
+  for (const [expr, code, message] of cases) {
+    const r = await call('GET', listPath(scopes.resourceGroup, `&$filter=${encodeURIComponent(expr)}`), adminToken);
+    assert.equal(r.status, 400, expr);
+    assert.equal(r.body.error.code, code, expr);
+    assert.match(r.body.error.message, message, expr);
+    assert.ok(r.headers.get('x-vendor-request-id'));
+  }
+});
+
+test('get reads one policy; an unknown name → 404', async () => {
+  const list = await collect(admin.roleManagementPolicies.listForScope(scopes.resource));
+  const one = await admin.roleManagementPolicies.get(scopes.resource, list[2]!.name!);
+  assert.equal(one.name, list[2]!.name);
+  assert.equal(one.id, list[2]!.id);
+  assert.equal(one.rules!.length, 17);
+  // A policy name of another scope is not a policy of this one.
+  const other = await collect(admin.roleManagementPolicies.listForScope(scopes.subscription));
+  for (const name of [other[0]!.name!, 'not-a-guid']) {
+    const r = await call('GET', `${scopes.resource}/providers/Vendor.Authorization/roleManagementPolicies/${name}?api-version=${api}`, adminToken);
+    assert.equal(r.status, 404);
+    assert.equal(r.body.error.code, 'RoleManagementPolicyNotFound');
+  }
+  await assert.rejects(admin.roleManagementPolicies.get(scopes.resource, other[0]!.name!), (e: any) => e.statusCode === 404 && e.code === 'RoleManagementPolicyNotFound');
+});
+
+test('PATCH merges a subset of rules by id, stamps lastModified*, returns 200 with the full policy, and a later GET shows it', async () => {
+  const name = (await policyOf(scopes.subscription, roles.contributor)).name;
+  const other = await policyOf(scopes.subscription, roles.owner);
+  const before = await admin.roleManagementPolicies.get(scopes.subscription, name);
+  const clockBefore = (await (await fetch(`${s.url}/_stratus/clock`)).json()).now as string;
+  const updated = await admin.roleManagementPolicies.update(scopes.subscription, name, {
+    rules: [
+      {
+        ruleType: 'RoleManagementPolicyExpirationRule',
+        id: 'Expiration_Admin_Eligibility',
+        isExpirationRequired: false,
+        maximumDuration: 'P180D',
+        target: { caller: 'Admin', operations: ['All'], level: 'Eligibility' },
+      } as any,
+      {
+        ruleType: 'RoleManagementPolicyNotificationRule',
+        id: 'Notification_Admin_Admin_Eligibility',
+        notificationType: 'Email',
+        recipientType: 'Admin',
+        isDefaultRecipientsEnabled: true,
+        notificationLevel: 'All',
+        notificationRecipients: ['secops@stratus.test', 'audit@stratus.test'],
+        target: { caller: 'Admin', operations: ['All'], level: 'Eligibility' },
+      } as any,
+      { ruleType: 'RoleManagementPolicyEnablementRule', id: 'Enablement_EndUser_Assignment', enabledRules: ['Justification'] } as any,
+    ],
+  });
+  assert.equal(updated.name, name);
+  assert.equal(updated.rules!.length, 17);
+  assert.deepEqual(updated.effectiveRules, updated.rules);
+  const byId = Object.fromEntries(updated.rules!.map((r: any) => [r.id, r]));
+  assert.equal(byId.Expiration_Admin_Eligibility.isExpirationRequired, false);
+  assert.equal(byId.Expiration_Admin_Eligibility.maximumDuration, 'P180D');
+  assert.equal(byId.Notification_Admin_Admin_Eligibility.notificationLevel, 'All');
+  assert.deepEqual(byId.Notification_Admin_Admin_Eligibility.notificationRecipients, ['secops@stratus.test', 'audit@stratus.test']);
+  assert.deepEqual(byId.Enablement_EndUser_Assignment.enabledRules, ['Justification']);
+  // Untouched rules keep their values.
+  const beforeById = Object.fromEntries(before.rules!.map((r: any) => [r.id, r]));
+  for (const id of ruleIds.filter((x) => !['Expiration_Admin_Eligibility', 'Notification_Admin_Admin_Eligibility', 'Enablement_EndUser_Assignment'].includes(x))) {
+    assert.deepEqual(byId[id], beforeById[id], id);
+  }
+  assert.equal(updated.lastModifiedBy?.id, demoAdmin.id);
+  assert.equal(updated.lastModifiedBy?.displayName, demoAdmin.displayName);
+  assert.equal(updated.lastModifiedBy?.type, 'User');
+  assert.equal(updated.lastModifiedBy?.email, demoAdmin.userPrincipalName);
+  assert.ok(updated.lastModifiedDateTime instanceof Date);
+  assert.ok(updated.lastModifiedDateTime!.getTime() >= Date.parse(clockBefore));
+  // The wire form is the offset form of the reference.
+  const raw = await call('GET', `${scopes.subscription}/providers/Vendor.Authorization/roleManagementPolicies/${name}?api-version=${api}`, adminToken);
+  assert.equal(raw.status, 200);
+  assert.match(raw.body.properties.lastModifiedDateTime, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+\+00:00$/);
+  assert.deepEqual(raw.body.properties.rules, JSON.parse(JSON.stringify(updated.rules)));
+  // A second PATCH merges into the changed policy.
+  const second = await admin.roleManagementPolicies.update(scopes.subscription, name, { rules: [{ ruleType: 'RoleManagementPolicyExpirationRule', id: 'Expiration_EndUser_Assignment', maximumDuration: 'PT4H' } as any] });
+  const byId2 = Object.fromEntries(second.rules!.map((r: any) => [r.id, r]));
+  assert.equal(byId2.Expiration_EndUser_Assignment.maximumDuration, 'PT4H');
+  assert.equal(byId2.Expiration_EndUser_Assignment.isExpirationRequired, true);
+  assert.equal(byId2.Expiration_Admin_Eligibility.maximumDuration, 'P180D');
+  // Other roles and other scopes stay computed.
+  assert.deepEqual(await policyOf(scopes.subscription, roles.owner), other);
+  const rgPolicy = await policyOf(scopes.resourceGroup, roles.contributor);
+  assert.equal(rgPolicy.properties.rules.find((r: any) => r.id === 'Expiration_Admin_Eligibility').maximumDuration, 'P90D');
+  // The list shows the changed policy too.
+  const listed = (await collect(admin.roleManagementPolicies.listForScope(scopes.subscription))).find((p) => p.name === name)!;
+  assert.deepEqual(listed.rules, second.rules);
+});
+
+test('PATCH validation: every rule of §2.1 → 400 InvalidRoleManagementPolicy naming the field; nothing is stored', async () => {
+  const scope = scopes.resourceGroup;
+  const name = (await policyOf(scope, roles.userAccessAdministrator)).name;
+  const path = `${scope}/providers/Vendor.Authorization/roleManagementPolicies/${name}?api-version=${api}`;
+  const t = { caller: 'Admin', operations: ['All'], level: 'Eligibility' };
+  const exp = (extra: object) => ({ properties: { rules: [{ id: 'Expiration_Admin_Eligibility', ruleType: 'RoleManagementPolicyExpirationRule', target: t, isExpirationRequired: true, maximumDuration: 'P30D', ...extra }] } });
+  const notif = (extra: object) => ({
+    properties: {
+      rules: [{ id: 'Notification_Requestor_Admin_Assignment', ruleType: 'RoleManagementPolicyNotificationRule', target: { ...t, level: 'Assignment' }, notificationType: 'Email', recipientType: 'Requestor', isDefaultRecipientsEnabled: false, notificationLevel: 'Critical', notificationRecipients: ['a@b.test'], ...extra }],
+    },
+  });
+  const approver = { id: '6a1f0c3e-1111-4222-8333-944455556666', description: 'approvers', isBackup: false, userType: 'Group' };
+  const stage = { approvalStageTimeOutInDays: 1, isApproverJustificationRequired: true, escalationTimeInMinutes: 0, primaryApprovers: [approver], isEscalationEnabled: false, escalationApprovers: null };
+  const approval = (setting: object) => ({
+    properties: { rules: [{ id: 'Approval_EndUser_Assignment', ruleType: 'RoleManagementPolicyApprovalRule', target: { caller: 'EndUser', operations: ['All'], level: 'Assignment' }, setting: { isApprovalRequired: true, isApprovalRequiredForExtension: false, isRequestorJustificationRequired: true, approvalMode: 'SingleStage', approvalStages: [stage], ...setting } }] },
+  });
+  const cases: [unknown, RegExp][] = [
+    ['[]', /JSON object/],
+    [{}, /no 'properties' object/],
+    [{ properties: {} }, /properties\.rules' is required/],
+    [{ properties: { rules: [{ id: 'Expiration_Admin_Eligibility', ruleType: 'RoleManagementPolicyNoSuchRule' }] } }, /ruleType' is invalid/],
+    [{ properties: { rules: [{ ruleType: 'RoleManagementPolicyExpirationRule' }] } }, /\.id' is required/],
+    [{ properties: { rules: [{ id: 'Expiration_Nobody_Ever', ruleType: 'RoleManagementPolicyExpirationRule' }] } }, /does not exist in the policy/],
+    [{ properties: { rules: [{ id: 'Expiration_Admin_Eligibility', ruleType: 'RoleManagementPolicyEnablementRule', enabledRules: [] }] } }, /does not match rule/],
+    [{ properties: { rules: [exp({}).properties.rules[0], exp({}).properties.rules[0]] } }, /more than once/],
+    [exp({ target: { ...t, caller: 'Robot' } }), /target\.caller' is invalid/],
+    [exp({ target: { ...t, level: 'Forever' } }), /target\.level' is invalid/],
+    [exp({ target: { ...t, operations: ['Some'] } }), /target\.operations\[0\]' is invalid/],
+    [exp({ target: { ...t, level: 'Assignment' } }), /must have caller 'Admin' and level 'Eligibility'/],
+    [exp({ maximumDuration: '90 days' }), /not a valid ISO 8601 duration/],
+    [exp({ maximumDuration: 'P' }), /not a valid ISO 8601 duration/],
+    [exp({ maximumDuration: 'PT' }), /not a valid ISO 8601 duration/],
+    [exp({ isExpirationRequired: 'yes' }), /isExpirationRequired' is invalid/],
+    [{ properties: { rules: [{ id: 'Enablement_Admin_Assignment', ruleType: 'RoleManagementPolicyEnablementRule', enabledRules: ['Justification', 'Telepathy'] }] } }, /enabledRules\[1\]' is invalid/],
+    [{ properties: { rules: [{ id: 'Enablement_Admin_Assignment', ruleType: 'RoleManagementPolicyEnablementRule', enabledRules: ['Justification', 'Justification'] }] } }, /more than once/],
+    [notif({ notificationType: 'Pigeon' }), /notificationType' is invalid/],
+    [notif({ notificationLevel: 'Loud' }), /notificationLevel' is invalid/],
+    [notif({ recipientType: 'Everyone' }), /recipientType' is invalid/],
+    [notif({ recipientType: 'Admin' }), /does not match the rule id/],
+    [notif({ notificationRecipients: ['not-an-address'] }), /notificationRecipients\[0\]' is not a valid e-mail address/],
+    [notif({ notificationRecipients: 'a@b.test' }), /array of e-mail addresses/],
+    [approval({ approvalMode: 'Committee' }), /approvalMode' is invalid/],
+    [approval({ approvalStages: [] }), /exactly one stage/],
+    [approval({ approvalStages: [{ ...stage, primaryApprovers: [] }] }), /at least one approver/],
+    [approval({ approvalStages: [{ ...stage, primaryApprovers: [{ ...approver, id: 'bob' }] }] }), /primaryApprovers\[0\]\.id' is invalid/],
+    [approval({ approvalStages: [{ ...stage, primaryApprovers: [{ ...approver, userType: 'Robot' }] }] }), /userType' is invalid/],
+    [approval({ approvalStages: [{ ...stage, approvalStageTimeOutInDays: 0 }] }), /approvalStageTimeOutInDays' is invalid/],
+    [approval({ approvalStages: [{ ...stage, isEscalationEnabled: true, escalationApprovers: [] }] }), /escalationApprovers' must name at least one/],
+    [approval({ approvalMode: 'NoApproval' }), /cannot be true when approvalMode is 'NoApproval'/],
+    [{ properties: { rules: [{ id: 'AuthenticationContext_EndUser_Assignment', ruleType: 'RoleManagementPolicyAuthenticationContextRule', isEnabled: true, claimValue: '' }] } }, /claimValue' must name/],
+  ];
+  for (const [body, message] of cases) {
+    const r = await call('PATCH', path, adminToken, body);
+    assert.equal(r.status, 400, JSON.stringify(body));
+    assert.equal(r.body.error.code, 'InvalidRoleManagementPolicy', JSON.stringify(body));
+    assert.match(r.body.error.message, message, JSON.stringify(body));
+  }
+  const malformed = await call('PATCH', path, adminToken, '{"properties": ');
+  assert.equal(malformed.status, 400);
+  assert.equal(malformed.body.error.code, 'InvalidRequestContent');
+  // None of it was stored: the policy is still the default.
+  const p = await policyOf(scope, roles.userAccessAdministrator);
+  assert.equal(p.properties.lastModifiedDateTime, null);
+  assert.equal(p.properties.rules.find((r: any) => r.id === 'Expiration_Admin_Eligibility').maximumDuration, 'P90D');
+  // A valid approval change with two approvers is accepted.
+  const ok = await call('PATCH', path, adminToken, approval({ approvalStages: [{ ...stage, primaryApprovers: [approver, { ...approver, id: '7b2e1d4f-2222-4333-8444-a55566667777', userType: 'User' }] }] }));
+  assert.equal(ok.status, 200, JSON.stringify(ok.body));
+  assert.equal(ok.body.properties.rules.find((r: any) => r.id === 'Approval_EndUser_Assignment').setting.approvalStages[0].primaryApprovers.length, 2);
+});
+
+test('permissions: the user without roles gets 403 on list and get; Reader and Contributor get 403 on PATCH; Reader may read', async () => {
+  const name = (await policyOf(scopes.subscription, roles.reader)).name;
+  for (const scope of Object.values(scopes)) {
+    const r = await call('GET', listPath(scope), userTok);
+    assert.equal(r.status, 403, scope);
+    assert.equal(r.body.error.code, 'AuthorizationFailed');
+    assert.match(r.body.error.message, new RegExp(`'${demoUser.userPrincipalName}'.*'Vendor\\.Authorization/roleAssignments/read' over scope '${scope.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}'`));
+  }
+  await assert.rejects(collect(client(userTok).roleManagementPolicies.listForScope(scopes.subscription)), (e: any) => e.statusCode === 403 && e.code === 'AuthorizationFailed');
+  await assert.rejects(client(userTok).roleManagementPolicies.get(scopes.subscription, name), (e: any) => e.statusCode === 403);
+  // The Reader (the managed identity) reads, but may not change.
+  const read = await collect(client(readerToken).roleManagementPolicies.listForScope(scopes.resource));
+  assert.equal(read.length, 5);
+  const body = { properties: { rules: [{ id: 'Expiration_Admin_Eligibility', ruleType: 'RoleManagementPolicyExpirationRule', maximumDuration: 'P1D' }] } };
+  for (const token of [readerToken, contributorToken, userTok]) {
+    const r = await call('PATCH', `${scopes.subscription}/providers/Vendor.Authorization/roleManagementPolicies/${name}?api-version=${api}`, token, body);
+    assert.equal(r.status, 403);
+    assert.equal(r.body.error.code, 'AuthorizationFailed');
+    assert.match(r.body.error.message, /Vendor\.Authorization\/roleManagementPolicies\/write/);
+  }
+  // A forbidden caller gets 403 even with a malformed body (permission before content).
+  const bad = await call('PATCH', `${scopes.subscription}/providers/Vendor.Authorization/roleManagementPolicies/${name}?api-version=${api}`, readerToken, { nope: true });
+  assert.equal(bad.status, 403);
+  assert.equal((await policyOf(scopes.subscription, roles.reader)).properties.lastModifiedDateTime, null);
+});
+
+test('unknown scopes → 404; other tenants\' scopes are not found; gateway errors in the ARM envelope', async () => {
+  const cases: [string, number, string][] = [
+    ['/providers/Vendor.Management/managementGroups/no-such-group', 404, 'ManagementGroupNotFound'],
+    [`/subscriptions/${otherSubscription.id}`, 404, 'SubscriptionNotFound'],
+    ['/subscriptions/00000000-0000-4000-8000-000000000001', 404, 'SubscriptionNotFound'],
+    [`/subscriptions/${sub}/resourceGroups/no-such-rg`, 404, 'ResourceGroupNotFound'],
+    [`/subscriptions/${sub}/resourceGroups/${rg}/providers/Vendor.Storage/storageAccounts/nosuchaccount`, 404, 'ResourceNotFound'],
+    ['/subscriptions/not-a-guid', 400, 'InvalidSubscriptionId'],
+  ];
+  for (const [scope, status, code] of cases) {
+    const r = await call('GET', listPath(scope), adminToken);
+    assert.equal(r.status, status, scope);
+    assert.equal(r.body.error.code, code, scope);
+  }
+  // The other tenant's management group is not found for the demo admin.
+  const eve = await call('GET', listPath('/providers/Vendor.Management/managementGroups/0c4d8e2f-6a1b-4c3d-9e5f-7a8b9c0d1e02'), adminToken);
+  assert.equal(eve.status, 404);
+  await assert.rejects(collect(admin.roleManagementPolicies.listForScope(`/subscriptions/${sub}/resourceGroups/${rg}/providers/Vendor.Storage/storageAccounts/nosuchaccount`)), (e: any) => e.statusCode === 404 && e.code === 'ResourceNotFound');
+  const noVersion = await call('GET', `${scopes.subscription}/providers/Vendor.Authorization/roleManagementPolicies`, adminToken);
+  assert.equal(noVersion.status, 400);
+  assert.equal(noVersion.body.error.code, 'MissingApiVersionParameter');
+  const badVersion = await call('GET', `${scopes.subscription}/providers/Vendor.Authorization/roleManagementPolicies?api-version=2021-01-01`, adminToken);
+  assert.equal(badVersion.status, 400);
+  assert.equal(badVersion.body.error.code, 'InvalidApiVersionParameter');
+  assert.match(badVersion.body.error.message, /'2020-10-01'/);
+  const noToken = await call('GET', listPath(scopes.subscription), undefined);
+  assert.equal(noToken.status, 401);
+  assert.equal(noToken.body.error.code, 'AuthenticationFailed');
+});
+
+test('DELETE resets a changed policy to the default (200); an unknown name → 204', async () => {
+  const p = await policyOf(scopes.managementGroup, roles.owner);
+  await admin.roleManagementPolicies.update(scopes.managementGroup, p.name, { rules: [{ id: 'Expiration_Admin_Assignment', ruleType: 'RoleManagementPolicyExpirationRule', maximumDuration: 'P365D' } as any] });
+  assert.equal((await policyOf(scopes.managementGroup, roles.owner)).properties.rules.find((r: any) => r.id === 'Expiration_Admin_Assignment').maximumDuration, 'P365D');
+  await admin.roleManagementPolicies.delete(scopes.managementGroup, p.name);
+  assert.deepEqual(await policyOf(scopes.managementGroup, roles.owner), p);
+  const r = await call('DELETE', `${scopes.managementGroup}/providers/Vendor.Authorization/roleManagementPolicies/00000000-0000-4000-8000-000000000000?api-version=${api}`, adminToken);
+  assert.equal(r.status, 204);
+});
+
+test('a PATCH at the resource scope survives a restart', async () => {
+  const p = await policyOf(scopes.resource, roles.reader);
+  const updated = await admin.roleManagementPolicies.update(scopes.resource, p.name, {
+    rules: [{ id: 'Notification_Approver_EndUser_Assignment', ruleType: 'RoleManagementPolicyNotificationRule', isDefaultRecipientsEnabled: false, notificationRecipients: ['approvers@stratus.test'] } as any],
+  });
+  await s.restart();
+  const after = await client(adminToken).roleManagementPolicies.get(scopes.resource, p.name);
+  assert.deepEqual(after.rules, updated.rules);
+  assert.equal(after.lastModifiedDateTime?.getTime(), updated.lastModifiedDateTime?.getTime());
+  const rule = after.rules!.find((r) => r.id === 'Notification_Approver_EndUser_Assignment') as any;
+  assert.deepEqual(rule.notificationRecipients, ['approvers@stratus.test']);
+  assert.equal(rule.isDefaultRecipientsEnabled, false);
+});
