@@ -9,6 +9,9 @@ import { startTestServer, type TestServer } from './helpers/server.ts';
 import { appToken, identities, userToken } from './helpers/auth.ts';
 import { demoTenant, otherTenant } from '../src/seed/demo.ts';
 import { demoDataflows, demoWorkspace, tenantReaderApp, type DemoDataflow } from '../src/services/analytics/seed.ts';
+import { checkAdminAccess } from '../src/services/analytics/routes.ts';
+import type { Principal } from '../src/core/identity/identity.ts';
+import { ApiError } from '../src/core/errors.ts';
 
 const path = '/v1.0/myorg/admin/dataflows';
 const all = demoDataflows();
@@ -117,6 +120,20 @@ describe('admin dataflows', () => {
     const r = await list(s.url, sp, '?$top=5');
     assert.equal(r.status, 200);
     assert.deepEqual(ids(r.body.value), ids(demo.slice(0, 5)));
+    const mi = await appToken(s.url, 'analytics', identities.mi);
+    assert.equal((await list(s.url, mi, '?$top=1')).status, 200);
+  });
+
+  test('access rule (spec §5) for principals the identity provider cannot mint: an admin without the scopes, an app with another analytics role', () => {
+    const base: Principal = { tenantId: demoTenant.id, objectId: 'x', kind: 'user', appId: 'a', scopes: ['Tenant.Read.All'], roles: [], isTenantAdmin: true, audience: 'analytics', claims: {} };
+    assert.doesNotThrow(() => checkAdminAccess(base));
+    const refused = (p: Principal) => assert.throws(() => checkAdminAccess(p), (e: unknown) => e instanceof ApiError && e.status === 401 && e.code === 'AnalyticsNotAuthorizedException');
+    refused({ ...base, scopes: [] });
+    refused({ ...base, scopes: ['Mail.Read'] });
+    refused({ ...base, isTenantAdmin: false });
+    refused({ ...base, kind: 'app', scopes: [], roles: ['Tenant.ReadWrite.All'] });
+    refused({ ...base, kind: 'app', scopes: [], roles: ['Dataset.Read.All'] });
+    assert.doesNotThrow(() => checkAdminAccess({ ...base, kind: 'app', scopes: [], roles: [], isTenantAdmin: false }));
   });
 
   test('access: a non-admin user, a service principal holding Tenant.Read.All, a missing or foreign token → 401 AnalyticsNotAuthorizedException', async () => {

@@ -60,32 +60,33 @@ export function demoWorkspaces(): DemoWorkspace[] {
   ];
 }
 
-const subjects: [string, string][] = [
-  ['Sales Orders', 'the order management system'],
-  ['Customer Accounts', 'the CRM'],
-  ['Product Catalog', 'the product information service'],
-  ['Inventory Levels', 'the warehouse management system'],
-  ['General Ledger', 'the ERP finance module'],
-  ['Accounts Payable', 'the ERP finance module'],
-  ['Accounts Receivable', 'the billing platform'],
-  ['Web Traffic', 'the web analytics export'],
-  ['Campaign Performance', 'the marketing automation platform'],
-  ['Employee Directory', 'the HR information system'],
-  ['Payroll', 'the payroll provider'],
-  ['Shipments', 'the carrier tracking feeds'],
-  ['Supplier Scorecard', 'the procurement portal'],
-  ['Budget vs Actual', 'the planning workbook'],
-  ['Support Tickets', 'the service desk'],
-  ['Lead Pipeline', 'the CRM'],
-  ['Returns', 'the order management system'],
-  ['Store Footfall', 'the in-store sensors'],
-  ['Currency Rates', 'the treasury rates service'],
-  ['Fiscal Calendar', 'the finance reference tables'],
-  ['Churn Signals', 'the subscription database'],
-  ['Warehouse Movements', 'the warehouse management system'],
-  ['Headcount', 'the HR information system'],
-  ['Expense Claims', 'the expense application'],
-  ['Forecast Inputs', 'the planning workbook'],
+/** Subject, source system and home workspace (index into the demo tenant's workspaces) of the demo dataflows. */
+const subjects: [string, string, number][] = [
+  ['Sales Orders', 'the order management system', 0],
+  ['Customer Accounts', 'the CRM', 0],
+  ['Product Catalog', 'the product information service', 0],
+  ['Inventory Levels', 'the warehouse management system', 4],
+  ['General Ledger', 'the ERP finance module', 1],
+  ['Accounts Payable', 'the ERP finance module', 1],
+  ['Accounts Receivable', 'the billing platform', 1],
+  ['Web Traffic', 'the web analytics export', 3],
+  ['Campaign Performance', 'the marketing automation platform', 3],
+  ['Employee Directory', 'the HR information system', 5],
+  ['Payroll', 'the payroll provider', 5],
+  ['Shipments', 'the carrier tracking feeds', 4],
+  ['Supplier Scorecard', 'the procurement portal', 4],
+  ['Budget vs Actual', 'the planning workbook', 1],
+  ['Support Tickets', 'the service desk', 0],
+  ['Lead Pipeline', 'the CRM', 2],
+  ['Returns', 'the order management system', 2],
+  ['Store Footfall', 'the in-store sensors', 2],
+  ['Currency Rates', 'the treasury rates service', 1],
+  ['Fiscal Calendar', 'the finance reference tables', 1],
+  ['Churn Signals', 'the subscription database', 0],
+  ['Warehouse Movements', 'the warehouse management system', 4],
+  ['Headcount', 'the HR information system', 5],
+  ['Expense Claims', 'the expense application', 1],
+  ['Forecast Inputs', 'the planning workbook', 2],
 ];
 const variants = ['Daily Refresh', 'Staging', 'Cleansed', 'Monthly Snapshot', 'EMEA', 'Americas', 'APAC', 'Archive', 'Incremental'];
 
@@ -110,9 +111,9 @@ export function demoDataflows(): DemoDataflow[] {
   const base = Date.UTC(2026, 9, 30, 17, 0, 0);
   const out: DemoDataflow[] = [];
   for (let i = 0; i < demoDataflowCount; i++) {
-    const [subject, source] = subjects[i % subjects.length]!;
+    const [subject, source, home] = subjects[i % subjects.length]!;
     const variant = variants[Math.floor(i / subjects.length) % variants.length]!;
-    const w = ws[(i * 5 + Math.floor(i / subjects.length)) % ws.length]!;
+    const w = ws[home]!;
     const objectId = stableUuid('stratus-demo-dataflow', String(i));
     const name = `${subject} - ${variant}`;
     out.push({
@@ -121,7 +122,8 @@ export function demoDataflows(): DemoDataflow[] {
       name,
       description: i % 11 === 3 ? '' : `Loads ${subject.toLowerCase()} from ${source} into the ${w.name} workspace (${variant.toLowerCase()}).`,
       modelUrl: `https://stratusdataflows.blob.stratus.test/analytics/${w.id}/${objectId}/model.json`,
-      configuredBy: dataflowOwners[(i * 3 + Math.floor(i / 8)) % dataflowOwners.length]!,
+      // Three owners per workspace, rotating through its dataflows.
+      configuredBy: dataflowOwners[(home * 2 + ((i * 3 + Math.floor(i / 8)) % 3)) % dataflowOwners.length]!,
       workspaceId: w.id,
       modifiedDateTime: new Date(base - ((i * 37) % 300) * 86_400_000 - (i % 24) * 3_600_000 - (i % 60) * 60_000).toISOString(),
     });
