@@ -162,6 +162,15 @@ describe('admin dataflows', () => {
     const mine = await list(s.url, admin, q("name eq 'Ledger Export'"));
     assert.deepEqual(mine.body.value, []);
   });
+
+  test('an expired token → 401 TokenExpired with a Bearer challenge (runs last: it moves the clock)', async () => {
+    const clock = await fetch(`${s.url}/_stratus/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ advanceSeconds: 2 * 3600 }) });
+    assert.equal(clock.status, 200);
+    const r = await list(s.url, admin);
+    assert.equal(r.status, 401);
+    assert.equal(r.body.error.code, 'TokenExpired');
+    assert.match(r.headers.get('www-authenticate') ?? '', /^Bearer /);
+  });
 });
 
 describe('admin dataflows throttling', () => {
@@ -182,6 +191,7 @@ describe('admin dataflows throttling', () => {
     const retry = Number(over.headers.get('retry-after'));
     assert.ok(Number.isInteger(retry) && retry >= 1 && retry <= 600, String(retry));
     assert.match(over.body.message, new RegExp(`Retry in ${retry} seconds`));
+    assert.ok(over.headers.get('requestid'));
     // Another caller has its own window.
     assert.equal((await list(s.url, sp, '?$top=1')).status, 200);
     // The window lives in the store: a restart does not end it.
