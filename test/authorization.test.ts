@@ -55,11 +55,20 @@ let userTok: string;
 let readerToken: string;
 let contributorToken: string;
 let admin: AuthorizationManagementClient;
+/** Paths the official clients sent (recorded by a pipeline policy). */
+const sentPaths: string[] = [];
 
 /** An official client for a token, pointed at the test server. */
 function client(token: string): AuthorizationManagementClient {
   const c = new AuthorizationManagementClient(staticCredential(async () => token), sub, { endpoint: s.url });
   c.pipeline.addPolicy(vendorNamespacePolicy);
+  c.pipeline.addPolicy({
+    name: 'recordPath',
+    async sendRequest(req, next) {
+      sentPaths.push(req.url.slice(s.url.length).split('?')[0]!);
+      return next(req);
+    },
+  });
   return c;
 }
 
@@ -123,11 +132,23 @@ test('the client lists one default policy per role at each of the four scope sha
   }
   // Names are per scope, and stable: the same scope and role always give the same name.
   assert.equal(new Set(namesByScope.flat()).size, 20);
+  // The client joins a leading-slash scope after a `/` (reference §7.1); the server takes `//subscriptions/…` as the path.
+  assert.ok(sentPaths.includes(`//subscriptions/${sub}/providers/Vendor.Authorization/roleManagementPolicies`), sentPaths.join(' '));
   const again = await collect(admin.roleManagementPolicies.listForScope(scopes.resourceGroup));
   assert.deepEqual(again.map((p) => p.name), namesByScope[2]);
   // Without the leading slash the same scope resolves the same way.
   const noSlash = await collect(admin.roleManagementPolicies.listForScope(scopes.subscription.slice(1)));
   assert.deepEqual(noSlash.map((p) => p.name), namesByScope[1]);
+  // The form of the published examples (`providers/Vendor.Subscription/subscriptions/<id>`) is the subscription scope.
+  const vendorSub = await collect(admin.roleManagementPolicies.listForScope(`providers/Vendor.Subscription/subscriptions/${sub}`));
+  assert.deepEqual(vendorSub.map((p) => p.name), namesByScope[1]);
+  assert.equal(vendorSub[0]!.scope, scopes.subscription);
+  // A child resource is a resource scope too.
+  const childScope = `${scopes.resource}/blobServices/default`;
+  const child = await collect(admin.roleManagementPolicies.listForScope(childScope));
+  assert.equal(child.length, 5);
+  assert.equal(child[0]!.scope, childScope);
+  assert.equal(child[0]!.policyProperties?.scope?.type, 'resource');
   // The scope display names come from the store.
   assert.equal((await collect(admin.roleManagementPolicies.listForScope(scopes.subscription)))[0]!.policyProperties?.scope?.displayName, demoSubscription.displayName);
   assert.equal((await collect(admin.roleManagementPolicies.listForScope(scopes.managementGroup)))[0]!.policyProperties?.scope?.displayName, 'Tenant Root Group');
@@ -408,6 +429,17 @@ test('unknown scopes → 404; other tenants\' scopes are not found; gateway erro
     assert.equal(r.status, status, scope);
     assert.equal(r.body.error.code, code, scope);
   }
+  // One tenant never sees another's scopes: Eve (Owner in her tenant) lists her own subscription, not the demo one.
+  const eveToken = await userToken(s.url, identities.eve, ['api://stratus/arm/user_impersonation']);
+  const eveOwn = await call('GET', listPath(`/subscriptions/${otherSubscription.id}`), eveToken);
+  assert.equal(eveOwn.status, 200);
+  assert.equal(eveOwn.body.value.length, 5);
+  const eveOther = await call('GET', listPath(scopes.subscription), eveToken);
+  assert.equal(eveOther.status, 404);
+  assert.equal(eveOther.body.error.code, 'SubscriptionNotFound');
+  const eveMg = await call('GET', listPath(scopes.managementGroup), eveToken);
+  assert.equal(eveMg.status, 404);
+  assert.equal(eveMg.body.error.code, 'ManagementGroupNotFound');
   // The other tenant's management group is not found for the demo admin.
   const eve = await call('GET', listPath('/providers/Vendor.Management/managementGroups/0c4d8e2f-6a1b-4c3d-9e5f-7a8b9c0d1e02'), adminToken);
   assert.equal(eve.status, 404);

@@ -3,8 +3,8 @@
  * §4.2; api-version 2020-10-01). Every role definition at every scope has a policy; the
  * defaults are computed, only PATCHed policies are stored (`authz_role_management_policies`).
  *
- * Demo data of this area: a storage account `stratusdata` in `stratus-rg` (a resource scope
- * for policies) and a Reader assignment for the managed identity on the default
+ * Demo data of this area: a storage account `stratusdata` in `stratus-rg` and its child
+ * `blobServices/default` (resource scopes for policies) and a Reader assignment for the managed identity on the default
  * subscription (a principal that may read policies but not change them).
  */
 import type { ServiceModule } from '../../context.ts';
@@ -15,7 +15,7 @@ import { ArmStore } from '../arm/store.ts';
 import { registerPolicyRoutes } from './routes.ts';
 import { authorizationMigrations, policyTable } from './store.ts';
 
-/** The demo resource used as a resource scope (documented in docs/coverage/authorization.md). */
+/** The demo resource used as a resource scope (documented in docs/coverage/authorization.md); its child `blobServices/default` is seeded too. */
 export const demoStorageAccount = {
   name: 'stratusdata',
   type: 'Vendor.Storage/storageAccounts',
@@ -51,6 +51,21 @@ export const authorizationModule: ServiceModule = {
           sku: { name: 'Standard_LRS', tier: 'Standard' },
           properties: { provisioningState: 'Succeeded' },
         },
+        createdAt: at,
+        updatedAt: at,
+      });
+    }
+    const child = `${demoStorageAccount.id}/blobServices/default`;
+    if (!(await arm.getResource(child))) {
+      await arm.putResource({
+        id: child,
+        tenantId: demoTenant.id,
+        subscriptionId: demoSubscription.id,
+        resourceGroup: demoSubscription.resourceGroup,
+        type: `${demoStorageAccount.type}/blobServices`,
+        name: 'default',
+        parentId: demoStorageAccount.id,
+        body: { id: child, name: 'default', type: `${demoStorageAccount.type}/blobServices`, properties: {} },
         createdAt: at,
         updatedAt: at,
       });

@@ -17,7 +17,8 @@ import { ArmStore } from '../arm/store.ts';
 import { armCheck, armErrors, type ArmCall } from '../arm/gateway.ts';
 import { isAuthorized, type RoleDefinition } from '../arm/rbac.ts';
 import { mergeRules } from './rules.ts';
-import { modifiedBy, policyRecord, resolveScope, roleFromFilter, roleOfPolicy, rolesAtScope, type ResolvedScope } from './policies.ts';
+import { defaultRules } from './defaults.ts';
+import { modifiedBy, policyName, policyRecord, resolveScope, roleFromFilter, roleOfPolicy, rolesAtScope, type ResolvedScope } from './policies.ts';
 import { PolicyStore } from './store.ts';
 
 /** api-versions of the role management policy operations (spec §9). */
@@ -100,8 +101,8 @@ export function registerPolicyRoutes(app: FastifyInstance, ctx: AppContext): voi
       const scope = call.resolved.scope;
       const saved = await ctx.store.transaction(async (trx) => {
         const current = await policies.get(tenantId, scope, role.id, trx);
-        const rules = mergeRules(current?.rules ?? policyRecord(tenantId, call.resolved, role).properties.rules, req.body);
-        const next = { tenantId, scope, roleDefinitionId: role.id, name: policyRecord(tenantId, call.resolved, role).name, rules, lastModifiedBy: modifiedBy(call.principal), lastModifiedAt: nowIso() };
+        const rules = mergeRules(current?.rules ?? defaultRules(), req.body);
+        const next = { tenantId, scope, roleDefinitionId: role.id, name: policyName(tenantId, scope, role.id), rules, lastModifiedBy: modifiedBy(call.principal), lastModifiedAt: nowIso() };
         await policies.put(next, trx);
         return next;
       });
