@@ -202,4 +202,18 @@ describe('admin dataflows throttling', () => {
     assert.equal(clock.status, 200);
     assert.equal((await list(s.url, admin, '?$top=1')).status, 200);
   });
+
+  test('the control-plane reset clears the windows and reloads the same demo dataflows and reader app', async () => {
+    const admin = await userToken(s.url, identities.admin, ['api://stratus/analytics/Tenant.Read.All']);
+    let status = 0;
+    for (let i = 0; i < 5 && status !== 429; i++) status = (await list(s.url, admin, '?$top=1')).status;
+    assert.equal(status, 429);
+    const reset = await fetch(`${s.url}/_stratus/reset`, { method: 'POST' });
+    assert.equal(reset.status, 200);
+    const r = await list(s.url, admin);
+    assert.equal(r.status, 200);
+    assert.deepEqual(ids(r.body.value), ids(demo));
+    const reader = await appToken(s.url, 'analytics', { clientId: tenantReaderApp.appId, clientSecret: tenantReaderApp.secret });
+    assert.equal((await list(s.url, reader)).status, 401);
+  });
 });
