@@ -319,6 +319,22 @@ test('PATCH merges a subset of rules by id, stamps lastModified*, returns 200 wi
   assert.deepEqual(listed.rules, second.rules);
 });
 
+test('get → change → update with the whole policy (all 17 rules, as the full PATCH example) round-trips through the client', async () => {
+  const name = (await policyOf(scopes.resourceGroup, roles.owner)).name;
+  const policy = await admin.roleManagementPolicies.get(scopes.resourceGroup, name);
+  const rules = policy.rules!.map((r: any) => {
+    if (r.id === 'Expiration_Admin_Eligibility') return { ...r, isExpirationRequired: false, maximumDuration: 'P180D' };
+    if (r.id === 'Enablement_Admin_Assignment') return { ...r, enabledRules: ['Justification', 'MultiFactorAuthentication'] };
+    if (r.id === 'Enablement_EndUser_Assignment') return { ...r, enabledRules: ['Justification', 'MultiFactorAuthentication', 'Ticketing'] };
+    return r;
+  });
+  const updated = await admin.roleManagementPolicies.update(scopes.resourceGroup, name, { ...policy, rules });
+  assert.deepEqual(updated.rules, rules);
+  assert.deepEqual(updated.effectiveRules, rules);
+  assert.equal(updated.scope, scopes.resourceGroup);
+  assert.deepEqual((await admin.roleManagementPolicies.get(scopes.resourceGroup, name)).rules, rules);
+});
+
 test('PATCH validation: every rule of §2.1 → 400 InvalidRoleManagementPolicy naming the field; nothing is stored', async () => {
   const scope = scopes.resourceGroup;
   const name = (await policyOf(scope, roles.userAccessAdministrator)).name;
