@@ -1,0 +1,134 @@
+/**
+ * Durability (issue: "a write the API reports as done is durable"): the `stratus serve`
+ * command runs as a child process, a PATCH answers 200, the process is killed with SIGKILL
+ * (no shutdown hook runs), and a new process on the same store still has the write and still
+ * accepts the token issued before (its signing key lives in the store). On SQLite by default,
+ * on PostgreSQL when STRATUS_TEST_DATABASE_URL is set. Also checks that Ctrl-C (SIGINT)
+ * shuts down cleanly with exit code 0.
+ */
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { userToken, identities } from './helpers/auth.ts';
+
+const dbUrl = process.env.STRATUS_TEST_DATABASE_URL;
+const schema = dbUrl ? `t_${randomBytes(6).toString('hex')}` : undefined;
+const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'stratus-durability-'));
+const tls = path.resolve('.stratus-test/tls');
+const sub = '3c9a6f1e-2b8d-4e5a-9f7c-6d1e0a4b8c25';
+const ownerRole = '8e3af657-a8ff-443c-a75c-2fe8c4bcb635';
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as net.AddressInfo).port;
+      s.close(() => resolve(port));
+    });
+    s.on('error', reject);
+  });
+}
+
+const ports = { https: await freePort(), http: await freePort() };
+const origin = `https://localhost:${ports.https}`;
+
+function serve(): ChildProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve'], {
+    env: {
+      ...process.env,
+      STRATUS_DATA_DIR: dataDir,
+      STRATUS_HTTPS_PORT: String(ports.https),
+      STRATUS_HTTP_PORT: String(ports.http),
+      STRATUS_LOG_LEVEL: 'warn',
+      STRATUS_TLS_CERT: path.join(tls, 'server.pem'),
+      STRATUS_TLS_KEY: path.join(tls, 'server-key.pem'),
+      ...(dbUrl ? { STRATUS_DATABASE_URL: dbUrl, STRATUS_DATABASE_SCHEMA: schema! } : {}),
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stdout!.resume();
+  child.stderr!.resume();
+  return child;
+}
+
+async function ready(child: ChildProcess): Promise<void> {
+  for (let i = 0; i < 300; i++) {
+    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`);
+    const ok = await fetch(`${origin}/_stratus/health`).then((r) => r.ok).catch(() => false);
+    if (ok) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error('server did not become ready');
+}
+
+function exited(child: ChildProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve({ code: child.exitCode, signal: child.signalCode });
+  return new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+}
+
+let current: ChildProcess | undefined;
+after(async () => {
+  if (current && current.exitCode === null && current.signalCode === null) {
+    current.kill('SIGKILL');
+    await exited(current);
+  }
+  fs.rmSync(dataDir, { recursive: true, force: true });
+  if (dbUrl && schema) {
+    const c = new pg.Client({ connectionString: dbUrl });
+    await c.connect();
+    await c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+    await c.end();
+  }
+});
+
+test('a PATCH answered 200 survives kill -9; a token issued before verifies after', async () => {
+  current = serve();
+  await ready(current);
+  const token = await userToken(origin, identities.admin, ['api://stratus/arm/user_impersonation']);
+  const auth = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+  const roleId = `/subscriptions/${sub}/providers/Vendor.Authorization/roleDefinitions/${ownerRole}`;
+  const list = await fetch(`${origin}/subscriptions/${sub}/providers/Vendor.Authorization/roleManagementPolicies?api-version=2020-10-01&$filter=${encodeURIComponent(`roleDefinitionId eq '${roleId}'`)}`, { headers: auth });
+  assert.equal(list.status, 200);
+  const policy = ((await list.json()) as any).value[0];
+  assert.ok(policy?.id, 'the Owner policy of the subscription is listed');
+  const patch = await fetch(`${origin}${policy.id}?api-version=2020-10-01`, {
+    method: 'PATCH',
+    headers: auth,
+    body: JSON.stringify({ properties: { rules: [{ id: 'Expiration_Admin_Eligibility', ruleType: 'RoleManagementPolicyExpirationRule', isExpirationRequired: true, maximumDuration: 'P42D', target: { caller: 'Admin', operations: ['All'], level: 'Eligibility' } }] } }),
+  });
+  assert.equal(patch.status, 200);
+
+  current.kill('SIGKILL');
+  const killed = await exited(current);
+  assert.equal(killed.signal, 'SIGKILL');
+
+  current = serve();
+  await ready(current);
+  const read = await fetch(`${origin}${policy.id}?api-version=2020-10-01`, { headers: auth });
+  assert.equal(read.status, 200, 'the token issued before the kill still verifies');
+  const rule = ((await read.json()) as any).properties.rules.find((r: any) => r.id === 'Expiration_Admin_Eligibility');
+  assert.equal(rule.maximumDuration, 'P42D');
+});
+
+test('SIGINT shuts down cleanly with exit code 0, and the data stays', async () => {
+  if (!current || current.exitCode !== null) {
+    current = serve();
+    await ready(current);
+  }
+  current.kill('SIGINT');
+  const { code } = await exited(current);
+  assert.equal(code, 0);
+  current = serve();
+  await ready(current);
+  const health = await fetch(`${origin}/_stratus/health`);
+  assert.equal(health.status, 200);
+  assert.equal(((await health.json()) as any).status, 'ok');
+  current.kill('SIGINT');
+  assert.equal((await exited(current)).code, 0);
+});
