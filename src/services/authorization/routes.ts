@@ -100,9 +100,9 @@ export function registerPolicyRoutes(app: FastifyInstance, ctx: AppContext): voi
       const tenantId = call.principal.tenantId;
       const scope = call.resolved.scope;
       const saved = await ctx.store.transaction(async (trx) => {
-        const current = await policies.get(tenantId, scope, role.id, trx);
-        const rules = mergeRules(current?.rules ?? defaultRules(), req.body);
-        const next = { tenantId, scope, roleDefinitionId: role.id, name: policyName(tenantId, scope, role.id), rules, lastModifiedBy: modifiedBy(call.principal), lastModifiedAt: nowIso() };
+        const next = { tenantId, scope, roleDefinitionId: role.id, name: policyName(tenantId, scope, role.id), rules: defaultRules(), lastModifiedBy: modifiedBy(call.principal), lastModifiedAt: nowIso() };
+        const current = await policies.lockForUpdate(next, trx);
+        next.rules = mergeRules(current?.rules ?? next.rules, req.body);
         await policies.put(next, trx);
         return next;
       });

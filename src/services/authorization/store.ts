@@ -5,7 +5,7 @@
  */
 import type { Kysely } from 'kysely';
 import type { Migrations } from '../../store/db.ts';
-import { fromJson, toJson } from '../../store/db.ts';
+import { fromJson, isPostgres, toJson } from '../../store/db.ts';
 import type { PolicyRule } from './defaults.ts';
 
 /** `Principal` of `lastModifiedBy` (reference §2.4): all strings, null when unknown. */
@@ -86,6 +86,35 @@ export class PolicyStore {
       .where('role_definition_id', '=', roleDefinitionId.toLowerCase())
       .executeTakeFirst();
     return r ? toStored(r) : undefined;
+  }
+
+  /**
+   * Inside a write transaction: the policy row of one role at one scope, locked against
+   * concurrent writers (PostgreSQL `FOR UPDATE` after making sure the row exists; SQLite
+   * serializes write transactions). A row made here for a computed policy holds `initial`
+   * (the default rules) and is rolled back with the transaction if the write fails.
+   * @returns the stored policy (on PostgreSQL also the row just made), or undefined when the
+   *   policy is still computed.
+   */
+  async lockForUpdate(initial: StoredPolicy, trx: Kysely<any>): Promise<StoredPolicy | undefined> {
+    const existing = await this.get(initial.tenantId, initial.scope, initial.roleDefinitionId, trx);
+    if (!isPostgres(trx)) return existing;
+    if (!existing) {
+      await trx
+        .insertInto(policyTable)
+        .values({ tenant_id: initial.tenantId, scope_lower: initial.scope.toLowerCase(), role_definition_id: initial.roleDefinitionId.toLowerCase(), name: initial.name, scope: initial.scope, rules: toJson(initial.rules), last_modified_by: toJson(initial.lastModifiedBy), last_modified_at: initial.lastModifiedAt })
+        .onConflict((oc) => oc.columns(['tenant_id', 'scope_lower', 'role_definition_id']).doNothing())
+        .execute();
+    }
+    const r = await trx
+      .selectFrom(policyTable)
+      .selectAll()
+      .where('tenant_id', '=', initial.tenantId)
+      .where('scope_lower', '=', initial.scope.toLowerCase())
+      .where('role_definition_id', '=', initial.roleDefinitionId.toLowerCase())
+      .forUpdate()
+      .executeTakeFirstOrThrow();
+    return toStored(r);
   }
 
   /** Inserts or replaces a changed policy. */
