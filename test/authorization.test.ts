@@ -335,6 +335,21 @@ test('get → change → update with the whole policy (all 17 rules, as the full
   assert.deepEqual((await admin.roleManagementPolicies.get(scopes.resourceGroup, name)).rules, rules);
 });
 
+test('concurrent PATCHes of different rules of one policy all land (no lost update)', async () => {
+  const name = (await policyOf(scopes.managementGroup, roles.contributor)).name;
+  const ids = ruleIds.filter((id) => id.startsWith('Notification_') && id !== 'Notification_Approver_EndUser_Assignment');
+  const results = await Promise.all(
+    ids.map((id, i) =>
+      call('PATCH', `${scopes.managementGroup}/providers/Vendor.Authorization/roleManagementPolicies/${name}?api-version=${api}`, adminToken, {
+        properties: { rules: [{ id, ruleType: 'RoleManagementPolicyNotificationRule', notificationRecipients: [`parallel${i}@stratus.test`] }] },
+      }),
+    ),
+  );
+  for (const r of results) assert.equal(r.status, 200, JSON.stringify(r.body));
+  const p = await admin.roleManagementPolicies.get(scopes.managementGroup, name);
+  ids.forEach((id, i) => assert.deepEqual((p.rules!.find((r) => r.id === id) as any).notificationRecipients, [`parallel${i}@stratus.test`], id));
+});
+
 test('PATCH validation: every rule of §2.1 → 400 InvalidRoleManagementPolicy naming the field; nothing is stored', async () => {
   const scope = scopes.resourceGroup;
   const name = (await policyOf(scope, roles.userAccessAdministrator)).name;
