@@ -430,6 +430,14 @@ test('permissions: the user without roles gets 403 on list and get; Reader and C
   }
   await assert.rejects(collect(client(userTok).roleManagementPolicies.listForScope(scopes.subscription)), (e: any) => e.statusCode === 403 && e.code === 'AuthorizationFailed');
   await assert.rejects(client(userTok).roleManagementPolicies.get(scopes.subscription, name), (e: any) => e.statusCode === 403);
+  // Roles are inherited down the hierarchy: the admin's Owner at the tenant root covers a child management group;
+  // the Contributor (service principal, on the subscription) reads at the resource group.
+  const childMg = await call('GET', listPath('/providers/Vendor.Management/managementGroups/stratus-platform'), adminToken);
+  assert.equal(childMg.status, 200);
+  assert.equal(childMg.body.value[0].properties.policyProperties.scope.displayName, 'Stratus Platform');
+  assert.equal((await collect(client(contributorToken).roleManagementPolicies.listForScope(scopes.resourceGroup))).length, 5);
+  // The Contributor is not Owner of the tenant root management group.
+  assert.equal((await call('GET', listPath(scopes.managementGroup), contributorToken)).status, 403);
   // The Reader (the managed identity) reads, but may not change.
   const read = await collect(client(readerToken).roleManagementPolicies.listForScope(scopes.resource));
   assert.equal(read.length, 5);
