@@ -35,12 +35,15 @@ export class Store {
   /** The Kysely instance; areas type their own tables over it (`store.db as Kysely<AreaTables>`). */
   readonly db: Kysely<any>;
   readonly dialect: DialectName;
+  /** The PostgreSQL schema every connection uses, when one was named. */
+  readonly schema: string | undefined;
   private readonly closer: () => Promise<void>;
 
-  constructor(db: Kysely<any>, dialect: DialectName, closer: () => Promise<void>) {
+  constructor(db: Kysely<any>, dialect: DialectName, closer: () => Promise<void>, schema?: string) {
     this.db = db;
     this.dialect = dialect;
     this.closer = closer;
+    this.schema = schema;
   }
 
   /** Runs `fn` in one transaction; everything it writes commits together or not at all. */
@@ -51,7 +54,9 @@ export class Store {
   /** Applies every migration not yet applied. @throws Error naming the failed migration. */
   async migrate(migrations: Migrations): Promise<void> {
     const provider: MigrationProvider = { getMigrations: async () => migrations };
-    const migrator = new Migrator({ db: this.db, provider, allowUnorderedMigrations: true });
+    // The migration tables live in the store's own schema: without naming it, Kysely's
+    // existence check also sees other schemas' tables (several stores on one database).
+    const migrator = new Migrator({ db: this.db, provider, allowUnorderedMigrations: true, ...(this.schema ? { migrationTableSchema: this.schema } : {}) });
     const { error, results } = await migrator.migrateToLatest();
     if (error) {
       const failed = results?.find((r) => r.status === 'Error');
@@ -87,11 +92,16 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
     const db = new Kysely<any>({ dialect: new PostgresDialect({ pool }) });
     await sql`select 1`.execute(db);
     let closed = false;
-    return new Store(db, 'postgres', async () => {
-      if (closed) return;
-      closed = true;
-      await db.destroy();
-    });
+    return new Store(
+      db,
+      'postgres',
+      async () => {
+        if (closed) return;
+        closed = true;
+        await db.destroy();
+      },
+      schema,
+    );
   }
   const file = opts.sqliteFile ?? ':memory:';
   if (file !== ':memory:') fs.mkdirSync(path.dirname(file), { recursive: true });
