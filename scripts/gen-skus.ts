@@ -163,7 +163,7 @@ function family(base: Omit<Vm, 'size' | 'vcpus' | 'mem' | 'disks' | 'temp' | 'ni
 }) {
   const { io, rows, ...rest } = base;
   for (const [size, vcpus, mem, disks, temp, nics, avail] of rows) {
-    vms.push({ ...rest, size, vcpus, avail, mem, disks, temp, nics, ...io(avail ?? vcpus) });
+    vms.push({ ...rest, size, vcpus, avail, mem, disks, temp, nics, ...io(vcpus) });
   }
 }
 /** Per-vCPU IO scaling, capped. */
@@ -199,7 +199,8 @@ family({ ...common, family: 'standardDv2Family', acus: 210, premium: false, acce
 family({
   ...common, family: 'standardDSv2Family', acus: 210, premium: true, accel: true, gens: gen12, perCore: 1, ephemeral: true, where: 'all', edge: true,
   io: scale(3200, 48, 51200, 768, { iopsPer: 4000, mbpsPer: 32, cachePer: 43, maxIops: 64000, maxMBps: 512 }),
-  rows: dv2Rows.map(([n, v, m, d, t, nic]) => [`DS${n}_v2`, v, m, d, Math.round(t * 0.14), nic]),
+  // Premium-storage sizes keep a smaller temp disk (the rest is the read cache).
+  rows: dv2Rows.map(([n, v, m, d, , nic]) => [`DS${n}_v2`, v, m, d, ({ '1': 7, '2': 14, '3': 28, '4': 56, '5': 112, '11': 28, '12': 56, '13': 112, '14': 224, '15': 280 } as Record<string, number>)[n]!, nic]),
 });
 // Dv3 / Dsv3, Ev3 / Esv3
 const v3 = [2, 4, 8, 16, 32, 48, 64];
@@ -252,11 +253,13 @@ family({ ...v5common, acus: 195, family: 'standardDDv5Family', premium: false, e
 family({ ...v5common, acus: 195, family: 'standardDDSv5Family', premium: true, ephemeral: true, edge: true, io: ssdV5d, rows: v5.map((v) => [`D${v}ds_v5`, v, v * 4, dataDisks(v), Math.round(v * 37.5), v5Nics(v)]) });
 family({ ...v5common, acus: 230, family: 'standardDASv5Family', premium: true, ephemeral: false, where: 'common', io: scale(1875, 42.5, 80000, 1200), rows: v5.map((v) => [`D${v}as_v5`, v, v * 4, dataDisks(v), 0, v5Nics(v)]) });
 family({ ...v5common, acus: 230, family: 'standardDADSv5Family', premium: true, ephemeral: true, where: 'common', edge: true, io: scale(1875, 42.5, 80000, 1200, { iopsPer: 4750, mbpsPer: 62.5, cachePer: 37.5, maxIops: 300000, maxMBps: 4000 }), rows: v5.map((v) => [`D${v}ads_v5`, v, v * 4, dataDisks(v), Math.round(v * 37.5), v5Nics(v)]) });
+/** The 104-vCPU Ev5 sizes are the isolated `E104i*` sizes. */
+const e104 = (v: number) => (v === 104 ? '104i' : String(v));
 const ev5Mem = (v: number) => (v === 96 ? 672 : v === 104 ? 672 : v === 20 ? 160 : v * 8);
-family({ ...v5common, acus: 195, family: 'standardEv5Family', premium: false, ephemeral: false, io: ssdV5, rows: v5e.map((v) => [`E${v}_v5`, v, ev5Mem(v), dataDisks(v), 0, v5Nics(v)]) });
-family({ ...v5common, acus: 195, family: 'standardESv5Family', premium: true, ephemeral: false, edge: true, io: ssdV5, rows: v5e.map((v) => [`E${v}s_v5`, v, ev5Mem(v), dataDisks(v), 0, v5Nics(v)]) });
-family({ ...v5common, acus: 195, family: 'standardEDv5Family', premium: false, ephemeral: true, io: ssdV5d, rows: v5e.map((v) => [`E${v}d_v5`, v, ev5Mem(v), dataDisks(v), Math.round(v * 37.5), v5Nics(v)]) });
-family({ ...v5common, acus: 195, family: 'standardEDSv5Family', premium: true, ephemeral: true, io: ssdV5d, rows: v5e.map((v) => [`E${v}ds_v5`, v, ev5Mem(v), dataDisks(v), Math.round(v * 37.5), v5Nics(v)]) });
+family({ ...v5common, acus: 195, family: 'standardEv5Family', premium: false, ephemeral: false, io: ssdV5, rows: v5e.map((v) => [`E${e104(v)}_v5`, v, ev5Mem(v), dataDisks(v), 0, v5Nics(v)]) });
+family({ ...v5common, acus: 195, family: 'standardESv5Family', premium: true, ephemeral: false, edge: true, io: ssdV5, rows: v5e.map((v) => [`E${e104(v)}s_v5`, v, ev5Mem(v), dataDisks(v), 0, v5Nics(v)]) });
+family({ ...v5common, acus: 195, family: 'standardEDv5Family', premium: false, ephemeral: true, io: ssdV5d, rows: v5e.map((v) => [`E${e104(v)}d_v5`, v, ev5Mem(v), dataDisks(v), Math.round(v * 37.5), v5Nics(v)]) });
+family({ ...v5common, acus: 195, family: 'standardEDSv5Family', premium: true, ephemeral: true, io: ssdV5d, rows: v5e.map((v) => [`E${e104(v)}ds_v5`, v, ev5Mem(v), dataDisks(v), Math.round(v * 37.5), v5Nics(v)]) });
 family({ ...v5common, acus: 230, family: 'standardEASv5Family', premium: true, ephemeral: false, where: 'common', io: scale(1875, 42.5, 80000, 1200), rows: v5a.map((v) => [`E${v}as_v5`, v, ev5Mem(v), dataDisks(v), 0, v5Nics(v)]) });
 family({ ...v5common, acus: 230, family: 'standardEADSv5Family', premium: true, ephemeral: true, where: 'common', io: scale(1875, 42.5, 80000, 1200, { iopsPer: 4750, mbpsPer: 62.5, cachePer: 37.5, maxIops: 300000, maxMBps: 4000 }), rows: v5a.map((v) => [`E${v}ads_v5`, v, ev5Mem(v), dataDisks(v), Math.round(v * 37.5), v5Nics(v)]) });
 // Fsv2 (compute optimized)
@@ -305,7 +308,11 @@ family({
   rows: [['HB120rs_v3', 120, 448, 32, 480, 8], ['HB120-96rs_v3', 120, 448, 32, 480, 8, 96], ['HB120-64rs_v3', 120, 448, 32, 480, 8, 64], ['HB120-32rs_v3', 120, 448, 32, 480, 8, 32], ['HB120-16rs_v3', 120, 448, 32, 480, 8, 16]],
 });
 family({ ...common, family: 'standardHCSFamily', acus: undefined, premium: true, accel: true, gens: gen12, perCore: 1, ephemeral: true, where: 'hpc', rdma: true, lowPri: false, io: scale(1000, 20, 80000, 1000), rows: [['HC44rs', 44, 352, 4, 700, 8]] });
-for (const vm of vms) if (gpuCount[vm.size]) vm.gpus = gpuCount[vm.size];
+for (const vm of vms) {
+  if (gpuCount[vm.size]) vm.gpus = gpuCount[vm.size];
+  // The "r" sizes carry the InfiniBand (RDMA) interface.
+  vm.rdma = /^[A-Z]+\d+(-\d+)?r/.test(vm.size);
+}
 
 function vmCapabilities(vm: Vm): Cap[] {
   const caps: Cap[] = [
@@ -447,7 +454,7 @@ diskRecords('StandardSSD_ZRS', 'StandardSSD', eSizes, (r) => r.zones && r.tier <
 for (const r of regions.filter((x) => x.zones && x.tier <= 2)) {
   const ultraZones = ['1', '2', '3'].filter((z) => h('ultra', r.name, z) % 4 !== 0);
   out.push({
-    resourceType: 'disks', name: 'UltraSSD_LRS', tier: 'Ultra', size: 'U', locations: [r.name],
+    resourceType: 'disks', name: 'UltraSSD_LRS', tier: 'Ultra', size: 'Ultra', locations: [r.name],
     locationInfo: [{ location: r.name, zones: ultraZones, zoneDetails: [] }],
     capabilities: [cap('MaxSizeGiB', 65536), cap('MinSizeGiB', 4), cap('MaxIOpsReadWrite', 400000), cap('MinIOpsReadWrite', 100), cap('MaxBandwidthMBpsReadWrite', 10000), cap('MinBandwidthMBpsReadWrite', 1), cap('MaxIopsPerGiBReadWrite', 1000), cap('MaxValueOfMaxShares', 15)],
     restrictions: [],
