@@ -132,3 +132,35 @@ test('SIGINT shuts down cleanly with exit code 0, and the data stays', async () 
   current.kill('SIGINT');
   assert.equal((await exited(current)).code, 0);
 });
+
+test('`stratus token` prints a token the running server accepts; `stratus reset` restores the demo data', async () => {
+  const { execFileSync } = await import('node:child_process');
+  const env = {
+    ...process.env,
+    STRATUS_DATA_DIR: dataDir,
+    STRATUS_HTTPS_PORT: String(ports.https),
+    STRATUS_HTTP_PORT: String(ports.http),
+    STRATUS_LOG_LEVEL: 'silent',
+    ...(dbUrl ? { STRATUS_DATABASE_URL: dbUrl, STRATUS_DATABASE_SCHEMA: schema! } : {}),
+  };
+  const cli = (...args: string[]) => execFileSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], { env, encoding: 'utf8' }).trim();
+  current = serve();
+  await ready(current);
+  const token = cli('token', '--user', 'admin@stratus.test', '--audience', 'arm');
+  assert.match(token, /^[\w-]+\.[\w-]+\.[\w-]+$/);
+  const roleId = `/subscriptions/${sub}/providers/Vendor.Authorization/roleDefinitions/${ownerRole}`;
+  const url = `${origin}/subscriptions/${sub}/providers/Vendor.Authorization/roleManagementPolicies?api-version=2020-10-01&$filter=${encodeURIComponent(`roleDefinitionId eq '${roleId}'`)}`;
+  const list = await fetch(url, { headers: { authorization: `Bearer ${token}` } });
+  assert.equal(list.status, 200);
+  const policy = ((await list.json()) as any).value[0];
+  const before = policy.properties.rules.find((r: any) => r.id === 'Expiration_Admin_Eligibility').maximumDuration;
+  assert.equal(before, 'P42D', 'the PATCH of the first test is still there');
+  assert.match(cli('reset'), /reset/);
+  const after = await fetch(url, { headers: { authorization: `Bearer ${token}` } });
+  const rule = ((await after.json()) as any).value[0].properties.rules.find((r: any) => r.id === 'Expiration_Admin_Eligibility');
+  assert.equal(rule.maximumDuration, 'P90D', 'back to the default rule set (reference §2.5)');
+  const appToken = cli('token', '--app', '5a2f9c1e-8b3d-4f7a-9e6c-1d4b8a2f0c37', '--audience', 'arm');
+  const payload = JSON.parse(Buffer.from(appToken.split('.')[1]!, 'base64url').toString());
+  assert.equal(payload.appid, '5a2f9c1e-8b3d-4f7a-9e6c-1d4b8a2f0c37');
+  assert.equal(payload.aud, 'api://stratus/arm');
+});
