@@ -162,6 +162,8 @@ describe('compute SKUs', () => {
     const specNames = ['MaxResourceVolumeMB', 'OSVhdSizeMB', 'vCPUs', 'HyperVGenerations', 'MemoryGB', 'MaxDataDiskCount', 'LowPriorityCapable', 'PremiumIO', 'vCPUsAvailable', 'ACUs', 'vCPUsPerCore', 'EphemeralOSDiskSupported', 'AcceleratedNetworkingEnabled', 'RdmaEnabled', 'MaxNetworkInterfaces'];
     const vmCaps = new Set(seen.filter((x) => x.resourceType === 'virtualMachines').flatMap((x) => (x.capabilities ?? []).map((c) => c.name)));
     for (const n of specNames) assert.ok(vmCaps.has(n), `capability ${n}`);
+    // The client's deserialized records carry every field the catalog has, nothing lost or added.
+    assert.deepEqual(JSON.parse(JSON.stringify(seen)), catalog);
     const boolNames = new Set(['LowPriorityCapable', 'PremiumIO', 'EphemeralOSDiskSupported', 'AcceleratedNetworkingEnabled', 'RdmaEnabled', 'UltraSSDAvailable', 'EncryptionAtHostSupported']);
     for (const sku of seen) {
       assert.ok(sku.name && sku.resourceType && sku.locations?.length === 1 && sku.locationInfo?.length, key(sku));
