@@ -115,6 +115,17 @@ describe('resource-manager gateway', () => {
     }
   });
 
+  test('a token not yet valid (nbf an hour ahead), or without a signature: 401 InvalidAuthenticationToken', async () => {
+    const now = Math.floor(Date.now() / 1000);
+    const future = await forge(token, { nbf: now + 3600, iat: now + 3600, exp: now + 7200 });
+    const [h, p] = token.split('.');
+    for (const bad of [future, `${h}.${p}.`]) {
+      const r = await call(ok, { auth: `Bearer ${bad}` });
+      assertError(r, 401, 'InvalidAuthenticationToken', /^The access token is invalid\./);
+      assertChallenge(r.headers);
+    }
+  });
+
   test('a token for another audience: 401 InvalidAuthenticationToken', async () => {
     const mail = await appToken(s.url, 'mail');
     const r = await call(ok, { auth: `Bearer ${mail}` });

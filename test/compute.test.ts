@@ -240,6 +240,13 @@ describe('compute SKUs', () => {
     assert.equal(r.body.value.length, plain.filter((x) => x.locations[0] === 'uksouth').length);
   });
 
+  test('a Reader (the demo managed identity) lists SKUs', async () => {
+    const t = await appToken(s.url, 'arm', identities.mi);
+    const r = await get(`${skuPath}?api-version=2021-07-01&$filter=${encodeURIComponent("location eq 'japanwest'")}`, t);
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    assert.deepEqual(r.body.value, plain.filter((x) => x.locations[0] === 'japanwest'));
+  });
+
   test('POST /_stratus/reset reloads the catalog (same records, no duplicates)', async () => {
     const reset = await fetch(`${s.url}/_stratus/reset`, { method: 'POST' });
     assert.ok(reset.status < 300, String(reset.status));
