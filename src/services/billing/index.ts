@@ -1,12 +1,26 @@
 /**
- * The billing area (work in progress: a module with no tables and no routes yet).
+ * The billing area (spec: resource-manager §2.3, §4.4; reference §4): billing accounts,
+ * billing profiles, invoice sections, invoices, billing role assignments and invoice
+ * transactions in the store, and the transaction listing
+ * `GET /providers/Vendor.Billing/billingAccounts/{a}/invoices/{i}/transactions?api-version=2024-04-01`
+ * with `filter`, `orderBy`, `search`, `skip`, `top` (≤ 50) and `count`.
  */
 import type { ServiceModule } from '../../context.ts';
+import { billingMigrations, billingTables } from './migrations.ts';
+import { registerBillingRoutes } from './routes.ts';
+import { demoBilling } from './seed.ts';
+import { BillingStore } from './store.ts';
 
 /** The billing module. */
 export const billingModule: ServiceModule = {
   name: 'billing',
-  migrations: {},
-  tables: [],
-  register() {},
+  migrations: billingMigrations,
+  tables: billingTables,
+  async seed(ctx) {
+    const store = new BillingStore(ctx.store.db);
+    for (const account of demoBilling) await store.seedAccount(account);
+  },
+  register(app, ctx) {
+    registerBillingRoutes(app, ctx);
+  },
 };

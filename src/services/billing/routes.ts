@@ -1,0 +1,133 @@
+/**
+ * `GET /providers/Vendor.Billing/billingAccounts/{billingAccountName}/invoices/{invoiceName}/transactions`
+ * (spec: resource-manager §2.3, §4.4, §5, §7, §8, §9; reference §4).
+ *
+ * Order of checks: api-version and bearer token (the gateway) → path name patterns → query
+ * options (`top` 1–50, `skip` ≥ 0, `count` boolean) → billing account exists in the caller's
+ * tenant (404) → the caller holds a billing role on it (403) → invoice exists (404) →
+ * `filter` / `orderBy` parse and compile (400 with the position) → one page in SQL.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { AppContext } from '../../context.ts';
+import { ApiError } from '../../core/errors.ts';
+import { absoluteUrl } from '../../core/paging.ts';
+import { compileFilter, compileOrderBy, ODataError, parseFilter, parseOrderBy } from '../../core/odata/index.ts';
+import { armErrors, armRoute } from '../arm/gateway.ts';
+import { transactionFieldMap } from './fields.ts';
+import { BillingStore } from './store.ts';
+
+/** api-versions of the transaction listing (spec §9). */
+export const transactionApiVersions = ['2024-04-01'];
+/** Maximum (and default) page size (spec §8: `top` at most 50). */
+export const maxTop = 50;
+
+/** `billingAccountName` pattern (spec §4.4). */
+export const billingAccountNamePattern =
+  /^([0-9]+|([Pp][Cc][Nn]\.[A-Za-z0-9]+)|[0-9A-Fa-f]{8}-([0-9A-Fa-f]{4}-){3}[0-9A-Fa-f]{12}(:[0-9A-Fa-f]{8}-([0-9A-Fa-f]{4}-){3}[0-9A-Fa-f]{12}_[0-9]{4}(-[0-9]{2}){2})?)$/;
+/** `invoiceName` pattern (spec §4.4). */
+export const invoiceNamePattern = /^(H[0-9]-[A-Z0-9]+)$|^(?:([GHT]|HT){1}[A-Z0-9]{9})$|^(?:[D]{1}[A-Z0-9]{9})$|^(?:E{1}[B-Z0-9]{1}[A-Z0-9]{8})$|^(?:EA[A-Z0-9]{8})$/;
+
+/** The billing errors (codes chosen where the spec says "not shown", spec §7 rule 3). */
+export const billingErrors = {
+  invalidName: (param: string, value: string, pattern: RegExp) =>
+    armErrors.invalidParameter(param, `The value '${value}' of the path parameter '${param}' is invalid. It must match the pattern '${pattern.source}'.`),
+  invalidQuery: (param: string, value: string, rule: string) => armErrors.invalidParameter(param, `The value '${value}' of the query parameter '${param}' is invalid. ${rule}`),
+  invalidExpression: (param: 'filter' | 'orderBy', text: string, e: ODataError) =>
+    new ApiError(400, param === 'filter' ? 'InvalidFilter' : 'InvalidOrderBy', `The '${param}' expression '${text}' is invalid${e.position !== undefined ? ` at position ${e.position}` : ''}: ${e.message}`, {
+      target: param,
+    }),
+  accountNotFound: (name: string) => new ApiError(404, 'BillingAccountNotFound', `The billing account '${name}' could not be found.`, { target: 'billingAccountName' }),
+  invoiceNotFound: (account: string, name: string) =>
+    new ApiError(404, 'InvoiceNotFound', `The invoice '${name}' could not be found in billing account '${account}'.`, { target: 'invoiceName' }),
+};
+
+/** The action a caller needs on the billing account to list transactions. */
+export const readTransactionsAction = 'Vendor.Billing/billingAccounts/invoices/transactions/read';
+
+/**
+ * The query options of a request, names matched case-insensitively and with or without a
+ * leading `$` (the contract's names carry none). A repeated option keeps its first value.
+ */
+export function billingQuery(req: FastifyRequest): Record<'filter' | 'orderby' | 'search' | 'skip' | 'top' | 'count', string | undefined> {
+  const out: Record<string, string | undefined> = {};
+  for (const [k, v] of Object.entries(req.query as Record<string, string | string[] | undefined>)) {
+    const key = k.replace(/^\$/, '').toLowerCase();
+    if (out[key] === undefined && v !== undefined) out[key] = Array.isArray(v) ? v[0] : v;
+  }
+  return out as ReturnType<typeof billingQuery>;
+}
+
+/** Parses a non-negative int64 query value; undefined when absent; throws the parameter's 400. */
+function integer(param: string, v: string | undefined, rule: string): number | undefined {
+  if (v === undefined) return undefined;
+  if (!/^\d{1,15}$/.test(v.trim())) throw billingErrors.invalidQuery(param, v, rule);
+  return Number(v.trim());
+}
+
+/** Registers the billing routes. */
+export function registerBillingRoutes(app: FastifyInstance, ctx: AppContext): void {
+  const store = new BillingStore(ctx.store.db);
+  armRoute(app, ctx, {
+    method: 'GET',
+    url: '/providers/Vendor.Billing/billingAccounts/:billingAccountName/invoices/:invoiceName/transactions',
+    apiVersions: transactionApiVersions,
+    // Access is checked against the billing account's own role assignments in the handler.
+    scope: (req) => `/providers/Vendor.Billing/billingAccounts/${(req.params as Record<string, string>).billingAccountName}`,
+    handler: async (req, _reply, call) => {
+      const { billingAccountName: account, invoiceName: invoice } = req.params as Record<string, string>;
+      if (!billingAccountNamePattern.test(account!)) throw billingErrors.invalidName('billingAccountName', account!, billingAccountNamePattern);
+      if (!invoiceNamePattern.test(invoice!)) throw billingErrors.invalidName('invoiceName', invoice!, invoiceNamePattern);
+
+      const q = billingQuery(req);
+      const top = integer('top', q.top, `It must be an integer from 1 to ${maxTop}; the maximum supported value for top is ${maxTop}.`) ?? maxTop;
+      if (top < 1 || top > maxTop) throw billingErrors.invalidQuery('top', q.top!, `It must be an integer from 1 to ${maxTop}; the maximum supported value for top is ${maxTop}.`);
+      const skip = integer('skip', q.skip, 'It must be an integer of 0 or more.') ?? 0;
+      let count = false;
+      if (q.count !== undefined) {
+        const c = q.count.trim().toLowerCase();
+        if (c !== 'true' && c !== 'false') throw billingErrors.invalidQuery('count', q.count, "It must be 'true' or 'false'.");
+        count = c === 'true';
+      }
+
+      const tenantId = call.principal.tenantId;
+      if (!(await store.accountExists(tenantId, account!))) throw billingErrors.accountNotFound(account!);
+      if ((await store.rolesOf(tenantId, account!, call.principal.objectId)).length === 0) throw armErrors.authorizationFailed(call.principal, readTransactionsAction, call.scope);
+      if (!(await store.invoice(tenantId, account!, invoice!))) throw billingErrors.invoiceNotFound(account!, invoice!);
+
+      let filter;
+      if (q.filter !== undefined && q.filter.trim() !== '') {
+        try {
+          filter = compileFilter(parseFilter(q.filter), transactionFieldMap);
+        } catch (e) {
+          if (e instanceof ODataError) throw billingErrors.invalidExpression('filter', q.filter, e);
+          throw e;
+        }
+      }
+      let orderBy: ReturnType<typeof compileOrderBy> = [];
+      if (q.orderby !== undefined && q.orderby.trim() !== '') {
+        try {
+          orderBy = compileOrderBy(parseOrderBy(q.orderby), transactionFieldMap);
+        } catch (e) {
+          if (e instanceof ODataError) throw billingErrors.invalidExpression('orderBy', q.orderby, e);
+          throw e;
+        }
+      }
+
+      const page = await store.listTransactions({ tenantId, accountName: account!, invoiceName: invoice!, filter, orderBy, search: q.search, skip, top, count });
+      const body: Record<string, unknown> = { value: page.value };
+      if (page.totalCount !== undefined) body.totalCount = page.totalCount;
+      if (page.more) {
+        body.nextLink = absoluteUrl(ctx.origin(), `/providers/Vendor.Billing/billingAccounts/${encodeURIComponent(account!)}/invoices/${encodeURIComponent(invoice!)}/transactions`, {
+          'api-version': call.apiVersion,
+          filter: q.filter,
+          orderBy: q.orderby,
+          search: q.search,
+          count: q.count,
+          top: q.top,
+          skip: skip + top,
+        });
+      }
+      return body;
+    },
+  });
+}
