@@ -1,0 +1,85 @@
+/**
+ * Who may call the data platform (spec analytics-platform-mail-wopi §5, §8; reference §2.1,
+ * §2.5, §4.2, §4.3): bearer verification for the `platform` audience, delegated scopes, the
+ * per-caller request budget, and workspace roles.
+ */
+import type { FastifyRequest } from 'fastify';
+import type { AppContext } from '../../context.ts';
+import { ApiError } from '../../core/errors.ts';
+import { authenticate, AuthFailure } from '../../core/auth.ts';
+import { isUuid } from '../../core/ids.ts';
+import { nowMs } from '../../core/clock.ts';
+import type { Principal } from '../../core/identity/identity.ts';
+import { getRole, getWorkspace, workspaceRoles, type WorkspaceRole, type WorkspaceRow } from './store.ts';
+
+/** Delegated scopes that allow writing eventstreams (spec §5). */
+export const writeScopes = ['Eventstream.ReadWrite.All', 'Item.ReadWrite.All'];
+/** Delegated scopes that allow reading eventstreams (reference §2.5). */
+export const readScopes = ['Eventstream.Read.All', 'Item.Read.All', 'Workspace.Read.All', 'Workspace.ReadWrite.All', ...writeScopes];
+
+/**
+ * Verifies the bearer token for the `platform` audience and spends one request of the
+ * caller's budget.
+ * @throws ApiError 401 `TokenExpired` (expired) or `Unauthorized` (missing, malformed, wrong
+ * audience, bad signature) with a `WWW-Authenticate: Bearer` challenge; 403
+ * `InsufficientScopes` for a delegated token without any of `scopes`; 429 `RequestBlocked`
+ * with `Retry-After` when the caller's budget is spent (reference §4.3).
+ */
+export async function platformCaller(req: FastifyRequest, ctx: AppContext, scopes: string[]): Promise<Principal> {
+  let p: Principal;
+  try {
+    p = await authenticate(req, ctx.identity, 'platform');
+  } catch (e) {
+    if (!(e instanceof AuthFailure)) throw e;
+    const headers = { 'WWW-Authenticate': `Bearer authorization_uri="${ctx.origin()}/common/oauth2/authorize", error="invalid_token"` };
+    if (e.reason === 'expired') throw new ApiError(401, 'TokenExpired', 'Access token has expired, resubmit with a new access token.', { headers, isRetriable: false });
+    throw new ApiError(401, 'Unauthorized', `Missing or invalid authentication: ${e.message}`, { headers, isRetriable: false });
+  }
+  const s = ctx.config.settings;
+  const d = await ctx.rateLimiter.hit(`platform:${p.tenantId}:${p.objectId}`, s.platformRequestsPerWindow, s.platformWindowSeconds);
+  if (!d.allowed) {
+    throw new ApiError(429, 'RequestBlocked', `Request is blocked by the upstream service until: ${blockedUntil(nowMs() + d.retryAfterSeconds * 1000)} (UTC)`, {
+      headers: { 'Retry-After': String(d.retryAfterSeconds) },
+      isRetriable: true,
+    });
+  }
+  if (p.kind === 'user' && !scopes.some((x) => p.scopes.includes(x))) {
+    throw new ApiError(403, 'InsufficientScopes', `The caller doesn't have permissions to call the API: the token holds none of the scopes ${scopes.join(', ')}.`, { isRetriable: false });
+  }
+  return p;
+}
+
+/** `M/D/YYYY h:mm:ss AM|PM` in UTC, as the service writes the end of a block (reference §4.3). */
+export function blockedUntil(ms: number): string {
+  const d = new Date(ms);
+  const h = d.getUTCHours();
+  const pad = (n: number) => String(n).padStart(2, '0');
+  return `${d.getUTCMonth() + 1}/${d.getUTCDate()}/${d.getUTCFullYear()} ${h % 12 === 0 ? 12 : h % 12}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())} ${h < 12 ? 'AM' : 'PM'}`;
+}
+
+/**
+ * The workspace and the caller's role in it, requiring at least `minimum`.
+ * @throws ApiError 400 `InvalidInput` for a malformed id; 404 `WorkspaceNotFound` when the
+ * tenant has no such workspace; 403 `InsufficientWorkspaceRole` when the caller holds no role
+ * or a weaker one (Stratus's choices; reference §4.2 is silent).
+ */
+export async function requireWorkspaceRole(ctx: AppContext, p: Principal, workspaceId: string, minimum: WorkspaceRole): Promise<{ workspace: WorkspaceRow; role: WorkspaceRole }> {
+  if (!isUuid(workspaceId)) throw new ApiError(400, 'InvalidInput', `The workspaceId '${workspaceId}' is not a uuid.`, { isRetriable: false });
+  const id = workspaceId.toLowerCase();
+  const workspace = await getWorkspace(ctx.store.db, p.tenantId, id);
+  if (!workspace) throw new ApiError(404, 'WorkspaceNotFound', 'The requested workspace was not found.', { isRetriable: false, relatedResource: { resourceId: id, resourceType: 'Workspace' } });
+  const role = await getRole(ctx.store.db, p.tenantId, id, p.objectId);
+  if (!role || workspaceRoles.indexOf(role) < workspaceRoles.indexOf(minimum)) {
+    throw new ApiError(403, 'InsufficientWorkspaceRole', `The caller does not have sufficient permissions: this operation needs the workspace role ${minimum} or higher${role ? ` (the caller is ${role})` : ' (the caller has no role in the workspace)'}.`, {
+      isRetriable: false,
+      relatedResource: { resourceId: id, resourceType: 'Workspace' },
+    });
+  }
+  return { workspace, role };
+}
+
+/** The `Principal` (spec §2.2 variants) of a caller: `User` with `userDetails`, or `ServicePrincipal` with `servicePrincipalDetails`. */
+export function principalOf(p: Principal): Record<string, unknown> {
+  if (p.kind === 'user') return { id: p.objectId, displayName: p.name ?? p.userPrincipalName ?? '', type: 'User', userDetails: { userPrincipalName: p.userPrincipalName ?? '' } };
+  return { id: p.objectId, displayName: p.name ?? '', type: 'ServicePrincipal', servicePrincipalDetails: { idpAppId: p.appId } };
+}
