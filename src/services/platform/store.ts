@@ -5,8 +5,8 @@
  * tenant and every query is scoped by it; the hot paths run through the indexes created
  * here; list paging is keyset paging in SQL.
  */
-import type { Kysely } from 'kysely';
-import { fromJson, type Migrations } from '../../store/db.ts';
+import { sql, type Kysely } from 'kysely';
+import { fromJson, isPostgres, type Migrations } from '../../store/db.ts';
 
 /** Migrations of the platform tables. */
 export const platformMigrations: Migrations = {
@@ -56,7 +56,8 @@ export const platformMigrations: Migrations = {
         .addColumn('type', 'varchar(64)', (c) => c.notNull())
         .addColumn('display_name', 'varchar(256)', (c) => c.notNull())
         // Lower-cased display name: uniqueness per (workspace, type) is case-insensitive.
-        .addColumn('name_key', 'varchar(256)', (c) => c.notNull())
+        // Byte-order collation on PostgreSQL, as SQLite's BINARY: the same list order on both stores.
+        .addColumn('name_key', isPostgres(db) ? sql`varchar(256) collate "C"` : 'varchar(256)', (c) => c.notNull())
         .addColumn('description', 'text')
         .addColumn('folder_id', 'varchar(36)')
         .addColumn('sensitivity_label_id', 'varchar(36)')
