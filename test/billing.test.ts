@@ -24,6 +24,7 @@ let adminToken: string;
 let userTok: string;
 let spToken: string;
 let eveToken: string;
+let miToken: string;
 
 const listPath = (invoice: string, query: Record<string, string> = {}, acct = account) =>
   `/providers/Vendor.Billing/billingAccounts/${acct}/invoices/${invoice}/transactions?${new URLSearchParams({ 'api-version': api, ...query }).toString()}`;
@@ -85,6 +86,7 @@ before(async () => {
   userTok = await userToken(s.url, identities.user, scope);
   eveToken = await userToken(s.url, identities.eve, scope);
   spToken = await appToken(s.url, 'arm', identities.sp);
+  miToken = await appToken(s.url, 'arm', identities.mi);
 });
 after(async () => {
   await s?.close();
@@ -238,6 +240,56 @@ test('search matches string fields case-insensitively, combines with filter, and
   }
 });
 
+test('the query names also work with a $ prefix, percent-encoded, and in any case', async () => {
+  const expected = sortedNames(
+    g1.filter((t) => t.properties.kind === 'Reservation'),
+    [[(t) => t.properties.date, 'desc']],
+  ).slice(0, 5);
+  const variants = [
+    `&$filter=${encodeURIComponent("kind eq 'Reservation'")}&$orderby=${encodeURIComponent('date desc')}&$top=5`,
+    `&%24filter=${encodeURIComponent("kind eq 'Reservation'")}&%24orderBy=${encodeURIComponent('date desc')}&%24top=5`,
+    `&Filter=${encodeURIComponent("kind eq 'Reservation'")}&ORDERBY=${encodeURIComponent('date desc')}&Top=5`,
+  ];
+  for (const v of variants) {
+    const r = await get(`/providers/Vendor.Billing/billingAccounts/${account}/invoices/G000000001/transactions?api-version=${api}${v}`);
+    assert.equal(r.status, 200, v);
+    assert.deepEqual(r.body.value.map((t: Transaction) => t.name), expected, v);
+    assert.match(r.body.nextLink, /[?&]filter=kind%20eq%20%27Reservation%27/);
+    assert.match(r.body.nextLink, /[?&]orderBy=date%20desc/);
+  }
+});
+
+test('transactionSummary totals the matching transactions in the billing currency', async () => {
+  const cents = (n: number) => Math.round(n * 100) / 100 + 0;
+  const sum = (list: Transaction[], f: (t: Transaction) => number) => cents(list.reduce((a, t) => a + f(t), 0));
+  const summaryPath = (invoice: string, query: Record<string, string> = {}) =>
+    `/providers/Vendor.Billing/billingAccounts/${account}/invoices/${invoice}/transactionSummary?${new URLSearchParams({ 'api-version': api, ...query }).toString()}`;
+  for (const [invoice, list, query, pred] of [
+    ['G000000001', g1, {}, () => true],
+    ['G000000001', g1, { filter: "transactionType eq 'Usage Charge'" }, (t: Transaction) => t.properties.transactionType === 'Usage Charge'],
+    ['G000000002', g2, { search: 'reserved' }, (t: Transaction) => /reserved/i.test(t.properties.productDescription!)],
+  ] as const) {
+    const sel = list.filter(pred);
+    const r = await get(summaryPath(invoice, query));
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    assert.deepEqual(r.body, {
+      billingCurrency: list === g1 ? 'USD' : 'EUR',
+      cloudCreditApplied: sum(sel, (t) => t.properties.cloudCreditApplied!.value),
+      consumptionCommitmentDecremented: sum(sel, (t) => t.properties.consumptionCommitmentDecremented!.value),
+      subTotal: sum(sel, (t) => t.properties.subTotal!.value),
+      tax: sum(sel, (t) => t.properties.tax!.value),
+      total: sum(sel, (t) => t.properties.transactionAmount!.value),
+    });
+  }
+  const none = await get(summaryPath('G000000001', { filter: "invoice eq 'G000000002'" }));
+  assert.equal(none.body.total, 0);
+  const bad = await get(summaryPath('G000000001', { filter: 'kind eq' }));
+  assert.equal(bad.status, 400);
+  assert.equal(bad.body.error.code, 'InvalidFilter');
+  const denied = await get(summaryPath('G000000001'), userTok);
+  assert.equal(denied.status, 403);
+});
+
 test('a malformed or unknown filter / orderBy is a 400 with the position', async () => {
   const bad: [string, string, string, number][] = [
     ['filter', "kind eq 'All' and", 'InvalidFilter', 17],
@@ -288,7 +340,10 @@ test('billingAccountName and invoiceName must match the spec patterns (400 namin
   }
 });
 
-test('a caller without a role on the billing account gets 403 AuthorizationFailed', async () => {
+test('a billing reader (the managed identity) may list; a caller without a billing role gets 403 AuthorizationFailed', async () => {
+  const reader = await get(listPath('G000000002', { top: '3' }), miToken);
+  assert.equal(reader.status, 200);
+  assert.deepEqual(reader.body.value.map((t: Transaction) => t.name), g2.slice(0, 3).map((t) => t.name));
   for (const token of [userTok, spToken]) {
     const r = await get(listPath('G000000001'), token);
     assert.equal(r.status, 403);

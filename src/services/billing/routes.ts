@@ -1,6 +1,7 @@
 /**
  * `GET /providers/Vendor.Billing/billingAccounts/{billingAccountName}/invoices/{invoiceName}/transactions`
- * (spec: resource-manager §2.3, §4.4, §5, §7, §8, §9; reference §4).
+ * (spec: resource-manager §2.3, §4.4, §5, §7, §8, §9; reference §4) and its sibling
+ * `…/invoices/{invoiceName}/transactionSummary` (reference §4.4, outside the spec).
  *
  * Order of checks: api-version and bearer token (the gateway) → path name patterns → query
  * options (`top` 1–50, `skip` ≥ 0, `count` boolean) → billing account exists in the caller's
@@ -8,11 +9,13 @@
  * `filter` / `orderBy` parse and compile (400 with the position) → one page in SQL.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Expression, SqlBool } from 'kysely';
 import type { AppContext } from '../../context.ts';
 import { ApiError } from '../../core/errors.ts';
 import { absoluteUrl } from '../../core/paging.ts';
-import { compileFilter, compileOrderBy, ODataError, parseFilter, parseOrderBy } from '../../core/odata/index.ts';
-import { armErrors, armRoute } from '../arm/gateway.ts';
+import { compileFilter, compileOrderBy, ODataError, parseFilter, parseOrderBy, type CompiledOrderBy } from '../../core/odata/index.ts';
+import { armErrors, armRoute, type ArmCall } from '../arm/gateway.ts';
+import type { Invoice } from './model.ts';
 import { transactionFieldMap } from './fields.ts';
 import { BillingStore } from './store.ts';
 
@@ -64,6 +67,45 @@ function integer(param: string, v: string | undefined, rule: string): number | u
   return Number(v.trim());
 }
 
+/** What the checks common to the invoice operations establish. */
+interface InvoiceCall {
+  tenantId: string;
+  account: string;
+  invoice: Invoice;
+  filter?: Expression<SqlBool>;
+  search?: string;
+}
+
+/**
+ * The checks every invoice operation shares, after the gateway's: name patterns (400),
+ * account in the caller's tenant (404), a billing role (403), the invoice (404), and the
+ * compiled `filter` (400 with the position).
+ */
+async function invoiceCall(store: BillingStore, req: FastifyRequest, call: ArmCall, q: ReturnType<typeof billingQuery>, action: string, beforeLookup: () => void = () => {}): Promise<InvoiceCall> {
+  const { billingAccountName: account, invoiceName: invoiceName } = req.params as Record<string, string>;
+  if (!billingAccountNamePattern.test(account!)) throw billingErrors.invalidName('billingAccountName', account!, billingAccountNamePattern);
+  if (!invoiceNamePattern.test(invoiceName!)) throw billingErrors.invalidName('invoiceName', invoiceName!, invoiceNamePattern);
+  beforeLookup();
+  const tenantId = call.principal.tenantId;
+  if (!(await store.accountExists(tenantId, account!))) throw billingErrors.accountNotFound(account!);
+  if ((await store.rolesOf(tenantId, account!, call.principal.objectId)).length === 0) throw armErrors.authorizationFailed(call.principal, action, call.scope);
+  const invoice = await store.invoice(tenantId, account!, invoiceName!);
+  if (!invoice) throw billingErrors.invoiceNotFound(account!, invoiceName!);
+  let filter: Expression<SqlBool> | undefined;
+  if (q.filter !== undefined && q.filter.trim() !== '') {
+    try {
+      filter = compileFilter(parseFilter(q.filter), transactionFieldMap);
+    } catch (e) {
+      if (e instanceof ODataError) throw billingErrors.invalidExpression('filter', q.filter, e);
+      throw e;
+    }
+  }
+  return { tenantId, account: account!, invoice, filter, search: q.search };
+}
+
+const accountScope = (req: FastifyRequest) => `/providers/Vendor.Billing/billingAccounts/${(req.params as Record<string, string>).billingAccountName}`;
+const topRule = `It must be an integer from 1 to ${maxTop}; the maximum supported value for top is ${maxTop}.`;
+
 /** Registers the billing routes. */
 export function registerBillingRoutes(app: FastifyInstance, ctx: AppContext): void {
   const store = new BillingStore(ctx.store.db);
@@ -71,39 +113,24 @@ export function registerBillingRoutes(app: FastifyInstance, ctx: AppContext): vo
     method: 'GET',
     url: '/providers/Vendor.Billing/billingAccounts/:billingAccountName/invoices/:invoiceName/transactions',
     apiVersions: transactionApiVersions,
-    // Access is checked against the billing account's own role assignments in the handler.
-    scope: (req) => `/providers/Vendor.Billing/billingAccounts/${(req.params as Record<string, string>).billingAccountName}`,
+    // Access is checked against the billing account's own role assignments (invoiceCall).
+    scope: accountScope,
     handler: async (req, _reply, call) => {
-      const { billingAccountName: account, invoiceName: invoice } = req.params as Record<string, string>;
-      if (!billingAccountNamePattern.test(account!)) throw billingErrors.invalidName('billingAccountName', account!, billingAccountNamePattern);
-      if (!invoiceNamePattern.test(invoice!)) throw billingErrors.invalidName('invoiceName', invoice!, invoiceNamePattern);
-
       const q = billingQuery(req);
-      const top = integer('top', q.top, `It must be an integer from 1 to ${maxTop}; the maximum supported value for top is ${maxTop}.`) ?? maxTop;
-      if (top < 1 || top > maxTop) throw billingErrors.invalidQuery('top', q.top!, `It must be an integer from 1 to ${maxTop}; the maximum supported value for top is ${maxTop}.`);
-      const skip = integer('skip', q.skip, 'It must be an integer of 0 or more.') ?? 0;
+      let top = maxTop;
+      let skip = 0;
       let count = false;
-      if (q.count !== undefined) {
-        const c = q.count.trim().toLowerCase();
-        if (c !== 'true' && c !== 'false') throw billingErrors.invalidQuery('count', q.count, "It must be 'true' or 'false'.");
-        count = c === 'true';
-      }
-
-      const tenantId = call.principal.tenantId;
-      if (!(await store.accountExists(tenantId, account!))) throw billingErrors.accountNotFound(account!);
-      if ((await store.rolesOf(tenantId, account!, call.principal.objectId)).length === 0) throw armErrors.authorizationFailed(call.principal, readTransactionsAction, call.scope);
-      if (!(await store.invoice(tenantId, account!, invoice!))) throw billingErrors.invoiceNotFound(account!, invoice!);
-
-      let filter;
-      if (q.filter !== undefined && q.filter.trim() !== '') {
-        try {
-          filter = compileFilter(parseFilter(q.filter), transactionFieldMap);
-        } catch (e) {
-          if (e instanceof ODataError) throw billingErrors.invalidExpression('filter', q.filter, e);
-          throw e;
+      const c = await invoiceCall(store, req, call, q, readTransactionsAction, () => {
+        top = integer('top', q.top, topRule) ?? maxTop;
+        if (top < 1 || top > maxTop) throw billingErrors.invalidQuery('top', q.top!, topRule);
+        skip = integer('skip', q.skip, 'It must be an integer of 0 or more.') ?? 0;
+        if (q.count !== undefined) {
+          const v = q.count.trim().toLowerCase();
+          if (v !== 'true' && v !== 'false') throw billingErrors.invalidQuery('count', q.count, "It must be 'true' or 'false'.");
+          count = v === 'true';
         }
-      }
-      let orderBy: ReturnType<typeof compileOrderBy> = [];
+      });
+      let orderBy: CompiledOrderBy[] = [];
       if (q.orderby !== undefined && q.orderby.trim() !== '') {
         try {
           orderBy = compileOrderBy(parseOrderBy(q.orderby), transactionFieldMap);
@@ -113,11 +140,11 @@ export function registerBillingRoutes(app: FastifyInstance, ctx: AppContext): vo
         }
       }
 
-      const page = await store.listTransactions({ tenantId, accountName: account!, invoiceName: invoice!, filter, orderBy, search: q.search, skip, top, count });
+      const page = await store.listTransactions({ tenantId: c.tenantId, accountName: c.account, invoiceName: c.invoice.name, filter: c.filter, orderBy, search: c.search, skip, top, count });
       const body: Record<string, unknown> = { value: page.value };
       if (page.totalCount !== undefined) body.totalCount = page.totalCount;
       if (page.more) {
-        body.nextLink = absoluteUrl(ctx.origin(), `/providers/Vendor.Billing/billingAccounts/${encodeURIComponent(account!)}/invoices/${encodeURIComponent(invoice!)}/transactions`, {
+        body.nextLink = absoluteUrl(ctx.origin(), `/providers/Vendor.Billing/billingAccounts/${encodeURIComponent(c.account)}/invoices/${encodeURIComponent(c.invoice.name)}/transactions`, {
           'api-version': call.apiVersion,
           filter: q.filter,
           orderBy: q.orderby,
@@ -128,6 +155,20 @@ export function registerBillingRoutes(app: FastifyInstance, ctx: AppContext): vo
         });
       }
       return body;
+    },
+  });
+
+  // Outside the spec (reference §4.4): totals of an invoice's transactions, with the same
+  // `filter` and `search`.
+  armRoute(app, ctx, {
+    method: 'GET',
+    url: '/providers/Vendor.Billing/billingAccounts/:billingAccountName/invoices/:invoiceName/transactionSummary',
+    apiVersions: transactionApiVersions,
+    scope: accountScope,
+    handler: async (req, _reply, call) => {
+      const c = await invoiceCall(store, req, call, billingQuery(req), readTransactionsAction);
+      const t = await store.summarizeTransactions({ tenantId: c.tenantId, accountName: c.account, invoiceName: c.invoice.name, filter: c.filter, search: c.search });
+      return { billingCurrency: c.invoice.currency, ...t };
     },
   });
 }

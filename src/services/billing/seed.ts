@@ -1,6 +1,7 @@
 /**
  * The billing part of the demo data set (issue 3 "Demo data names"): billing account
- * `70000001` of the demo tenant (the administrator is its owner) with two billing profiles,
+ * `70000001` of the demo tenant (the administrator is its owner, the managed identity
+ * `stratus-managed-identity` a reader) with two billing profiles,
  * three invoice sections and the invoices `G000000001` (USD, 256 transactions) and
  * `G000000002` (EUR, 126 transactions); and billing account `70000002` of the second
  * tenant (owned by its user) with invoice `G000000003`, to prove tenant isolation.
@@ -13,7 +14,7 @@
  * currencies converted with exchange rates.
  */
 import { stableUuid } from '../../core/ids.ts';
-import { demoAdmin, demoTenant, otherTenant, otherUser } from '../../seed/demo.ts';
+import { demoAdmin, demoManagedIdentity, demoTenant, otherTenant, otherUser } from '../../seed/demo.ts';
 import { creditTypes } from './fields.ts';
 import type { BillingAccount, BillingProfile, BillingRole, Invoice, InvoiceSection, Transaction, TransactionProperties } from './model.ts';
 
@@ -367,7 +368,10 @@ export const demoBilling: DemoBillingAccount[] = [
         customer: 'Northwind Traders',
       },
     ],
-    roles: [{ principalId: demoAdmin.id, role: 'Billing account owner' }],
+    roles: [
+      { principalId: demoAdmin.id, role: 'Billing account owner' },
+      { principalId: demoManagedIdentity.objectId, role: 'Billing account reader' },
+    ],
   }),
   buildAccount({
     account: { tenantId: otherTenant.id, name: '70000002', displayName: 'Other Tenant Billing Account', agreementType: 'CustomerAgreement' },

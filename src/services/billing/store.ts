@@ -37,6 +37,15 @@ export interface TransactionPage {
   totalCount?: number;
 }
 
+/** Totals of `transactionSummary` (billing currency, cents). */
+export interface TransactionSummaryTotals {
+  cloudCreditApplied: number;
+  consumptionCommitmentDecremented: number;
+  subTotal: number;
+  tax: number;
+  total: number;
+}
+
 /** Escapes `%`, `_` and `\` for a `LIKE … ESCAPE '\'` pattern. */
 function likeEscape(s: string): string {
   return s.replace(/[\\%_]/g, (c) => `\\${c}`);
@@ -82,16 +91,7 @@ export class BillingStore {
    * `OFFSET skip LIMIT top + 1` to learn whether more follow, and a `COUNT(*)` when asked.
    */
   async listTransactions(q: TransactionQuery): Promise<TransactionPage> {
-    let base = this.db
-      .selectFrom('billing_transactions')
-      .where('tenant_id', '=', q.tenantId)
-      .where('account_name', '=', q.accountName)
-      .where('invoice_name', '=', q.invoiceName);
-    if (q.filter) base = base.where(q.filter);
-    if (q.search !== undefined && q.search !== '') {
-      const pattern = `%${likeEscape(q.search.toLowerCase())}%`;
-      base = base.where(({ or }) => or(searchColumns.map((c) => sql<SqlBool>`lower(${sql.ref(c)}) like ${pattern} escape ${sql.lit('\\')}`)));
-    }
+    const base = this.matching(q);
     let page = base.select(['body', 'seq']);
     for (const o of q.orderBy) {
       page = page.orderBy(sql`case when ${sql.ref(o.column)} is null then 1 else 0 end`, o.direction).orderBy(sql.ref(o.column), o.direction);
@@ -103,6 +103,39 @@ export class BillingStore {
       out.totalCount = Number(c?.n ?? 0);
     }
     return out;
+  }
+
+  /**
+   * Totals of the matching transactions (reference §4.4 `transactionSummary`), in the
+   * billing currency, rounded to cents; 0 when nothing matches.
+   */
+  async summarizeTransactions(q: Pick<TransactionQuery, 'tenantId' | 'accountName' | 'invoiceName' | 'filter' | 'search'>): Promise<TransactionSummaryTotals> {
+    const r = await this.matching(q)
+      .select((eb) => [
+        eb.fn.sum<number>('cloud_credit_applied_value').as('credit'),
+        eb.fn.sum<number>('consumption_commitment_decremented_value').as('commitment'),
+        eb.fn.sum<number>('sub_total_value').as('sub'),
+        eb.fn.sum<number>('tax_value').as('tax'),
+        eb.fn.sum<number>('transaction_amount_value').as('total'),
+      ])
+      .executeTakeFirst();
+    const cents = (v: unknown) => Math.round(Number(v ?? 0) * 100) / 100 + 0;
+    return { cloudCreditApplied: cents(r?.credit), consumptionCommitmentDecremented: cents(r?.commitment), subTotal: cents(r?.sub), tax: cents(r?.tax), total: cents(r?.total) };
+  }
+
+  /** The invoice's transactions narrowed by `filter` and `search`. */
+  private matching(q: Pick<TransactionQuery, 'tenantId' | 'accountName' | 'invoiceName' | 'filter' | 'search'>) {
+    let base = this.db
+      .selectFrom('billing_transactions')
+      .where('tenant_id', '=', q.tenantId)
+      .where('account_name', '=', q.accountName)
+      .where('invoice_name', '=', q.invoiceName);
+    if (q.filter) base = base.where(q.filter);
+    if (q.search !== undefined && q.search !== '') {
+      const pattern = `%${likeEscape(q.search.toLowerCase())}%`;
+      base = base.where(({ or }) => or(searchColumns.map((c) => sql<SqlBool>`lower(${sql.ref(c)}) like ${pattern} escape ${sql.lit('\\')}`)));
+    }
+    return base;
   }
 
   /** Loads one demo billing account with everything under it (empty tables expected). */
