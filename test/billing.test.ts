@@ -100,6 +100,20 @@ test('the demo invoices hold the documented data set', () => {
   assert.ok(g1.some((t) => t.properties.isThirdParty));
   assert.ok(g1.some((t) => t.properties.refundTransactionDetails?.refundOperationId));
   assert.ok(new Set(g1.map((t) => t.properties.pricingCurrency)).size >= 4);
+  // Every TransactionProperties field of spec §2.3 occurs in the demo set.
+  const fields = new Set([...g1, ...g2].flatMap((t) => Object.keys(t.properties)));
+  const spec = [
+    'cloudCreditApplied', 'cloudPlan', 'billingCurrency', 'billingProfileDisplayName', 'billingProfileId', 'consumptionCommitmentDecremented', 'creditType',
+    'customerDisplayName', 'customerId', 'date', 'discount', 'effectivePrice', 'exchangeRate', 'invoice', 'invoiceId', 'invoiceSectionDisplayName',
+    'invoiceSectionId', 'isThirdParty', 'kind', 'marketPrice', 'partNumber', 'pricingCurrency', 'productDescription', 'productFamily', 'productType',
+    'productTypeId', 'quantity', 'reasonCode', 'refundTransactionDetails', 'servicePeriodEndDate', 'servicePeriodStartDate', 'specialTaxationType',
+    'subTotal', 'tax', 'transactionAmount', 'transactionType', 'unitOfMeasure', 'unitType', 'units',
+  ];
+  assert.deepEqual([...fields].sort(), [...spec].sort());
+  for (const t of [...g1, ...g2]) {
+    assert.ok(['Other', 'All', 'Reservation'].includes(t.properties.kind!));
+    for (const [k, v] of Object.entries(t.tags ?? {})) assert.ok(k.length >= 1 && k.length <= 256 && v.length >= 1 && v.length <= 256 && !/[<>%&\\?/]/.test(k), k);
+  }
 });
 
 test('paging walks the whole invoice in pages of 50 (the default and maximum) to a last page without nextLink', async () => {
