@@ -11,7 +11,7 @@ import { startTestServer, type TestServer } from './helpers/server.ts';
 import { appToken, identities, userToken } from './helpers/auth.ts';
 import { platformDemoWorkspace, platformSandboxWorkspace } from '../src/services/platform/seed.ts';
 import { listPageSize } from '../src/services/platform/routes.ts';
-import { assertPlatformError, b64, call, definition, uniqueName } from './platform-helpers.test.ts';
+import { advance, assertPlatformError, b64, call, definition, uniqueName } from './platform-helpers.test.ts';
 
 const ws = platformDemoWorkspace.id;
 const esPath = `/v1/workspaces/${ws}/eventstreams`;
@@ -172,5 +172,15 @@ describe('eventstream items', () => {
     const g = await call(s.url, 'GET', `${esPath}/${c.body.id}`, sp);
     assert.equal(g.status, 200);
     assert.deepEqual(g.body, c.body);
+  });
+
+  // Last in the file: it moves the clock past the tokens' lifetime.
+  test('an expired token is 401 TokenExpired with a Bearer challenge', async () => {
+    await advance(s.url, 3600 + 120);
+    const r = await call(s.url, 'GET', esPath, sp);
+    assertPlatformError(r, 401, 'TokenExpired');
+    assert.match(r.headers.get('www-authenticate') ?? '', /^Bearer authorization_uri="[^"]+", error="invalid_token"$/);
+    const fresh = await appToken(s.url, 'platform');
+    assert.equal((await call(s.url, 'GET', esPath, fresh)).status, 200);
   });
 });
