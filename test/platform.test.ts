@@ -101,6 +101,31 @@ describe('eventstream creation completing at once (no provisioning delay)', () =
     assert.equal(parts['.platform'].config.logicalId, logicalId);
   });
 
+  test('the documentation example topology is accepted; the contract example placeholder payloads are CorruptedPayload', async () => {
+    // The "Eventstream definition" article's eventstream.json (reference §5), with a CRLF-formatted properties part.
+    const article = {"sources": [{"name": "myEventHub", "type": "CloudEventHub", "properties": {"dataConnectionId": "cc8271ee-8f72-473d-969c-6828f5fd0d45", "consumerGroupName": "$Default", "inputSerialization": {"type": "Json", "properties": {"encoding": "UTF8"}}}}], "destinations": [{"name": "myLakehouse", "type": "Lakehouse", "properties": {"workspaceId": "fdf52f3a-b687-41b8-8ff8-aeeca4d1edd8", "itemId": "737d6a97-e88c-45e1-9c39-adf1c9c4e817", "schema": "", "deltaTable": "newTable", "minimumRows": 100000, "maximumDurationInSeconds": 120, "inputSerialization": {"type": "Json", "properties": {"encoding": "UTF8"}}}, "inputNodes": [{"name": "derivedStream"}]}], "streams": [{"name": "myEventstream-stream", "type": "DefaultStream", "properties": {}, "inputNodes": [{"name": "myEventHub"}]}, {"name": "derivedStream", "type": "DerivedStream", "properties": {"inputSerialization": {"type": "Json", "properties": {"encoding": "UTF8"}}}, "inputNodes": [{"name": "GroupBy"}]}], "operators": [{"name": "GroupBy", "type": "GroupBy", "inputNodes": [{"name": "myEventstream-stream"}], "properties": {"aggregations": [{"aggregateFunction": "Average", "column": {"expressionType": "ColumnReference", "node": null, "columnName": "payload", "columnPathSegments": [{"field": "ts_ms"}]}, "alias": "AVG_ts_ms"}], "groupBy": [], "window": {"type": "Tumbling", "properties": {"duration": {"value": 5, "unit": "Minute"}, "offset": {"value": 1, "unit": "Minute"}}}}}], "compatibilityLevel": "1.0"};
+    const ok = await call(s.url, 'POST', esPath, sp, {
+      displayName: uniqueName('article'),
+      definition: { format: 'eventstream', parts: [
+        { path: 'eventstream.json', payload: b64(JSON.stringify(article, null, 2)), payloadType: 'InlineBase64' },
+        { path: 'eventstreamProperties.json', payload: b64('{\r\n  "retentionTimeInDays": 1,\r\n  "eventThroughputLevel": "Low"\r\n}'), payloadType: 'InlineBase64' },
+      ] },
+    });
+    assert.equal(ok.status, 202, ok.text);
+    // CreateEventstreamWithDefinition.json: payloads with '..' are not base64.
+    const contract = await call(s.url, 'POST', esPath, sp, {
+      displayName: uniqueName('contract'),
+      description: 'Eventstream_1 description.',
+      definition: { format: 'eventstream', parts: [
+        { path: 'eventstream.json', payload: 'SSdkIGxpa2UgdG8gdGVsbCBh..IGpva2UgZm9yIHlvdS4K', payloadType: 'InlineBase64' },
+        { path: 'eventstreamProperties.json', payload: 'ewogICJyZXRlbnRpb25UaW1l..V2ZWwiOiAiTG93Igp9', payloadType: 'InlineBase64' },
+        { path: '.platform', payload: 'ZG90UGxhdGZvcm1CYXNlNjRTdHJpbmc=', payloadType: 'InlineBase64' },
+      ] },
+    });
+    assertPlatformError(contract, 400, 'CorruptedPayload');
+    assert.match(contract.body.moreDetails[0].message, /eventstream\.json/);
+  });
+
   test('a Viewer is refused with 403 InsufficientWorkspaceRole in the platform ErrorResponse, and nothing is created', async () => {
     const name = uniqueName();
     const r = await call(s.url, 'POST', esPath, user, { displayName: name });
