@@ -274,6 +274,7 @@ describe('eventstream creation as a long-running operation (provisioning delay 3
     assert.equal(running.status, 200);
     assert.equal(running.body.status, 'Running');
     assert.equal(running.body.error, null);
+    assert.equal(running.body.percentComplete, null);
     assert.ok(Date.parse(running.body.createdTimeUtc) > 0 && Date.parse(running.body.lastUpdatedTimeUtc) > 0);
     assert.equal(running.headers.get('location'), location);
     assert.equal(running.headers.get('x-vendor-operation-id'), opId);

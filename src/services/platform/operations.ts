@@ -52,7 +52,6 @@ export async function readOperation(ctx: AppContext, tenantId: string, callerId:
     row = (await getOperation(ctx.store.db, tenantId, id))!;
   }
   if (row.status === null) {
-    const span = Math.max(1, complete - created);
     return {
       row,
       status: 'Running',
@@ -60,7 +59,8 @@ export async function readOperation(ctx: AppContext, tenantId: string, callerId:
         status: 'Running',
         createdTimeUtc: new Date(created).toISOString(),
         lastUpdatedTimeUtc: new Date(created).toISOString(),
-        percentComplete: Math.min(99, Math.max(0, Math.floor(((now - created) / span) * 100))),
+        // Observed: null while running (reference §3.3).
+        percentComplete: null,
         error: null,
       },
       retryAfterSeconds: Math.max(1, Math.ceil((complete - now) / 1000)),
