@@ -308,6 +308,20 @@ describe('eventstream creation as a long-running operation (provisioning delay 3
     assert.deepEqual(again.body, done.body);
   });
 
+  test('an item whose operation nobody polled appears in reads once its time has come', async () => {
+    const name = uniqueName('unpolled');
+    const r = await call(s.url, 'POST', esPath, sp, { displayName: name, definition: definition() });
+    assert.equal(r.status, 202);
+    assert.equal((await call(s.url, 'GET', esPath, admin)).body.value.some((x: any) => x.displayName === name), false);
+    await advance(s.url, 31);
+    const list = await call(s.url, 'GET', esPath, admin);
+    const item = list.body.value.find((x: any) => x.displayName === name);
+    assert.ok(item);
+    assert.equal((await call(s.url, 'GET', `${esPath}/${item.id}`, admin)).status, 200);
+    const op = await call(s.url, 'GET', r.headers.get('location')!, sp);
+    assert.equal(op.body.status, 'Succeeded');
+  });
+
   test('without a definition, a non-zero delay also answers 202', async () => {
     const r = await call(s.url, 'POST', esPath, sp, { displayName: uniqueName() });
     assert.equal(r.status, 202);

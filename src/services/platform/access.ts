@@ -10,7 +10,7 @@ import { authenticate, AuthFailure } from '../../core/auth.ts';
 import { isUuid } from '../../core/ids.ts';
 import { nowMs } from '../../core/clock.ts';
 import type { Principal } from '../../core/identity/identity.ts';
-import { getRole, getWorkspace, workspaceRoles, type WorkspaceRole, type WorkspaceRow } from './store.ts';
+import { getRole, getWorkspace, settleDueOperations, workspaceRoles, type WorkspaceRole, type WorkspaceRow } from './store.ts';
 
 /** Delegated scopes that allow writing eventstreams (spec §5). */
 export const writeScopes = ['Eventstream.ReadWrite.All', 'Item.ReadWrite.All'];
@@ -61,7 +61,8 @@ export function blockedUntil(ms: number): string {
  * The workspace and the caller's role in it, requiring at least `minimum`.
  * @throws ApiError 400 `InvalidInput` for a malformed id; 404 `WorkspaceNotFound` when the
  * tenant has no such workspace; 403 `InsufficientWorkspaceRole` when the caller holds no role
- * or a weaker one (Stratus's choices; reference §4.2 is silent).
+ * or a weaker one (Stratus's choices; reference §4.2 is silent). Settles the workspace's due
+ * operations before returning, so that reads see the items they created.
  */
 export async function requireWorkspaceRole(ctx: AppContext, p: Principal, workspaceId: string, minimum: WorkspaceRole): Promise<{ workspace: WorkspaceRow; role: WorkspaceRole }> {
   if (!isUuid(workspaceId)) throw new ApiError(400, 'InvalidInput', `The workspaceId '${workspaceId}' is not a uuid.`, { isRetriable: false });
@@ -75,6 +76,8 @@ export async function requireWorkspaceRole(ctx: AppContext, p: Principal, worksp
       relatedResource: { resourceId: id, resourceType: 'Workspace' },
     });
   }
+  // Operations of this workspace that are due complete now, whether or not anyone polled them.
+  await settleDueOperations(ctx.store.db, p.tenantId, id, nowMs());
   return { workspace, role };
 }
 

@@ -92,6 +92,12 @@ export const platformMigrations: Migrations = {
         .execute();
     },
   },
+  platform_0002_pending_operations: {
+    async up(db: Kysely<any>) {
+      // Pending operations of a workspace, settled before its items are read.
+      await db.schema.createIndex('platform_operations_pending').on('platform_operations').columns(['tenant_id', 'workspace_id', 'status', 'complete_ms']).execute();
+    },
+  },
 };
 
 /** The platform tables, children first (cleared by the control-plane reset). */
@@ -295,6 +301,22 @@ export async function completeOperation(db: Kysely<any>, op: OperationRow, at: s
       await trx.deleteFrom('platform_items').where('tenant_id', '=', op.tenant_id).where('id', '=', op.item_id).where('state', '=', 'Provisioning').execute();
     }
   });
+}
+
+/**
+ * Completes every operation of the workspace whose time has come (`complete_ms <= nowMs`),
+ * so that items created by operations nobody polled appear in reads; idempotent.
+ */
+export async function settleDueOperations(db: Kysely<any>, tenantId: string, workspaceId: string, nowMs: number): Promise<void> {
+  const due = (await db
+    .selectFrom('platform_operations')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('workspace_id', '=', workspaceId)
+    .where('status', 'is', null)
+    .where('complete_ms', '<=', nowMs)
+    .execute()) as OperationRow[];
+  for (const op of due) await completeOperation(db, op, new Date(Number(op.complete_ms)).toISOString());
 }
 
 /** Seeds rows (demo data). */
