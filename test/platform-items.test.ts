@@ -174,6 +174,30 @@ describe('eventstream items', () => {
     assert.deepEqual(g.body, c.body);
   });
 
+  test('the generic /items collection serves the same eventstreams (create with type, list with a type filter, get, getDefinition, PATCH, DELETE)', async () => {
+    const items = `/v1/workspaces/${ws}/items`;
+    const name = uniqueName('generic');
+    const c = await call(s.url, 'POST', items, sp, { displayName: name, type: 'Eventstream', folderId: null });
+    assert.equal(c.status, 201, c.text);
+    assertPlatformError(await call(s.url, 'POST', items, sp, { displayName: uniqueName() }), 400, 'InvalidInput');
+    assertPlatformError(await call(s.url, 'POST', items, sp, { displayName: uniqueName(), type: 'Notebook' }), 400, 'UnsupportedItemType');
+    const g = await call(s.url, 'GET', `${items}/${c.body.id}`, sp);
+    assert.deepEqual(g.body, c.body);
+    const viaEs = await call(s.url, 'GET', `${esPath}/${c.body.id}`, sp);
+    assert.deepEqual(viaEs.body, c.body);
+    const listed = await call(s.url, 'GET', `${items}?type=Eventstream`, sp);
+    assert.ok(listed.body.value.some((x: any) => x.id === c.body.id));
+    assert.deepEqual((await call(s.url, 'GET', `${items}?type=Notebook`, sp)).body, { value: [] });
+    assertPlatformError(await call(s.url, 'GET', `${items}?type=Spreadsheet`, sp), 400, 'InvalidItemType');
+    const def = await call(s.url, 'POST', `${items}/${c.body.id}/getDefinition`, sp);
+    assert.equal(def.status, 200);
+    assert.equal(def.body.definition.parts.length, 3);
+    const u = await call(s.url, 'PATCH', `${items}/${c.body.id}`, sp, { description: 'generic' });
+    assert.equal(u.body.description, 'generic');
+    assert.equal((await call(s.url, 'DELETE', `${items}/${c.body.id}`, sp)).status, 200);
+    assertPlatformError(await call(s.url, 'GET', `${esPath}/${c.body.id}`, sp), 404, 'ItemNotFound');
+  });
+
   // Last in the file: it moves the clock past the tokens' lifetime.
   test('an expired token is 401 TokenExpired with a Bearer challenge', async () => {
     await advance(s.url, 3600 + 120);

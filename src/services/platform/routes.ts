@@ -43,6 +43,8 @@ import {
 
 /** The item type this area serves. */
 export const eventstreamType = 'Eventstream';
+/** The item types of spec §2.2 (valid values of the `type` filter of `/items`). */
+export const itemTypes = 'Dashboard Report SemanticModel PaginatedReport Datamart Lakehouse Eventhouse Environment KQLDatabase KQLQueryset KQLDashboard DataPipeline Notebook SparkJobDefinition MLExperiment MLModel Warehouse Eventstream SQLEndpoint MirroredWarehouse MirroredDatabase Reflex GraphQLApi MountedVendorDataFactory SQLDatabase CopyJob VariableLibrary Dataflow ApacheAirflowJob WarehouseSnapshot DigitalTwinBuilder DigitalTwinBuilderFlow MirroredPartnerACatalog Map AnomalyDetector UserDataFunction GraphModel GraphQuerySet PartnerBDatabase OperationsAgent PartnerCDatabase Ontology EventSchemaSet DataAgent MirroredCatalog AppBackend OrgApp OrgAppAudience DataBuildToolJob PartnerAStorage'.split(' ');
 /** Items per page of a list (the server chooses; `continuationToken` carries on). */
 export const listPageSize = 100;
 /** Base of the `$schema` written into `.platform` (the real value is omitted in the reference). */
@@ -94,6 +96,8 @@ function definitionParts(r: ItemRow): { path: string; payload: string; payloadTy
 }
 
 type WsParams = { workspaceId: string };
+/** The collections the eventstream routes answer on. */
+const collections = ['eventstreams', 'items'] as const;
 type ItemParams = { workspaceId: string; eventstreamId: string };
 
 /** Registers the platform routes inside their own plugin (its hook sets the platform's cache headers). */
@@ -106,110 +110,232 @@ export async function registerPlatformRoutes(app: FastifyInstance, ctx: AppConte
     });
     const cfg = { config: { family: 'platform' as const } };
 
-    // Create (spec §4.2).
-    r.post<{ Params: WsParams }>('/v1/workspaces/:workspaceId/eventstreams', cfg, async (req, reply) => {
-      const p = await platformCaller(req, ctx, writeScopes);
-      const { workspace } = await requireWorkspaceRole(ctx, p, req.params.workspaceId, 'Contributor');
-      const body = checkCreateRequest(req.body);
-      const db = ctx.store.db;
-      if (body.folderId && !(await folderExists(db, p.tenantId, workspace.id, body.folderId))) {
-        throw new ApiError(404, 'FolderNotFound', 'Could not find the requested folder.', { isRetriable: false, relatedResource: { resourceId: body.folderId, resourceType: 'Folder' } });
-      }
-      // Sensitivity label (spec §2.2): an unknown label fails the request under ApplyOrFail;
-      // a label not published to the caller fails the provisioning (ApplyOrFail) or is skipped (Ignore).
-      let labelId: string | null = null;
-      let failure: Record<string, unknown> | undefined;
-      const ls = body.sensitivityLabelSettings;
-      if (ls) {
-        const label = await getLabel(db, p.tenantId, ls.labelId);
-        if (!label) {
-          if (ls.sensitivityLabelApplyStrategy === 'ApplyOrFail') {
-            throw new ApiError(400, 'SensitivityLabelNotFound', `The sensitivity label '${ls.labelId}' does not exist in the tenant.`, { isRetriable: false, relatedResource: { resourceId: ls.labelId, resourceType: 'SensitivityLabel' } });
-          }
-        } else if (label.publishedTo && !label.publishedTo.includes(p.objectId)) {
-          if (ls.sensitivityLabelApplyStrategy === 'ApplyOrFail') {
-            failure = {
-              requestId: req.id,
-              errorCode: 'SensitivityLabelCannotBeApplied',
-              message: `The sensitivity label '${label.name}' cannot be applied: it is not published to the caller.`,
-              relatedResource: { resourceId: label.id, resourceType: 'SensitivityLabel' },
-              isRetriable: false,
-            };
-          }
-        } else labelId = label.id;
-      }
-      if (await nameInUse(db, p.tenantId, workspace.id, eventstreamType, body.displayName)) throw nameTaken(body.displayName);
+    // Every eventstream route also answers on the generic items collection (reference §2.5;
+    // clients such as command-line tools read eventstreams through `/items`).
+    for (const coll of collections) {
+      // Create (spec §4.2).
+      r.post<{ Params: WsParams }>(`/v1/workspaces/:workspaceId/${coll}`, cfg, async (req, reply) => {
+        const p = await platformCaller(req, ctx, writeScopes);
+        const { workspace } = await requireWorkspaceRole(ctx, p, req.params.workspaceId, 'Contributor');
+        if (coll === 'items') {
+          const type = (req.body as { type?: unknown } | undefined)?.type;
+          if (type === undefined || type === null) throw new ApiError(400, 'InvalidInput', "The item 'type' is required when creating through /items.", { isRetriable: false });
+          if (type !== eventstreamType) throw new ApiError(400, 'UnsupportedItemType', `Stratus creates only Eventstream items; '${String(type)}' is not supported.`, { isRetriable: false });
+        }
+        const body = checkCreateRequest(req.body);
+        const db = ctx.store.db;
+        if (body.folderId && !(await folderExists(db, p.tenantId, workspace.id, body.folderId))) {
+          throw new ApiError(404, 'FolderNotFound', 'Could not find the requested folder.', { isRetriable: false, relatedResource: { resourceId: body.folderId, resourceType: 'Folder' } });
+        }
+        // Sensitivity label (spec §2.2): an unknown label fails the request under ApplyOrFail;
+        // a label not published to the caller fails the provisioning (ApplyOrFail) or is skipped (Ignore).
+        let labelId: string | null = null;
+        let failure: Record<string, unknown> | undefined;
+        const ls = body.sensitivityLabelSettings;
+        if (ls) {
+          const label = await getLabel(db, p.tenantId, ls.labelId);
+          if (!label) {
+            if (ls.sensitivityLabelApplyStrategy === 'ApplyOrFail') {
+              throw new ApiError(400, 'SensitivityLabelNotFound', `The sensitivity label '${ls.labelId}' does not exist in the tenant.`, { isRetriable: false, relatedResource: { resourceId: ls.labelId, resourceType: 'SensitivityLabel' } });
+            }
+          } else if (label.publishedTo && !label.publishedTo.includes(p.objectId)) {
+            if (ls.sensitivityLabelApplyStrategy === 'ApplyOrFail') {
+              failure = {
+                requestId: req.id,
+                errorCode: 'SensitivityLabelCannotBeApplied',
+                message: `The sensitivity label '${label.name}' cannot be applied: it is not published to the caller.`,
+                relatedResource: { resourceId: label.id, resourceType: 'SensitivityLabel' },
+                isRetriable: false,
+              };
+            }
+          } else labelId = label.id;
+        }
+        if (await nameInUse(db, p.tenantId, workspace.id, eventstreamType, body.displayName)) throw nameTaken(body.displayName);
 
-      const platformPart = body.definition?.parts.find((x) => x.path === '.platform');
-      const definition: StoredDefinition = {
-        parts: (body.definition?.parts ?? []).filter((x) => x.path !== '.platform').map((x) => ({ path: x.path, payload: x.payload, payloadType: x.payloadType })),
-        logicalId: (platformPart?.json?.config?.logicalId as string | undefined)?.toLowerCase() ?? newUuid(),
-      };
-      const at = nowIso();
-      const row: ItemRow = {
-        tenant_id: p.tenantId,
-        id: newUuid(),
-        workspace_id: workspace.id,
-        type: eventstreamType,
-        display_name: body.displayName,
-        name_key: body.displayName.toLowerCase(),
-        description: body.description ?? null,
-        folder_id: body.folderId ?? null,
-        sensitivity_label_id: labelId,
-        tags: toJson([]),
-        default_identity: toJson(principalOf(p)),
-        definition: toJson(definition),
-        state: 'Active',
-        created_at: at,
-        updated_at: at,
-      };
-      const delay = Math.max(0, ctx.config.settings.platformProvisioningDelaySeconds);
-      const longRunning = body.definition !== undefined || delay > 0;
+        const platformPart = body.definition?.parts.find((x) => x.path === '.platform');
+        const definition: StoredDefinition = {
+          parts: (body.definition?.parts ?? []).filter((x) => x.path !== '.platform').map((x) => ({ path: x.path, payload: x.payload, payloadType: x.payloadType })),
+          logicalId: (platformPart?.json?.config?.logicalId as string | undefined)?.toLowerCase() ?? newUuid(),
+        };
+        const at = nowIso();
+        const row: ItemRow = {
+          tenant_id: p.tenantId,
+          id: newUuid(),
+          workspace_id: workspace.id,
+          type: eventstreamType,
+          display_name: body.displayName,
+          name_key: body.displayName.toLowerCase(),
+          description: body.description ?? null,
+          folder_id: body.folderId ?? null,
+          sensitivity_label_id: labelId,
+          tags: toJson([]),
+          default_identity: toJson(principalOf(p)),
+          definition: toJson(definition),
+          state: 'Active',
+          created_at: at,
+          updated_at: at,
+        };
+        const delay = Math.max(0, ctx.config.settings.platformProvisioningDelaySeconds);
+        const longRunning = body.definition !== undefined || delay > 0;
 
-      if (!longRunning) {
-        if (failure) throw new ApiError(400, String(failure.errorCode), String(failure.message), { isRetriable: false, relatedResource: failure.relatedResource as { resourceId: string; resourceType: string } });
+        if (!longRunning) {
+          if (failure) throw new ApiError(400, String(failure.errorCode), String(failure.message), { isRetriable: false, relatedResource: failure.relatedResource as { resourceId: string; resourceType: string } });
+          try {
+            await insertItem(db, row);
+          } catch (e) {
+            if (isUniqueViolation(e)) throw nameTaken(body.displayName);
+            throw e;
+          }
+          return reply.code(201).header('ETag', '""').header('Location', `${ctx.origin()}/v1/workspaces/${workspace.id}/eventstreams/${row.id}`).send(eventstreamBody(row));
+        }
+
+        const opId = newUuid();
+        const start = nowMs();
         try {
-          await insertItem(db, row);
+          await ctx.store.transaction(async (trx) => {
+            if (!failure) await insertItem(trx, { ...row, state: 'Provisioning' });
+            await insertOperation(trx, {
+              tenant_id: p.tenantId,
+              id: opId,
+              caller_id: p.objectId,
+              kind: 'CreateEventstream',
+              workspace_id: workspace.id,
+              item_id: failure ? null : row.id,
+              created_ms: start,
+              complete_ms: start + delay * 1000,
+              outcome: failure ? 'Failed' : 'Succeeded',
+              error: failure ? toJson(failure) : null,
+              status: null,
+            });
+          });
         } catch (e) {
           if (isUniqueViolation(e)) throw nameTaken(body.displayName);
           throw e;
         }
-        return reply.code(201).header('ETag', '""').header('Location', `${ctx.origin()}/v1/workspaces/${workspace.id}/eventstreams/${row.id}`).send(eventstreamBody(row));
-      }
+        return reply
+          .code(202)
+          .header('Location', operationUrl(ctx, opId))
+          .header('x-vendor-operation-id', opId)
+          .header('Retry-After', String(Math.max(1, delay)))
+          .header('ETag', '""')
+          .header('Access-Control-Expose-Headers', 'RequestId,Location,Retry-After,ETag,x-vendor-operation-id')
+          .type('application/json; charset=utf-8')
+          .send('null');
+      });
 
-      const opId = newUuid();
-      const start = nowMs();
-      try {
-        await ctx.store.transaction(async (trx) => {
-          if (!failure) await insertItem(trx, { ...row, state: 'Provisioning' });
-          await insertOperation(trx, {
-            tenant_id: p.tenantId,
-            id: opId,
-            caller_id: p.objectId,
-            kind: 'CreateEventstream',
-            workspace_id: workspace.id,
-            item_id: failure ? null : row.id,
-            created_ms: start,
-            complete_ms: start + delay * 1000,
-            outcome: failure ? 'Failed' : 'Succeeded',
-            error: failure ? toJson(failure) : null,
-            status: null,
-          });
-        });
-      } catch (e) {
-        if (isUniqueViolation(e)) throw nameTaken(body.displayName);
-        throw e;
-      }
-      return reply
-        .code(202)
-        .header('Location', operationUrl(ctx, opId))
-        .header('x-vendor-operation-id', opId)
-        .header('Retry-After', String(Math.max(1, delay)))
-        .header('ETag', '""')
-        .header('Access-Control-Expose-Headers', 'RequestId,Location,Retry-After,ETag,x-vendor-operation-id')
-        .type('application/json; charset=utf-8')
-        .send('null');
-    });
+      // List (reference §2.5).
+      r.get<{ Params: WsParams; Querystring: Record<string, string | string[] | undefined> }>(`/v1/workspaces/:workspaceId/${coll}`, cfg, async (req) => {
+        const p = await platformCaller(req, ctx, readScopes);
+        const { workspace } = await requireWorkspaceRole(ctx, p, req.params.workspaceId, 'Viewer');
+        const raw = req.query.continuationToken;
+        let after: { k: string; id: string } | undefined;
+        if (raw !== undefined) {
+          const t = typeof raw === 'string' ? decodeToken<{ k?: unknown; id?: unknown; w?: unknown }>(raw) : undefined;
+          if (!t || typeof t.k !== 'string' || typeof t.id !== 'string' || t.w !== workspace.id) throw new ApiError(400, 'InvalidContinuationToken', 'The continuationToken is not valid for this list.', { isRetriable: false });
+          after = { k: t.k, id: t.id };
+        }
+        const typeFilter = coll === 'items' ? req.query.type : undefined;
+        if (typeFilter !== undefined) {
+          if (typeof typeFilter !== 'string' || !itemTypes.includes(typeFilter)) throw new ApiError(400, 'InvalidItemType', `The item type '${String(typeFilter)}' is not valid.`, { isRetriable: false });
+          if (typeFilter !== eventstreamType) return { value: [] };
+        }
+        const rows = await listItems(ctx.store.db, p.tenantId, workspace.id, eventstreamType, listPageSize, after);
+        const page = rows.slice(0, listPageSize);
+        const out: Record<string, unknown> = { value: page.map(eventstreamBody) };
+        if (rows.length > listPageSize) {
+          const last = page[page.length - 1]!;
+          const token = encodeToken({ w: workspace.id, k: last.name_key, id: last.id });
+          out.continuationToken = token;
+          out.continuationUri = absoluteUrl(ctx.origin(), `/v1/workspaces/${workspace.id}/${coll}`, { continuationToken: token, ...(typeof typeFilter === 'string' ? { type: typeFilter } : {}) });
+        }
+        return out;
+      });
+
+      // Get (reference §2.5).
+      r.get<{ Params: ItemParams }>(`/v1/workspaces/:workspaceId/${coll}/:eventstreamId`, cfg, async (req, reply) => {
+        const p = await platformCaller(req, ctx, readScopes);
+        const { workspace } = await requireWorkspaceRole(ctx, p, req.params.workspaceId, 'Viewer');
+        const row = await activeItem(ctx, p, workspace.id, req.params.eventstreamId);
+        reply.header('ETag', '""').header('Access-Control-Expose-Headers', 'RequestId,ETag');
+        return eventstreamBody(row);
+      });
+
+      // Update (reference §2.5).
+      r.patch<{ Params: ItemParams }>(`/v1/workspaces/:workspaceId/${coll}/:eventstreamId`, cfg, async (req, reply) => {
+        const p = await platformCaller(req, ctx, writeScopes);
+        const { workspace } = await requireWorkspaceRole(ctx, p, req.params.workspaceId, 'Contributor');
+        const row = await activeItem(ctx, p, workspace.id, req.params.eventstreamId);
+        const u = checkUpdateRequest(req.body);
+        if (u.displayName !== undefined && (await nameInUse(ctx.store.db, p.tenantId, workspace.id, eventstreamType, u.displayName, row.id))) throw nameTaken(u.displayName);
+        const patch: { display_name?: string; name_key?: string; description?: string; updated_at: string } = { updated_at: nowIso() };
+        if (u.displayName !== undefined) Object.assign(patch, { display_name: u.displayName, name_key: u.displayName.toLowerCase() });
+        if (u.description !== undefined) patch.description = u.description;
+        try {
+          if (!(await updateItem(ctx.store.db, p.tenantId, row.id, patch))) throw itemNotFound(row.id);
+        } catch (e) {
+          if (isUniqueViolation(e)) throw nameTaken(u.displayName ?? row.display_name);
+          throw e;
+        }
+        const updated = (await getItem(ctx.store.db, p.tenantId, workspace.id, eventstreamType, row.id)) ?? row;
+        reply.header('ETag', '""').header('Access-Control-Expose-Headers', 'RequestId,ETag');
+        return eventstreamBody(updated);
+      });
+
+      // Delete (reference §2.5): 200 with an empty body; `hardDelete` accepted, deletion is always permanent.
+      r.delete<{ Params: ItemParams }>(`/v1/workspaces/:workspaceId/${coll}/:eventstreamId`, cfg, async (req, reply) => {
+        const p = await platformCaller(req, ctx, writeScopes);
+        const { workspace } = await requireWorkspaceRole(ctx, p, req.params.workspaceId, 'Contributor');
+        const row = await activeItem(ctx, p, workspace.id, req.params.eventstreamId);
+        if (!(await deleteItem(ctx.store.db, p.tenantId, row.id))) throw itemNotFound(row.id);
+        return reply.code(200).send();
+      });
+
+      // Get definition (reference §2.5, §5): synchronous 200, as observed on the service.
+      r.post<{ Params: ItemParams; Querystring: { format?: string } }>(`/v1/workspaces/:workspaceId/${coll}/:eventstreamId/getDefinition`, cfg, async (req, reply: FastifyReply) => {
+        const p = await platformCaller(req, ctx, writeScopes);
+        const { workspace } = await requireWorkspaceRole(ctx, p, req.params.workspaceId, 'Contributor');
+        const row = await activeItem(ctx, p, workspace.id, req.params.eventstreamId);
+        const format = req.query.format;
+        if (format !== undefined && !['eventstream', 'default'].includes(String(format).toLowerCase())) {
+          throw new ApiError(400, 'InvalidDefinitionFormat', `The definition format '${String(format)}' is not supported; use 'eventstream' or omit it.`, { isRetriable: false });
+        }
+        reply.header('Access-Control-Expose-Headers', 'RequestId');
+        return { definition: { parts: definitionParts(row) } };
+      });
+
+      // Update definition (reference §2.5, §5): synchronous 200; `.platform` is honoured only with updateMetadata=true.
+      r.post<{ Params: ItemParams; Querystring: { updateMetadata?: string } }>(`/v1/workspaces/:workspaceId/${coll}/:eventstreamId/updateDefinition`, cfg, async (req: FastifyRequest<{ Params: ItemParams; Querystring: { updateMetadata?: string } }>, reply) => {
+        const p = await platformCaller(req, ctx, writeScopes);
+        const { workspace } = await requireWorkspaceRole(ctx, p, req.params.workspaceId, 'Contributor');
+        const row = await activeItem(ctx, p, workspace.id, req.params.eventstreamId);
+        const b = req.body as { definition?: unknown } | undefined;
+        if (!b || typeof b !== 'object' || b.definition === undefined || b.definition === null) throw new ApiError(400, 'InvalidInput', 'The request body must be {"definition": {...}}.', { isRetriable: false });
+        const def = checkDefinition(b.definition);
+        const old = fromJson<StoredDefinition>(row.definition);
+        const platformPart = def.parts.find((x) => x.path === '.platform');
+        const stored: StoredDefinition = { parts: def.parts.filter((x) => x.path !== '.platform').map((x) => ({ path: x.path, payload: x.payload, payloadType: x.payloadType })), logicalId: old.logicalId };
+        const patch: { display_name?: string; name_key?: string; description?: string; definition: string; updated_at: string } = { definition: toJson(stored), updated_at: nowIso() };
+        if (String(req.query.updateMetadata).toLowerCase() === 'true' && platformPart) {
+          const md = platformPart.json?.metadata ?? {};
+          if (typeof md.displayName === 'string' && md.displayName !== row.display_name) {
+            checkDisplayName(md.displayName);
+            if (await nameInUse(ctx.store.db, p.tenantId, workspace.id, eventstreamType, md.displayName, row.id)) throw nameTaken(md.displayName);
+            patch.display_name = md.displayName;
+            patch.name_key = md.displayName.toLowerCase();
+          }
+          if (typeof md.description === 'string') {
+            patch.description = checkDescription(md.description) ?? '';
+          }
+        }
+        try {
+          if (!(await updateItem(ctx.store.db, p.tenantId, row.id, patch))) throw itemNotFound(row.id);
+        } catch (e) {
+          if (isUniqueViolation(e)) throw nameTaken(patch.display_name ?? row.display_name);
+          throw e;
+        }
+        return reply.code(200).send();
+      });
+    }
 
     // Operation state (reference §3.2, §3.3).
     r.get<{ Params: { operationId: string } }>('/v1/operations/:operationId', cfg, async (req, reply) => {
@@ -234,114 +360,6 @@ export async function registerPlatformRoutes(app: FastifyInstance, ctx: AppConte
       const item = await getItemById(ctx.store.db, p.tenantId, op.row.item_id);
       if (!item) throw itemNotFound(op.row.item_id);
       return reply.type('application/json').send(eventstreamBody(item));
-    });
-
-    // List (reference §2.5).
-    r.get<{ Params: WsParams; Querystring: Record<string, string | string[] | undefined> }>('/v1/workspaces/:workspaceId/eventstreams', cfg, async (req) => {
-      const p = await platformCaller(req, ctx, readScopes);
-      const { workspace } = await requireWorkspaceRole(ctx, p, req.params.workspaceId, 'Viewer');
-      const raw = req.query.continuationToken;
-      let after: { k: string; id: string } | undefined;
-      if (raw !== undefined) {
-        const t = typeof raw === 'string' ? decodeToken<{ k?: unknown; id?: unknown; w?: unknown }>(raw) : undefined;
-        if (!t || typeof t.k !== 'string' || typeof t.id !== 'string' || t.w !== workspace.id) throw new ApiError(400, 'InvalidContinuationToken', 'The continuationToken is not valid for this list.', { isRetriable: false });
-        after = { k: t.k, id: t.id };
-      }
-      const rows = await listItems(ctx.store.db, p.tenantId, workspace.id, eventstreamType, listPageSize, after);
-      const page = rows.slice(0, listPageSize);
-      const out: Record<string, unknown> = { value: page.map(eventstreamBody) };
-      if (rows.length > listPageSize) {
-        const last = page[page.length - 1]!;
-        const token = encodeToken({ w: workspace.id, k: last.name_key, id: last.id });
-        out.continuationToken = token;
-        out.continuationUri = absoluteUrl(ctx.origin(), `/v1/workspaces/${workspace.id}/eventstreams`, { continuationToken: token });
-      }
-      return out;
-    });
-
-    // Get (reference §2.5).
-    r.get<{ Params: ItemParams }>('/v1/workspaces/:workspaceId/eventstreams/:eventstreamId', cfg, async (req, reply) => {
-      const p = await platformCaller(req, ctx, readScopes);
-      const { workspace } = await requireWorkspaceRole(ctx, p, req.params.workspaceId, 'Viewer');
-      const row = await activeItem(ctx, p, workspace.id, req.params.eventstreamId);
-      reply.header('ETag', '""').header('Access-Control-Expose-Headers', 'RequestId,ETag');
-      return eventstreamBody(row);
-    });
-
-    // Update (reference §2.5).
-    r.patch<{ Params: ItemParams }>('/v1/workspaces/:workspaceId/eventstreams/:eventstreamId', cfg, async (req, reply) => {
-      const p = await platformCaller(req, ctx, writeScopes);
-      const { workspace } = await requireWorkspaceRole(ctx, p, req.params.workspaceId, 'Contributor');
-      const row = await activeItem(ctx, p, workspace.id, req.params.eventstreamId);
-      const u = checkUpdateRequest(req.body);
-      if (u.displayName !== undefined && (await nameInUse(ctx.store.db, p.tenantId, workspace.id, eventstreamType, u.displayName, row.id))) throw nameTaken(u.displayName);
-      const patch: { display_name?: string; name_key?: string; description?: string; updated_at: string } = { updated_at: nowIso() };
-      if (u.displayName !== undefined) Object.assign(patch, { display_name: u.displayName, name_key: u.displayName.toLowerCase() });
-      if (u.description !== undefined) patch.description = u.description;
-      try {
-        if (!(await updateItem(ctx.store.db, p.tenantId, row.id, patch))) throw itemNotFound(row.id);
-      } catch (e) {
-        if (isUniqueViolation(e)) throw nameTaken(u.displayName ?? row.display_name);
-        throw e;
-      }
-      const updated = (await getItem(ctx.store.db, p.tenantId, workspace.id, eventstreamType, row.id)) ?? row;
-      reply.header('ETag', '""').header('Access-Control-Expose-Headers', 'RequestId,ETag');
-      return eventstreamBody(updated);
-    });
-
-    // Delete (reference §2.5): 200 with an empty body; `hardDelete` accepted, deletion is always permanent.
-    r.delete<{ Params: ItemParams }>('/v1/workspaces/:workspaceId/eventstreams/:eventstreamId', cfg, async (req, reply) => {
-      const p = await platformCaller(req, ctx, writeScopes);
-      const { workspace } = await requireWorkspaceRole(ctx, p, req.params.workspaceId, 'Contributor');
-      const row = await activeItem(ctx, p, workspace.id, req.params.eventstreamId);
-      if (!(await deleteItem(ctx.store.db, p.tenantId, row.id))) throw itemNotFound(row.id);
-      return reply.code(200).send();
-    });
-
-    // Get definition (reference §2.5, §5): synchronous 200, as observed on the service.
-    r.post<{ Params: ItemParams; Querystring: { format?: string } }>('/v1/workspaces/:workspaceId/eventstreams/:eventstreamId/getDefinition', cfg, async (req, reply: FastifyReply) => {
-      const p = await platformCaller(req, ctx, writeScopes);
-      const { workspace } = await requireWorkspaceRole(ctx, p, req.params.workspaceId, 'Contributor');
-      const row = await activeItem(ctx, p, workspace.id, req.params.eventstreamId);
-      const format = req.query.format;
-      if (format !== undefined && !['eventstream', 'default'].includes(String(format).toLowerCase())) {
-        throw new ApiError(400, 'InvalidDefinitionFormat', `The definition format '${String(format)}' is not supported; use 'eventstream' or omit it.`, { isRetriable: false });
-      }
-      reply.header('Access-Control-Expose-Headers', 'RequestId');
-      return { definition: { parts: definitionParts(row) } };
-    });
-
-    // Update definition (reference §2.5, §5): synchronous 200; `.platform` is honoured only with updateMetadata=true.
-    r.post<{ Params: ItemParams; Querystring: { updateMetadata?: string } }>('/v1/workspaces/:workspaceId/eventstreams/:eventstreamId/updateDefinition', cfg, async (req: FastifyRequest<{ Params: ItemParams; Querystring: { updateMetadata?: string } }>, reply) => {
-      const p = await platformCaller(req, ctx, writeScopes);
-      const { workspace } = await requireWorkspaceRole(ctx, p, req.params.workspaceId, 'Contributor');
-      const row = await activeItem(ctx, p, workspace.id, req.params.eventstreamId);
-      const b = req.body as { definition?: unknown } | undefined;
-      if (!b || typeof b !== 'object' || b.definition === undefined || b.definition === null) throw new ApiError(400, 'InvalidInput', 'The request body must be {"definition": {...}}.', { isRetriable: false });
-      const def = checkDefinition(b.definition);
-      const old = fromJson<StoredDefinition>(row.definition);
-      const platformPart = def.parts.find((x) => x.path === '.platform');
-      const stored: StoredDefinition = { parts: def.parts.filter((x) => x.path !== '.platform').map((x) => ({ path: x.path, payload: x.payload, payloadType: x.payloadType })), logicalId: old.logicalId };
-      const patch: { display_name?: string; name_key?: string; description?: string; definition: string; updated_at: string } = { definition: toJson(stored), updated_at: nowIso() };
-      if (String(req.query.updateMetadata).toLowerCase() === 'true' && platformPart) {
-        const md = platformPart.json?.metadata ?? {};
-        if (typeof md.displayName === 'string' && md.displayName !== row.display_name) {
-          checkDisplayName(md.displayName);
-          if (await nameInUse(ctx.store.db, p.tenantId, workspace.id, eventstreamType, md.displayName, row.id)) throw nameTaken(md.displayName);
-          patch.display_name = md.displayName;
-          patch.name_key = md.displayName.toLowerCase();
-        }
-        if (typeof md.description === 'string') {
-          patch.description = checkDescription(md.description) ?? '';
-        }
-      }
-      try {
-        if (!(await updateItem(ctx.store.db, p.tenantId, row.id, patch))) throw itemNotFound(row.id);
-      } catch (e) {
-        if (isUniqueViolation(e)) throw nameTaken(patch.display_name ?? row.display_name);
-        throw e;
-      }
-      return reply.code(200).send();
     });
   });
 }
