@@ -386,6 +386,49 @@ describe('eventstream creation as a long-running operation (provisioning delay 3
   });
 });
 
+describe('concurrency and the control-plane reset', () => {
+  let s: TestServer;
+  before(async () => {
+    s = await startTestServer({ settings: { platformProvisioningDelaySeconds: 10 } });
+  });
+  after(async () => {
+    await s?.close();
+  });
+
+  test('concurrent creates of one name: exactly one is accepted, the rest are 409', async () => {
+    const sp = await appToken(s.url, 'platform');
+    const admin = await userToken(s.url, identities.admin, [scope]);
+    const name = uniqueName('race');
+    const rs = await Promise.all(Array.from({ length: 6 }, (_, i) => call(s.url, 'POST', esPath, i % 2 ? sp : admin, { displayName: name })));
+    assert.equal(rs.filter((r) => r.status === 202).length, 1, rs.map((r) => r.status).join(','));
+    for (const r of rs.filter((x) => x.status !== 202)) assertPlatformError(r, 409, 'ItemDisplayNameAlreadyInUse');
+  });
+
+  test('concurrent polls of a due operation all see Succeeded and the item exists once', async () => {
+    const sp = await appToken(s.url, 'platform');
+    const name = uniqueName('polls');
+    const r = await call(s.url, 'POST', esPath, sp, { displayName: name, definition: definition() });
+    await advance(s.url, 11);
+    const polls = await Promise.all(Array.from({ length: 8 }, () => call(s.url, 'GET', r.headers.get('location')!, sp)));
+    for (const p of polls) assert.equal(p.body.status, 'Succeeded');
+    const list = await call(s.url, 'GET', esPath, sp);
+    assert.equal(list.body.value.filter((x: any) => x.displayName === name).length, 1);
+  });
+
+  test('POST /_stratus/reset removes created items and operations and restores the demo rows', async () => {
+    const sp = await appToken(s.url, 'platform');
+    const r = await call(s.url, 'POST', esPath, sp, { displayName: uniqueName('gone') });
+    assert.equal(r.status, 202);
+    const reset = await fetch(`${s.url}/_stratus/reset`, { method: 'POST' });
+    assert.equal(reset.status, 200);
+    const sp2 = await appToken(s.url, 'platform');
+    assert.deepEqual((await call(s.url, 'GET', esPath, sp2)).body, { value: [] });
+    assertPlatformError(await call(s.url, 'GET', r.headers.get('location')!, sp2), 404, 'OperationNotFound');
+    const again = await call(s.url, 'POST', esPath, sp2, { displayName: uniqueName(), folderId: platformDemoFolder.id, sensitivityLabelSettings: { labelId: platformLabels.confidential.id } });
+    assert.equal(again.status, 202, again.text);
+  });
+});
+
 describe('the per-caller request budget', () => {
   let s: TestServer;
   before(async () => {
