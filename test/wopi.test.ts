@@ -149,7 +149,7 @@ describe('bootstrapper', () => {
     assert.equal(typeof AccessToken, 'string');
     assert.ok(AccessTokenExpiry > before + 9 * 3600_000 && AccessTokenExpiry < before + 11 * 3600_000, String(AccessTokenExpiry));
     assert.equal((await call(`${s.url}/wopi/containers/${id}?access_token=${AccessToken}`)).status, 200);
-    for (const src of [undefined, `${s.url}/wopi/containers/${rootContainerId(demoTenant.id, demoUser.id)}`, `${s.url}/wopi/containers/00000000-0000-4000-8000-000000000000`, `${s.url}/wopi/files/abc`, `https://elsewhere.test/wopi/containers/${id}`, 'not a url ::']) {
+    for (const src of [undefined, `${s.url}/wopi/containers/${rootContainerId(demoTenant.id, demoUser.id)}`, `${s.url}/wopi/containers/00000000-0000-4000-8000-000000000000`, `${s.url}/wopi/files/abc`, `https://elsewhere.test/wopi/containers/${id}`, 'not a url ::', `${s.url}/wopi/containers/%E0%A4%A`, `${s.url}/wopi/containers/%00`, `${s.url}/wopi/containers/${'a'.repeat(3000)}`]) {
       const headers: Record<string, string> = { 'X-WOPI-EcosystemOperation': 'GET_NEW_ACCESS_TOKEN' };
       if (src) headers['X-WOPI-WopiSrc'] = src;
       const n = await call(boot(), { method: 'POST', token: admin, headers });

@@ -130,7 +130,13 @@ function containerOfWopiSrc(ctx: AppContext, src: string): string | undefined {
   }
   if (u.origin !== new URL(ctx.origin()).origin) return undefined;
   const m = /^\/wopi\/containers\/([^/]+)\/?$/i.exec(u.pathname);
-  return m ? decodeURIComponent(m[1]!).toLowerCase() : undefined;
+  if (!m) return undefined;
+  try {
+    return decodeURIComponent(m[1]!).toLowerCase();
+  } catch {
+    // A malformed percent-escape names no container.
+    return undefined;
+  }
 }
 
 function header(req: FastifyRequest, name: string): string | undefined {

@@ -96,8 +96,15 @@ export async function findRootContainerOf(db: Kysely<any>, tenantId: string, use
   return r ? { tenantId: r.tenant_id, userId: r.user_id, id: r.container_id, name: r.name } : undefined;
 }
 
-/** A container by id, scoped to its tenant. */
+/** Container ids are lower-case UUIDs ({@link rootContainerId}); anything else names no container. */
+const containerIdPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * A container by id (any case), scoped to its tenant; undefined when unknown or when `id` is
+ * not a UUID (checked before the query, so no stray byte such as NUL reaches the database).
+ */
 export async function findContainer(db: Kysely<any>, tenantId: string, id: string): Promise<RootContainer | undefined> {
+  if (!containerIdPattern.test(id)) return undefined;
   const r = await db.selectFrom('wopi_root_containers').selectAll().where('container_id', '=', id.toLowerCase()).where('tenant_id', '=', tenantId).executeTakeFirst();
   return r ? { tenantId: r.tenant_id, userId: r.user_id, id: r.container_id, name: r.name } : undefined;
 }
