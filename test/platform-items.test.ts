@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 import { appToken, identities, userToken } from './helpers/auth.ts';
-import { platformDemoWorkspace, platformSandboxWorkspace } from '../src/services/platform/seed.ts';
+import { platformDemoFolder, platformDemoWorkspace, platformSandboxWorkspace } from '../src/services/platform/seed.ts';
 import { listPageSize } from '../src/services/platform/routes.ts';
 import { advance, assertPlatformError, b64, call, definition, uniqueName } from './platform-helpers.test.ts';
 
@@ -196,6 +196,24 @@ describe('eventstream items', () => {
     assert.equal(u.body.description, 'generic');
     assert.equal((await call(s.url, 'DELETE', `${items}/${c.body.id}`, sp)).status, 200);
     assertPlatformError(await call(s.url, 'GET', `${esPath}/${c.body.id}`, sp), 404, 'ItemNotFound');
+  });
+
+  test('workspace discovery: the caller\'s workspaces, one workspace, its folders; nothing of other tenants', async () => {
+    const mine = await call(s.url, 'GET', '/v1/workspaces', user);
+    assert.equal(mine.status, 200);
+    assert.deepEqual(mine.body.value.map((w: any) => w.displayName).sort(), ['Stratus Demo', 'Stratus Sandbox']);
+    assert.deepEqual(mine.body.value.find((w: any) => w.id === ws), { id: ws, displayName: 'Stratus Demo', description: 'The demo workspace.', type: 'Workspace' });
+    const spWs = await call(s.url, 'GET', '/v1/workspaces', sp);
+    assert.deepEqual(spWs.body.value.map((w: any) => w.id), [ws]);
+    const one = await call(s.url, 'GET', `/v1/workspaces/${ws}`, user);
+    assert.equal(one.body.displayName, 'Stratus Demo');
+    const folders = await call(s.url, 'GET', `/v1/workspaces/${ws}/folders`, user);
+    assert.deepEqual(folders.body, { value: [{ id: platformDemoFolder.id, displayName: 'Streams', workspaceId: ws }] });
+    const eve = await userToken(s.url, identities.eve, ['api://stratus/platform/Item.ReadWrite.All']);
+    const eves = await call(s.url, 'GET', '/v1/workspaces', eve);
+    assert.deepEqual(eves.body.value.map((w: any) => w.displayName), ['Other Workspace']);
+    assertPlatformError(await call(s.url, 'GET', `/v1/workspaces/${ws}/folders`, eve), 404, 'WorkspaceNotFound');
+    assertPlatformError(await call(s.url, 'GET', '/v1/workspaces?continuationToken=%%%', eve), 400, 'InvalidContinuationToken');
   });
 
   // Last in the file: it moves the clock past the tokens' lifetime.

@@ -23,7 +23,9 @@ import {
   insertItem,
   insertOperation,
   isUniqueViolation,
+  listFolders,
   listItems,
+  listWorkspacesFor,
   nameInUse,
   updateItem,
   type ItemRow,
@@ -336,6 +338,40 @@ export async function registerPlatformRoutes(app: FastifyInstance, ctx: AppConte
         return reply.code(200).send();
       });
     }
+
+    // Workspaces of the caller, one workspace, its folders (discovery of the ids the item routes need).
+    r.get<{ Querystring: Record<string, string | string[] | undefined> }>('/v1/workspaces', cfg, async (req) => {
+      const p = await platformCaller(req, ctx, readScopes);
+      const raw = req.query.continuationToken;
+      let afterId: string | undefined;
+      if (raw !== undefined) {
+        const t = typeof raw === 'string' ? decodeToken<{ ws?: unknown }>(raw) : undefined;
+        if (!t || typeof t.ws !== 'string') throw new ApiError(400, 'InvalidContinuationToken', 'The continuationToken is not valid for this list.', { isRetriable: false });
+        afterId = t.ws;
+      }
+      const rows = await listWorkspacesFor(ctx.store.db, p.tenantId, p.objectId, listPageSize, afterId);
+      const page = rows.slice(0, listPageSize);
+      const out: Record<string, unknown> = { value: page.map((w) => ({ id: w.id, displayName: w.display_name, description: w.description, type: 'Workspace' })) };
+      if (rows.length > listPageSize) {
+        const token = encodeToken({ ws: page[page.length - 1]!.id });
+        out.continuationToken = token;
+        out.continuationUri = absoluteUrl(ctx.origin(), '/v1/workspaces', { continuationToken: token });
+      }
+      return out;
+    });
+
+    r.get<{ Params: WsParams }>('/v1/workspaces/:workspaceId', cfg, async (req) => {
+      const p = await platformCaller(req, ctx, readScopes);
+      const { workspace } = await requireWorkspaceRole(ctx, p, req.params.workspaceId, 'Viewer');
+      return { id: workspace.id, displayName: workspace.display_name, description: workspace.description, type: 'Workspace' };
+    });
+
+    r.get<{ Params: WsParams }>('/v1/workspaces/:workspaceId/folders', cfg, async (req) => {
+      const p = await platformCaller(req, ctx, readScopes);
+      const { workspace } = await requireWorkspaceRole(ctx, p, req.params.workspaceId, 'Viewer');
+      const rows = await listFolders(ctx.store.db, p.tenantId, workspace.id);
+      return { value: rows.map((f) => ({ id: f.id, displayName: f.display_name, workspaceId: workspace.id, ...(f.parent_folder_id ? { parentFolderId: f.parent_folder_id } : {}) })) };
+    });
 
     // Operation state (reference §3.2, §3.3).
     r.get<{ Params: { operationId: string } }>('/v1/operations/:operationId', cfg, async (req, reply) => {

@@ -98,6 +98,12 @@ export const platformMigrations: Migrations = {
       await db.schema.createIndex('platform_operations_pending').on('platform_operations').columns(['tenant_id', 'workspace_id', 'status', 'complete_ms']).execute();
     },
   },
+  platform_0003_principal_workspaces: {
+    async up(db: Kysely<any>) {
+      // Workspaces of a principal (GET /v1/workspaces).
+      await db.schema.createIndex('platform_role_assignments_principal').on('platform_role_assignments').columns(['tenant_id', 'principal_id', 'workspace_id']).execute();
+    },
+  },
 };
 
 /** The platform tables, children first (cleared by the control-plane reset). */
@@ -159,6 +165,32 @@ export interface StoredDefinition {
 /** A workspace of the tenant, or undefined. */
 export async function getWorkspace(db: Kysely<any>, tenantId: string, id: string): Promise<WorkspaceRow | undefined> {
   return (await db.selectFrom('platform_workspaces').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst()) as WorkspaceRow | undefined;
+}
+
+/**
+ * One page of the workspaces where `principalId` holds a role, ordered by id after `afterId`;
+ * returns up to `limit + 1` rows (with the caller's role) so the caller knows whether more follow.
+ */
+export async function listWorkspacesFor(db: Kysely<any>, tenantId: string, principalId: string, limit: number, afterId?: string): Promise<(WorkspaceRow & { role: WorkspaceRole })[]> {
+  let q = db
+    .selectFrom('platform_role_assignments as ra')
+    .innerJoin('platform_workspaces as w', (j) => j.onRef('w.tenant_id', '=', 'ra.tenant_id').onRef('w.id', '=', 'ra.workspace_id'))
+    .select(['w.tenant_id', 'w.id', 'w.display_name', 'w.description', 'ra.role'])
+    .where('ra.tenant_id', '=', tenantId)
+    .where('ra.principal_id', '=', principalId);
+  if (afterId) q = q.where('w.id', '>', afterId);
+  return (await q.orderBy('w.id').limit(limit + 1).execute()) as (WorkspaceRow & { role: WorkspaceRole })[];
+}
+
+/** The folders of a workspace, ordered by id (a workspace holds few folders). */
+export async function listFolders(db: Kysely<any>, tenantId: string, workspaceId: string): Promise<{ id: string; display_name: string; parent_folder_id: string | null }[]> {
+  return (await db
+    .selectFrom('platform_folders')
+    .select(['id', 'display_name', 'parent_folder_id'])
+    .where('tenant_id', '=', tenantId)
+    .where('workspace_id', '=', workspaceId)
+    .orderBy('id')
+    .execute()) as { id: string; display_name: string; parent_folder_id: string | null }[];
 }
 
 /** The role of `principalId` in the workspace, or undefined when it holds none. */
