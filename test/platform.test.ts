@@ -266,6 +266,9 @@ describe('eventstream creation as a long-running operation (provisioning delay 3
     const r = await call(s.url, 'POST', esPath, sp, { displayName: name, description: 'made by a contributor', definition: definition() });
     assert.equal(r.status, 202, r.text);
     assert.equal(r.headers.get('retry-after'), '30');
+    assert.match(r.headers.get('requestid') ?? '', uuidRe);
+    assert.equal(r.headers.get('etag'), '""');
+    assert.match(r.headers.get('content-type') ?? '', /^application\/json/);
     const opId = r.headers.get('x-vendor-operation-id')!;
     const location = r.headers.get('location')!;
     assert.equal(location, `${s.url}/v1/operations/${opId}`);
