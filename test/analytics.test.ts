@@ -113,6 +113,35 @@ describe('admin dataflows', () => {
     assert.match(pos.body.error.message, /position/);
   });
 
+  test('malformed input never gives a 500: NUL characters, deep nesting, a repeated option under another case → 400', async () => {
+    const queries = [
+      q("name eq '\u0000'"),
+      q("contains(name,'a\u0000')"),
+      q("objectId eq 'a\u0000'"),
+      q("name in ('\u0000')"),
+      q('not '.repeat(1100) + "name eq 'a'"),
+      q('('.repeat(2000) + "name eq 'a'" + ')'.repeat(2000)),
+      q(Array(150).fill("name eq 'a'").join(' or ')),
+      '?$TOP=1&$top=2',
+      '?$skip=1&$Skip=2',
+      `${q("name eq 'a'")}&$FILTER=${encodeURIComponent("name eq 'b'")}`,
+    ];
+    for (const query of queries) {
+      const r = await list(s.url, admin, query);
+      assert.equal(r.status, 400, query.slice(0, 80));
+      assert.equal(r.body.error.code, 'BadRequest', query.slice(0, 80));
+    }
+    // Within the limits: a long but shallow expression, unicode literals, an option in upper case.
+    const ok = await list(s.url, admin, q(Array(90).fill("name eq 'a'").join(' or ') + " or name eq 'Headcount - Staging'"));
+    assert.equal(ok.status, 200);
+    assert.deepEqual(ids(ok.body.value), ids(demo.filter((d) => d.name === 'Headcount - Staging')));
+    const uni = await list(s.url, admin, q("contains(name,'𝔘ñí') or name eq 'Ünïcode'"));
+    assert.equal(uni.status, 200);
+    assert.deepEqual(uni.body.value, []);
+    const upper = await list(s.url, admin, '?$TOP=2&$SKIP=1');
+    assert.deepEqual(ids(upper.body.value), ids(demo.slice(1, 3)));
+  });
+
   test('access: admin with Tenant.ReadWrite.All and a plain service principal are admitted', async () => {
     const rw = await userToken(s.url, identities.admin, ['api://stratus/analytics/Tenant.ReadWrite.All']);
     assert.equal((await list(s.url, rw, '?$top=1')).status, 200);

@@ -8,7 +8,8 @@ import type { AppContext } from '../../context.ts';
 import { ApiError } from '../../core/errors.ts';
 import { authenticate, AuthFailure } from '../../core/auth.ts';
 import type { Principal } from '../../core/identity/identity.ts';
-import { compileFilter, ODataError, parseFilter } from '../../core/odata/index.ts';
+import { compileFilter, ODataError, parseFilter, type FilterNode, type ValueNode } from '../../core/odata/index.ts';
+import type { Expression, SqlBool } from 'kysely';
 import { dataflowFields, listDataflows } from './store.ts';
 
 /** Delegated scopes that admit an administrator (spec §5). */
@@ -51,14 +52,25 @@ export function checkAdminAccess(p: Principal): void {
 }
 
 /**
+ * The one value of the system query option `name` (matched without regard to case, as OData
+ * 4.01 allows); undefined when absent.
+ * @throws ApiError 400 `BadRequest` when it is given more than once (also as `$TOP` beside `$top`).
+ */
+export function queryOption(q: Record<string, unknown>, name: string): string | undefined {
+  const keys = Object.keys(q).filter((k) => k.toLowerCase() === name);
+  if (keys.length === 0) return undefined;
+  const v = q[keys[0]!];
+  if (keys.length > 1 || typeof v !== 'string') throw new ApiError(400, 'BadRequest', `The query parameter '${name}' must be given once.`);
+  return v;
+}
+
+/**
  * Reads `$top` / `$skip`: absent → undefined; otherwise a non-negative int32.
  * @throws ApiError 400 `BadRequest` for a repeated, non-integer, negative or too large value.
  */
 export function readCount(q: Record<string, unknown>, name: '$top' | '$skip'): number | undefined {
-  const key = Object.keys(q).find((k) => k.toLowerCase() === name);
-  if (key === undefined) return undefined;
-  const v = q[key];
-  if (typeof v !== 'string') throw new ApiError(400, 'BadRequest', `The query parameter '${name}' must be given once.`);
+  const v = queryOption(q, name);
+  if (v === undefined) return undefined;
   if (!/^\s*\+?\d+\s*$/.test(v)) {
     if (/^\s*-\d+\s*$/.test(v)) throw new ApiError(400, 'BadRequest', `Invalid value '${v}' for query parameter '${name}': it must not be negative.`);
     throw new ApiError(400, 'BadRequest', `Invalid value '${v}' for query parameter '${name}': expected a non-negative integer.`);
@@ -66,6 +78,72 @@ export function readCount(q: Record<string, unknown>, name: '$top' | '$skip'): n
   const n = Number(v.trim());
   if (n > 2_147_483_647) throw new ApiError(400, 'BadRequest', `Invalid value '${v}' for query parameter '${name}': it exceeds the 32-bit integer range.`);
   return n;
+}
+
+/** Deepest nesting of operators and function calls a `$filter` may have (the SQL engines' expression-depth limits lie far beyond). */
+export const maxFilterDepth = 100;
+
+/** Nesting depth of a parsed filter (operators, lambdas and calls), counted without recursion. */
+export function filterDepth(root: FilterNode): number {
+  let max = 0;
+  const stack: [FilterNode | ValueNode, number][] = [[root, 1]];
+  while (stack.length > 0) {
+    const [n, d] = stack.pop()!;
+    if (d > max) max = d;
+    switch (n.kind) {
+      case 'and':
+      case 'or':
+        stack.push([n.left, d + 1], [n.right, d + 1]);
+        break;
+      case 'not':
+        stack.push([n.operand, d + 1]);
+        break;
+      case 'lambda':
+        if (n.predicate) stack.push([n.predicate, d + 1]);
+        break;
+      case 'compare':
+        stack.push([n.left, d + 1], [n.right, d + 1]);
+        break;
+      case 'in':
+        stack.push([n.left, d + 1]);
+        break;
+      case 'boolcall':
+        stack.push([n.call, d + 1]);
+        break;
+      case 'call':
+        for (const a of n.args) stack.push([a, d + 1]);
+        break;
+      default:
+        break;
+    }
+  }
+  return max;
+}
+
+/**
+ * Parses and compiles a `$filter` over {@link dataflowFields}; undefined for a blank one.
+ * @throws ApiError 400 `BadRequest` for a syntax error, an unknown property, a type mismatch,
+ *   an unsupported function, a NUL character or an expression nested deeper than {@link maxFilterDepth}.
+ */
+export function dataflowFilter(text: string): Expression<SqlBool> | undefined {
+  if (text.trim() === '') return undefined;
+  const bad = (why: string) => new ApiError(400, 'BadRequest', `Invalid $filter '${text}': ${why}`);
+  if (text.includes('\u0000')) throw bad('it contains a NUL character.');
+  let node: FilterNode;
+  try {
+    node = parseFilter(text);
+  } catch (e) {
+    if (e instanceof ODataError) throw bad(e.message);
+    if (e instanceof RangeError) throw bad(`the expression is nested too deeply (at most ${maxFilterDepth} levels).`);
+    throw e;
+  }
+  if (filterDepth(node) > maxFilterDepth) throw bad(`the expression is nested too deeply (at most ${maxFilterDepth} levels).`);
+  try {
+    return compileFilter(node, dataflowFields);
+  } catch (e) {
+    if (e instanceof ODataError) throw bad(e.message);
+    throw e;
+  }
 }
 
 /** Registers the admin dataflow listing. */
@@ -95,20 +173,8 @@ export function registerAnalyticsRoutes(app: FastifyInstance, ctx: AppContext): 
     const q = (req.query ?? {}) as Record<string, unknown>;
     const top = readCount(q, '$top');
     const skip = readCount(q, '$skip') ?? 0;
-    const filterKey = Object.keys(q).find((k) => k.toLowerCase() === '$filter');
-    let filter;
-    if (filterKey !== undefined) {
-      const text = q[filterKey];
-      if (typeof text !== 'string') throw new ApiError(400, 'BadRequest', "The query parameter '$filter' must be given once.");
-      if (text.trim() !== '') {
-        try {
-          filter = compileFilter(parseFilter(text), dataflowFields);
-        } catch (e) {
-          if (e instanceof ODataError) throw new ApiError(400, 'BadRequest', `Invalid $filter '${text}': ${e.message}`);
-          throw e;
-        }
-      }
-    }
+    const text = queryOption(q, '$filter');
+    const filter = text === undefined ? undefined : dataflowFilter(text);
     const value = await listDataflows(ctx.store.db, principal.tenantId, filter, skip, top);
     reply.header('Cache-Control', 'no-store, must-revalidate, no-cache');
     return { '@odata.context': `${ctx.origin()}/v1.0/myorg/admin/$metadata#dataflows`, value };
