@@ -2,7 +2,8 @@
  * Routes of the data platform (spec analytics-platform-mail-wopi §2.2, §3, §4.2, §5, §7, §8;
  * reference §2, §3, §4, §5): create an eventstream (201 at once, or 202 and a long-running
  * operation), the operation state and result, and get / list / update / delete /
- * getDefinition / updateDefinition of eventstreams.
+ * getDefinition / updateDefinition of eventstreams — on `/eventstreams` and on the generic
+ * `/items` collection — plus read-only workspace and folder discovery.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../context.ts';
