@@ -195,6 +195,19 @@ describe('bootstrapper', () => {
     }
   });
 
+  test('request bodies are ignored: malformed JSON, other types or a large body neither fail the call nor hide the 401', async () => {
+    const post = (headers: Record<string, string>, body: string) => fetch(boot(), { method: 'POST', headers: { 'X-WOPI-EcosystemOperation': 'GET_ROOT_CONTAINER', ...headers }, body });
+    for (const [type, body] of [['application/json', '{bad'], ['application/json', '[1,2'], ['text/plain', 'hello'], ['application/x-www-form-urlencoded', 'a=%%%'], ['application/octet-stream', 'x'.repeat(2_000_000)]]) {
+      const ok = await post({ authorization: `Bearer ${admin}`, 'content-type': type! }, body!);
+      assert.equal(ok.status, 200, type);
+      assert.equal(((await ok.json()) as any).Bootstrap.UserId, demoAdmin.id, type);
+      const anon = await post({ 'content-type': type! }, body!);
+      assert.equal(anon.status, 401, type);
+      assert.equal(anon.headers.get('www-authenticate'), challenge(), type);
+      assert.equal(await anon.text(), '', type);
+    }
+  });
+
   test('the challenge points at Stratus\'s identity provider: its token URI issues a token the bootstrapper accepts', async () => {
     const r = await call(boot());
     const m = /tokenIssuance_uri="([^"]+)"/.exec(r.headers.get('www-authenticate') ?? '');

@@ -177,8 +177,24 @@ function noStore(reply: FastifyReply): void {
   reply.header('Cache-Control', 'no-store');
 }
 
-/** Registers the bootstrapper and the ecosystem and container endpoints. */
-export function registerWopiRoutes(app: FastifyInstance, ctx: AppContext): void {
+/**
+ * Registers the bootstrapper and the ecosystem and container endpoints inside their own
+ * plugin, whose content-type parser drains and ignores every request body: no body is
+ * documented for any of these operations (reference §6.2), so a body of any type, well-formed
+ * or not, changes nothing and a request without a token still gets the 401 challenge.
+ */
+export async function registerWopiRoutes(root: FastifyInstance, ctx: AppContext): Promise<void> {
+  await root.register(async (app) => {
+    app.removeAllContentTypeParsers();
+    app.addContentTypeParser('*', (_req, payload, done) => {
+      payload.resume();
+      done(null, undefined);
+    });
+    registerWopiRoutesIn(app, ctx);
+  });
+}
+
+function registerWopiRoutesIn(app: FastifyInstance, ctx: AppContext): void {
   const config = { family: 'wopi' as const };
 
   app.get('/wopibootstrapper', { config }, async (req, reply) => {
