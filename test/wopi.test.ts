@@ -91,6 +91,30 @@ describe('bootstrapper', () => {
     assert.equal((await call(root.body.ContainerPointer.Url)).status, 200);
   });
 
+  test('every 200 body has the shape of the reference\'s wire example, field by field (names and JSON types)', async () => {
+    // Shapes of reference examples/fabric-pbi-wopi/wopi/bootstrapper-wire-examples.json, values replaced by their types.
+    const bootstrap = { EcosystemUrl: 'string', UserId: 'string', SignInName: 'string', UserFriendlyName: 'string' };
+    const containerInfo = { Name: 'string', HostUrl: 'string', SharingUrl: 'string', UserCanCreateChildContainer: 'boolean', UserCanCreateChildFile: 'boolean', UserCanDelete: 'boolean', UserCanRename: 'boolean' };
+    const rootContainerInfo = { ContainerPointer: { Url: 'string', Name: 'string' }, ContainerInfo: containerInfo };
+    const shape = (v: unknown): unknown =>
+      Array.isArray(v) ? v.map(shape) : v !== null && typeof v === 'object' ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, x]) => [k, shape(x)])) : typeof v;
+    const same = (got: unknown, want: unknown, what: string) => assert.deepEqual(shape(got), shape(JSON.parse(JSON.stringify(want).replace(/"(string|boolean|number)"/g, (_m, t) => (t === 'string' ? '"s"' : t === 'boolean' ? 'true' : '1')))), what);
+    const id = rootContainerId(demoTenant.id, demoAdmin.id);
+
+    const get = await call(boot(), { token: admin });
+    same(get.body, { Bootstrap: bootstrap }, 'GET_bootstrap_200');
+    const root = await call(boot(), { method: 'POST', token: admin, headers: { 'X-WOPI-EcosystemOperation': 'GET_ROOT_CONTAINER' } });
+    same(root.body, { Bootstrap: bootstrap, RootContainerInfo: rootContainerInfo }, 'POST_GET_ROOT_CONTAINER_200');
+    const nat = await call(boot(), { method: 'POST', token: admin, headers: { 'X-WOPI-EcosystemOperation': 'GET_NEW_ACCESS_TOKEN', 'X-WOPI-WopiSrc': `${s.url}/wopi/containers/${id}` } });
+    same(nat.body, { Bootstrap: bootstrap, AccessTokenInfo: { AccessToken: 'string', AccessTokenExpiry: 'number' } }, 'POST_GET_NEW_ACCESS_TOKEN_200');
+    const eco = new URL(root.body.Bootstrap.EcosystemUrl).searchParams.get('access_token');
+    const ptr = await call(`${s.url}/wopi/ecosystem/root_container_pointer?access_token=${eco}`);
+    same(ptr.body, rootContainerInfo, 'ecosystem_GetRootContainer_200');
+    same((await call(root.body.Bootstrap.EcosystemUrl)).body, { SupportsContainers: 'boolean' }, 'CheckEcosystem_200');
+    // No property is ever null (reference §6.4).
+    for (const b of [get.body, root.body, nat.body, ptr.body]) assert.ok(!JSON.stringify(b).includes('null'));
+  });
+
   test('the Authorization header may be written `Bearer: <token>` and the token Base64-encoded (spec §4.4)', async () => {
     const colon = await call(boot(), { authorization: `Bearer: ${admin}` });
     assert.equal(colon.status, 200);

@@ -93,20 +93,33 @@ async function bootstrapBody(ctx: AppContext, p: Principal) {
   return out;
 }
 
-/** `ContainerInfo` (CheckContainerInfo) of a root container: no web UI, no child operations. */
-function containerInfo(c: RootContainer) {
+/**
+ * `RootContainerInfo.ContainerInfo` of a root container: exactly the spec §2.4 fields (the
+ * documented sample's set); no web UI, no child operations.
+ */
+function rootContainerInfoFields(c: RootContainer) {
   return {
     Name: c.name,
     HostUrl: '',
     SharingUrl: '',
-    IsAnonymousUser: false,
-    IsEduUser: false,
-    LicenseCheckForEditIsEnabled: false,
-    SupportedShareUrlTypes: [] as string[],
     UserCanCreateChildContainer: false,
     UserCanCreateChildFile: false,
     UserCanDelete: false,
     UserCanRename: false,
+  };
+}
+
+/**
+ * CheckContainerInfo of a root container: the §2.4 fields plus those the mobile requirements
+ * make required (`IsEduUser`, `LicenseCheckForEditIsEnabled`) and the other documented ones.
+ */
+function containerInfo(c: RootContainer) {
+  return {
+    ...rootContainerInfoFields(c),
+    IsAnonymousUser: false,
+    IsEduUser: false,
+    LicenseCheckForEditIsEnabled: false,
+    SupportedShareUrlTypes: [] as string[],
   };
 }
 
@@ -116,7 +129,7 @@ async function rootContainerInfo(ctx: AppContext, tenantId: string, userId: stri
   const { token } = await issueWopiToken(ctx.store.db, tenantId, userId, { kind: 'container', id: c.id });
   return {
     ContainerPointer: { Url: `${ctx.origin()}/wopi/containers/${c.id}?access_token=${encodeURIComponent(token)}`, Name: c.name },
-    ContainerInfo: containerInfo(c),
+    ContainerInfo: rootContainerInfoFields(c),
   };
 }
 
