@@ -16,6 +16,8 @@ export interface ErrorDetail {
   target?: string;
   details?: ErrorDetail[];
   additionalInfo?: { type: string; info: Record<string, unknown> }[];
+  /** Platform `moreDetails[].relatedResource`. */
+  relatedResource?: { resourceId: string; resourceType: string };
 }
 
 /** Options of an {@link ApiError}. */
@@ -118,10 +120,18 @@ export function renderError(family: Family, err: ApiError, info: ErrorRequestInf
     case 'analytics':
       return { status: err.status, body: { error: { code: err.code, message: err.message } }, headers: { RequestId: info.requestId, ...headers } };
     case 'platform': {
-      const body: Record<string, unknown> = { requestId: info.requestId, errorCode: err.code, message: err.message };
-      if (o.isRetriable !== undefined) body.isRetriable = o.isRetriable;
-      if (o.details !== undefined) body.moreDetails = o.details.map((d) => ({ errorCode: d.code, message: d.message }));
+      // Key order as observed (reference §4.1): requestId, errorCode, [moreDetails], message, [relatedResource], [isRetriable].
+      const body: Record<string, unknown> = { requestId: info.requestId, errorCode: err.code };
+      if (o.details !== undefined) {
+        body.moreDetails = o.details.map((d) => ({
+          ...(d.code ? { errorCode: d.code } : {}),
+          ...(d.message ? { message: d.message } : {}),
+          ...(d.relatedResource ? { relatedResource: d.relatedResource } : {}),
+        }));
+      }
+      body.message = err.message;
       if (o.relatedResource !== undefined) body.relatedResource = o.relatedResource;
+      if (o.isRetriable !== undefined) body.isRetriable = o.isRetriable;
       return { status: err.status, body, headers: { RequestId: info.requestId, 'x-vendor-public-api-error-code': err.code, ...headers } };
     }
     case 'mail':
