@@ -107,6 +107,7 @@ describe('admin dataflows', () => {
       assert.equal(r.status, 400, query);
       assert.equal(r.body.error.code, 'BadRequest', query);
       assert.equal(typeof r.body.error.message, 'string');
+      assert.equal(r.body.error['analytics.error'].code, 'BadRequest', query);
       assert.ok(r.headers.get('requestid'));
     }
     const pos = await list(s.url, admin, q("name eq 'a' and"));
@@ -174,6 +175,10 @@ describe('admin dataflows', () => {
       assert.equal(r.status, 401, who);
       assert.equal(r.body.error.code, 'AnalyticsNotAuthorizedException', who);
       assert.ok(r.body.error.message, who);
+      // The observed body, field by field (reference examples/fabric-pbi-wopi/powerbi/observed-error-and-throttle-responses.json).
+      assert.deepEqual(Object.keys(r.body), ['error'], who);
+      assert.deepEqual(Object.keys(r.body.error).sort(), ['analytics.error', 'code', 'message'], who);
+      assert.deepEqual(r.body.error['analytics.error'], { code: 'AnalyticsNotAuthorizedException', parameters: {}, details: [], exceptionCulprit: 1 }, who);
       assert.equal(r.body.value, undefined, who);
     }
     const noToken = await list(s.url, undefined);

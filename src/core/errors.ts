@@ -82,7 +82,7 @@ function detail(d: ErrorDetail): ErrorDetail {
  * - arm: `{"error":{code,message,target?,details?,additionalInfo?}}` (spec resource-manager §7 ErrorResponse)
  * - datashare: `{"error":{code,message,target?,details?}}` (spec resource-manager §7 DataShareError)
  * - oauth: `{error, error_description, error_codes, timestamp, trace_id, correlation_id}` (RFC 6749 §5.2)
- * - analytics: `{"error":{code,message}}`
+ * - analytics: `{"error":{code,message,"analytics.error":{code,parameters:{},details:[],exceptionCulprit:1}}}` (reference analytics §1.5)
  * - platform: `{errorCode,message,requestId,isRetriable?,moreDetails?,relatedResource?}` (spec analytics §7)
  * - mail: `{"error":{code,message,innerError:{date,request-id,client-request-id}}}`
  * - wopi: no body, the status and headers only (spec analytics §7 bootstrapper)
@@ -118,7 +118,12 @@ export function renderError(family: Family, err: ApiError, info: ErrorRequestInf
         headers: { 'cache-control': 'no-store', pragma: 'no-cache', ...headers },
       };
     case 'analytics':
-      return { status: err.status, body: { error: { code: err.code, message: err.message } }, headers: { RequestId: info.requestId, ...headers } };
+      // The observed body (reference §1.5): the code twice, the second time in `analytics.error`.
+      return {
+        status: err.status,
+        body: { error: { code: err.code, message: err.message, 'analytics.error': { code: err.code, parameters: {}, details: [], exceptionCulprit: 1 } } },
+        headers: { RequestId: info.requestId, ...headers },
+      };
     case 'platform': {
       // Key order as observed (reference §4.1): requestId, errorCode, [moreDetails], message, [relatedResource], [isRetriable].
       const body: Record<string, unknown> = { requestId: info.requestId, errorCode: err.code };
