@@ -48,6 +48,8 @@ describe('admin dataflows', () => {
     assert.equal(r.status, 200);
     assert.match(r.headers.get('content-type') ?? '', /application\/json/);
     assert.ok(r.headers.get('requestid'));
+    assert.equal(r.headers.get('cache-control'), 'no-store, must-revalidate, no-cache');
+    assert.equal(r.headers.get('x-content-type-options'), 'nosniff');
     assert.equal(r.body['@odata.context'], `${s.url}/v1.0/myorg/admin/$metadata#dataflows`);
     assert.deepEqual(Object.keys(r.body).sort(), ['@odata.context', 'value']);
     assert.deepEqual(ids(r.body.value), ids(demo));
@@ -226,6 +228,17 @@ describe('admin dataflows throttling', () => {
     assert.ok(Number.isInteger(retry) && retry >= 1 && retry <= 600, String(retry));
     assert.match(over.body.message, new RegExp(`Retry in ${retry} seconds`));
     assert.ok(over.headers.get('requestid'));
+    // The observed 429, field by field (reference examples/fabric-pbi-wopi/powerbi/observed-error-and-throttle-responses.json).
+    assert.deepEqual(over.body, { message: `You have exceeded the amount of requests allowed in the current time frame and further requests will fail. Retry in ${retry} seconds.` });
+    const observed: Record<string, string> = {
+      'cache-control': 'no-store, must-revalidate, no-cache',
+      pragma: 'no-cache',
+      'strict-transport-security': 'max-age=31536000; includeSubDomains',
+      'x-frame-options': 'DENY',
+      'x-content-type-options': 'nosniff',
+      'content-type': 'application/json; charset=utf-8',
+    };
+    for (const [k, v] of Object.entries(observed)) assert.equal(over.headers.get(k), v, k);
     // Another caller has its own window.
     assert.equal((await list(s.url, sp, '?$top=1')).status, 200);
     // The window lives in the store: a restart does not end it.

@@ -146,8 +146,30 @@ export function dataflowFilter(text: string): Expression<SqlBool> | undefined {
   }
 }
 
-/** Registers the admin dataflow listing. */
-export function registerAnalyticsRoutes(app: FastifyInstance, ctx: AppContext): void {
+/**
+ * Headers of every analytics response, as on the observed responses of the admin APIs
+ * (reference §1.4): no caching, no framing, no sniffing, HTTPS only.
+ */
+export const analyticsResponseHeaders: Readonly<Record<string, string>> = {
+  'Cache-Control': 'no-store, must-revalidate, no-cache',
+  Pragma: 'no-cache',
+  'X-Frame-Options': 'DENY',
+  'X-Content-Type-Options': 'nosniff',
+  'Strict-Transport-Security': 'max-age=31536000; includeSubDomains',
+};
+
+/** Registers the admin dataflow listing inside its own plugin, whose hook sets {@link analyticsResponseHeaders} on every answer (errors too). */
+export async function registerAnalyticsRoutes(root: FastifyInstance, ctx: AppContext): Promise<void> {
+  await root.register(async (app) => {
+    app.addHook('onSend', async (_req, reply, payload) => {
+      reply.headers(analyticsResponseHeaders);
+      return payload;
+    });
+    registerListing(app, ctx);
+  });
+}
+
+function registerListing(app: FastifyInstance, ctx: AppContext): void {
   app.get('/v1.0/myorg/admin/dataflows', { config: { family: 'analytics' } }, async (req: FastifyRequest, reply: FastifyReply) => {
     let principal: Principal;
     try {
@@ -165,8 +187,6 @@ export function registerAnalyticsRoutes(app: FastifyInstance, ctx: AppContext): 
       return reply
         .code(429)
         .header('Retry-After', String(decision.retryAfterSeconds))
-        .header('Cache-Control', 'no-store, must-revalidate, no-cache')
-        .header('Pragma', 'no-cache')
         .send({ message: `You have exceeded the amount of requests allowed in the current time frame and further requests will fail. Retry in ${decision.retryAfterSeconds} seconds.` });
     }
 
@@ -176,7 +196,6 @@ export function registerAnalyticsRoutes(app: FastifyInstance, ctx: AppContext): 
     const text = queryOption(q, '$filter');
     const filter = text === undefined ? undefined : dataflowFilter(text);
     const value = await listDataflows(ctx.store.db, principal.tenantId, filter, skip, top);
-    reply.header('Cache-Control', 'no-store, must-revalidate, no-cache');
     return { '@odata.context': `${ctx.origin()}/v1.0/myorg/admin/$metadata#dataflows`, value };
   });
 }
