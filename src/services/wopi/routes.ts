@@ -81,11 +81,16 @@ export async function bootstrapUser(req: FastifyRequest, ctx: AppContext): Promi
   return principal;
 }
 
+/** The user's `/wopi/ecosystem` URL with a fresh ecosystem access token (reference §6.4 `EcosystemUrl`, §6.5 GetEcosystem). */
+async function ecosystemUrl(ctx: AppContext, tenantId: string, userId: string): Promise<string> {
+  const { token } = await issueWopiToken(ctx.store.db, tenantId, userId, { kind: 'ecosystem' });
+  return `${ctx.origin()}/wopi/ecosystem?access_token=${encodeURIComponent(token)}`;
+}
+
 /** The `Bootstrap` object (spec §2.4) with a fresh ecosystem access token. */
 async function bootstrapBody(ctx: AppContext, p: Principal) {
-  const { token } = await issueWopiToken(ctx.store.db, p.tenantId, p.objectId, { kind: 'ecosystem' });
   const out: Record<string, string> = {
-    EcosystemUrl: `${ctx.origin()}/wopi/ecosystem?access_token=${encodeURIComponent(token)}`,
+    EcosystemUrl: await ecosystemUrl(ctx, p.tenantId, p.objectId),
     UserId: p.objectId,
     SignInName: p.userPrincipalName ?? '',
   };
@@ -259,9 +264,9 @@ function registerWopiRoutesIn(app: FastifyInstance, ctx: AppContext): void {
 
   app.get('/wopi/containers/:id/ecosystem_pointer', { config }, async (req: FastifyRequest<{ Params: { id: string } }>, reply) => {
     const { grant } = await wopiGrant(req, ctx, { kind: 'container', id: req.params.id });
-    const { token } = await issueWopiToken(ctx.store.db, grant.tenantId, grant.userId, { kind: 'ecosystem' });
+    const Url = await ecosystemUrl(ctx, grant.tenantId, grant.userId);
     noStore(reply);
-    return { Url: `${ctx.origin()}/wopi/ecosystem?access_token=${encodeURIComponent(token)}` };
+    return { Url };
   });
 
   app.get('/wopi/containers/:id/children', { config }, async (req: FastifyRequest<{ Params: { id: string } }>, reply) => {
