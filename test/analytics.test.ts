@@ -36,6 +36,11 @@ describe('admin dataflows', () => {
     await s?.close();
   });
 
+  test('the default budget is the spec §8 limit: 200 requests per hour', () => {
+    assert.equal(s.config.settings.analyticsRequestsPerWindow, 200);
+    assert.equal(s.config.settings.analyticsWindowSeconds, 3600);
+  });
+
   test('the demo data: at least 200 dataflows across at least 5 workspaces, Stratus Demo among them', () => {
     assert.ok(demo.length >= 200);
     const ws = new Set(demo.map((d) => d.workspaceId));

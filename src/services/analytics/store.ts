@@ -67,8 +67,10 @@ export interface AdminDataflow {
 }
 
 /**
- * Lists a tenant's dataflows matching `filter` (a compiled OData expression, optional),
- * skipping `skip` and returning at most `top` (all when undefined), ordered by name then id.
+ * Lists a tenant's dataflows (spec §4.1) matching `filter` (a compiled OData expression,
+ * optional), skipping `skip` and returning at most `top` (all when undefined), ordered by
+ * name then id; filter, order and paging all run in SQL.
+ * @returns the `value` entries of `AdminDataflows`, `users` always `[]`
  */
 export async function listDataflows(db: Kysely<any>, tenantId: string, filter: Expression<SqlBool> | undefined, skip: number, top: number | undefined): Promise<AdminDataflow[]> {
   let q = db

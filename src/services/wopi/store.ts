@@ -73,12 +73,15 @@ function hash(token: string): string {
   return createHash('sha256').update(token, 'utf8').digest('hex');
 }
 
-/** The stable id of a user's root container. */
+/** The stable id of a user's root container: a UUID derived from tenant and user (lower-case), so a re-seed or a second instance derives the same one. */
 export function rootContainerId(tenantId: string, userId: string): string {
   return stableUuid('stratus-wopi-root-container', tenantId.toLowerCase(), userId.toLowerCase());
 }
 
-/** The user's root container, created on first use (idempotent, safe under concurrent calls). */
+/**
+ * The user's root container (spec §2.4 `RootContainerInfo`), created on first use with the
+ * name {@link rootContainerName} (idempotent, safe under concurrent calls: the insert ignores a conflict).
+ */
 export async function ensureRootContainer(db: Kysely<any>, tenantId: string, userId: string): Promise<RootContainer> {
   const found = await findRootContainerOf(db, tenantId, userId);
   if (found) return found;
@@ -90,7 +93,7 @@ export async function ensureRootContainer(db: Kysely<any>, tenantId: string, use
   return (await findRootContainerOf(db, tenantId, userId))!;
 }
 
-/** The user's root container, if it exists. */
+/** The user's root container, if it exists (through the `(tenant_id, user_id)` primary key). */
 export async function findRootContainerOf(db: Kysely<any>, tenantId: string, userId: string): Promise<RootContainer | undefined> {
   const r = await db.selectFrom('wopi_root_containers').selectAll().where('tenant_id', '=', tenantId).where('user_id', '=', userId).executeTakeFirst();
   return r ? { tenantId: r.tenant_id, userId: r.user_id, id: r.container_id, name: r.name } : undefined;
@@ -134,7 +137,10 @@ export async function issueWopiToken(db: Kysely<any>, tenantId: string, userId: 
   return { token, expiresAtMs };
 }
 
-/** The grant of a raw WOPI access token; undefined when unknown or expired. */
+/**
+ * The grant of a raw WOPI access token (reference §6.5: the `access_token` of every `/wopi/*`
+ * call), looked up by its SHA-256; undefined when empty, longer than 512 characters, unknown or expired.
+ */
 export async function verifyWopiToken(db: Kysely<any>, token: string): Promise<WopiGrant | undefined> {
   if (!token || token.length > 512) return undefined;
   const r = await db.selectFrom('wopi_access_tokens').selectAll().where('token_hash', '=', hash(token)).executeTakeFirst();
