@@ -1,12 +1,19 @@
 /**
- * The datashare area (work in progress: a module with no tables and no routes yet).
+ * The data share area (spec: resource-manager §2.4, §4.5; reference §5): accounts, shares,
+ * invitations, consumer share subscriptions that synchronize, and the provider's
+ * `listSynchronizations` with OData `$filter` / `$orderby`, `$skipToken` paging and the
+ * subscription read budget header.
  */
 import type { ServiceModule } from '../../context.ts';
+import { registerDataShareRoutes } from './routes.ts';
+import { seedDataShare } from './seed.ts';
+import { datashareMigrations, datashareTables } from './store.ts';
 
 /** The datashare module. */
 export const datashareModule: ServiceModule = {
   name: 'datashare',
-  migrations: {},
-  tables: [],
-  register() {},
+  migrations: datashareMigrations,
+  tables: datashareTables,
+  seed: seedDataShare,
+  register: registerDataShareRoutes,
 };

@@ -1,0 +1,530 @@
+/**
+ * Routes of the data share area (spec: resource-manager §2.4, §4.5, §7 rule 2, §8;
+ * reference §5): accounts, shares, invitations, consumer share subscriptions with
+ * `synchronize`, and the provider's `listSynchronizations`.
+ *
+ * Every route renders errors as `DataShareError` (`family: 'datashare'`, gateway errors
+ * included) and carries `x-vendor-ratelimit-remaining-subscription-reads`: each request
+ * that passes the gateway counts against its subscription's budget
+ * (`settings.armReadsPerWindow` per `settings.armReadWindowSeconds`); at zero → 429 with
+ * `Retry-After`. Responses the gateway rejected carry the current remainder uncounted.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { AppContext } from '../../context.ts';
+import { ApiError } from '../../core/errors.ts';
+import { nowIso, nowMs } from '../../core/clock.ts';
+import { newUuid, stableUuid } from '../../core/ids.ts';
+import { absoluteUrl, decodeToken, encodeToken } from '../../core/paging.ts';
+import { compileFilter, compileOrderBy, ODataError, parseFilter, parseOrderBy } from '../../core/odata/index.ts';
+import type { Principal } from '../../core/identity/identity.ts';
+import { armRoute, systemDataFor, type ArmCall, type ArmRouteOptions } from '../arm/gateway.ts';
+import { ArmStore, type ArmResourceRow } from '../arm/store.ts';
+import { DataShareStore, synchronizationFields } from './store.ts';
+
+/** api-versions of every data share operation (spec §9). */
+export const dataShareApiVersions = ['2021-08-01'];
+/** Synchronizations per page of `listSynchronizations`. */
+export const synchronizationPageSize = 20;
+/** Resources per page of the account and share lists. */
+export const resourcePageSize = 50;
+/** How long a consumer-started run stays `InProgress`, in ms, by mode. */
+export const runDurationMs = { Incremental: 30_000, FullSync: 120_000 } as const;
+
+const ns = 'Vendor.DataShare';
+const types = {
+  account: `${ns}/accounts`,
+  share: `${ns}/accounts/shares`,
+  invitation: `${ns}/accounts/shares/invitations`,
+  shareSubscription: `${ns}/accounts/shareSubscriptions`,
+};
+
+/** The bucket of a subscription's read budget. */
+export function readBucket(subscriptionId: string): string {
+  return `datashare:reads:${subscriptionId.toLowerCase()}`;
+}
+
+/** A DataShareError (spec §7 rule 2). */
+function dsError(status: number, code: string, message: string, target?: string): ApiError {
+  return new ApiError(status, code, message, { target, family: 'datashare' });
+}
+
+/** The standard not-found error for a resource path below a resource group (reference §1.2). */
+function notFound(typeAndName: string, rg: string): ApiError {
+  return dsError(404, 'ResourceNotFound', `The Resource '${typeAndName}' under resource group '${rg}' was not found.`);
+}
+
+const namePattern = /^[A-Za-z0-9][-\w.]{0,88}[A-Za-z0-9_]$|^[A-Za-z0-9]$/u;
+function checkName(kind: string, value: string): void {
+  if (!namePattern.test(value)) throw dsError(400, 'InvalidResourceName', `The ${kind} name '${value}' is invalid. It must be 1 to 90 letters, digits, '-', '_' or '.', start with a letter or digit and not end with '-' or '.'.`, kind);
+}
+
+function one(v: unknown): string | undefined {
+  if (Array.isArray(v)) return typeof v[0] === 'string' ? v[0] : undefined;
+  return typeof v === 'string' ? v : undefined;
+}
+/** A query value under any of `names` (`$filter` / `filter`, …). */
+function queryValue(req: FastifyRequest, ...names: string[]): string | undefined {
+  const q = req.query as Record<string, unknown>;
+  for (const n of names) {
+    const v = one(q[n]);
+    if (v !== undefined) return v;
+  }
+  return undefined;
+}
+
+function bodyObject(req: FastifyRequest, required: boolean): Record<string, unknown> {
+  const b = req.body;
+  if (b === undefined || b === null) {
+    if (required) throw dsError(400, 'InvalidRequestContent', 'The request body is required.');
+    return {};
+  }
+  if (typeof b !== 'object' || Array.isArray(b)) throw dsError(400, 'InvalidRequestContent', 'The request body must be a JSON object.');
+  return b as Record<string, unknown>;
+}
+function propertiesOf(body: Record<string, unknown>): Record<string, unknown> {
+  const p = body.properties;
+  if (p === undefined || p === null) return {};
+  if (typeof p !== 'object' || Array.isArray(p)) throw dsError(400, 'InvalidRequestContent', "The 'properties' member must be a JSON object.", 'properties');
+  return p as Record<string, unknown>;
+}
+function optString(o: Record<string, unknown>, key: string, target: string, max = 4000): string | undefined {
+  const v = o[key];
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'string' || v.length > max) throw dsError(400, 'InvalidRequestContent', `The value of '${target}' must be a string of at most ${max} characters.`, target);
+  return v;
+}
+function checkTags(v: unknown): Record<string, string> {
+  if (v === undefined || v === null) return {};
+  if (typeof v !== 'object' || Array.isArray(v)) throw dsError(400, 'InvalidRequestContent', "The 'tags' member must be an object of strings.", 'tags');
+  const out: Record<string, string> = {};
+  for (const [k, val] of Object.entries(v as Record<string, unknown>)) {
+    if (typeof val !== 'string' || k.length < 1 || k.length > 512 || val.length > 256) throw dsError(400, 'InvalidTag', `The tag '${k}' is invalid: names are 1 to 512 characters and values strings of at most 256.`, 'tags');
+    out[k] = val;
+  }
+  return out;
+}
+
+function userOf(p: Principal): { userName: string; userEmail: string | undefined } {
+  return { userName: p.name ?? p.userPrincipalName ?? p.appId, userEmail: p.userPrincipalName };
+}
+
+function rgPath(req: FastifyRequest): { sub: string; rg: string; rgId: string } {
+  const p = req.params as Record<string, string>;
+  return { sub: p.subscriptionId!, rg: p.resourceGroupName!, rgId: `/subscriptions/${p.subscriptionId}/resourceGroups/${p.resourceGroupName}` };
+}
+
+/** The public body of a stored resource. */
+function show(row: ArmResourceRow): Record<string, unknown> {
+  return row.body;
+}
+
+/** Registers the data share routes (inside their own plugin, for the rate-limit header hook). */
+export async function registerDataShareRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
+  await app.register(async (scoped) => {
+    const arm = new ArmStore(ctx.store.db);
+    const store = new DataShareStore(ctx.store.db);
+    const settings = () => ctx.config.settings;
+
+    // Responses the gateway rejected (or 404s of the handler before counting) still carry
+    // the remainder of the subscription's budget, read without counting.
+    scoped.addHook('onSend', async (req, reply, payload) => {
+      if (reply.hasHeader('x-vendor-ratelimit-remaining-subscription-reads')) return payload;
+      const sub = (req.params as Record<string, string> | undefined)?.subscriptionId;
+      if (typeof sub === 'string' && sub.length <= 64) {
+        const r = await ctx.store.db.selectFrom('rate_limits').select(['window_start_ms', 'count']).where('bucket', '=', readBucket(sub)).executeTakeFirst();
+        const limit = settings().armReadsPerWindow;
+        const live = r && nowMs() - Number(r.window_start_ms) < settings().armReadWindowSeconds * 1000;
+        reply.header('x-vendor-ratelimit-remaining-subscription-reads', String(live ? Math.max(0, limit - Number(r.count)) : limit));
+      }
+      return payload;
+    });
+
+    /** armRoute with the data share family and the subscription read budget. */
+    const route = (opts: Omit<ArmRouteOptions, 'family' | 'apiVersions'>) =>
+      armRoute(scoped, ctx, {
+        ...opts,
+        apiVersions: dataShareApiVersions,
+        family: 'datashare',
+        handler: async (req, reply, call) => {
+          const d = await ctx.rateLimiter.hit(readBucket(call.subscription!.subscriptionId), settings().armReadsPerWindow, settings().armReadWindowSeconds);
+          reply.header('x-vendor-ratelimit-remaining-subscription-reads', String(d.remaining));
+          if (!d.allowed) {
+            throw new ApiError(429, 'TooManyRequests', `The number of read requests for subscription '${call.subscription!.subscriptionId}' exceeded the limit of ${d.limit} per ${settings().armReadWindowSeconds} seconds. Please retry after ${d.retryAfterSeconds} seconds.`, {
+              family: 'datashare',
+              headers: { 'Retry-After': String(d.retryAfterSeconds), 'x-vendor-ratelimit-remaining-subscription-reads': '0' },
+            });
+          }
+          return opts.handler(req, reply, call);
+        },
+      });
+
+    const accountBase = '/subscriptions/:subscriptionId/resourceGroups/:resourceGroupName/providers/Vendor.DataShare/accounts';
+    const accountUrl = `${accountBase}/:accountName`;
+    const shareUrl = `${accountUrl}/shares/:shareName`;
+
+    const getAccount = async (req: FastifyRequest): Promise<ArmResourceRow> => {
+      const { rgId, rg } = rgPath(req);
+      const name = (req.params as Record<string, string>).accountName!;
+      const row = await arm.getResource(`${rgId}/providers/${types.account}/${name}`);
+      if (!row) throw notFound(`${types.account}/${name}`, rg);
+      return row;
+    };
+    const getChild = async (req: FastifyRequest, parent: ArmResourceRow, segment: string, type: string, name: string): Promise<ArmResourceRow> => {
+      const row = await arm.getResource(`${parent.id}/${segment}/${name}`);
+      if (!row || row.type !== type.toLowerCase()) throw notFound(`${types.account}/${parent.name}/${segment}/${name}`, rgPath(req).rg);
+      return row;
+    };
+
+    /** One page of tracked resources below `parentId`, `$skipToken`-paged by id. */
+    const listPage = async (req: FastifyRequest, call: ArmCall, parentId: string, type: string, path: string) => {
+      const token = queryValue(req, '$skipToken', '$skiptoken', 'skipToken');
+      let after: string | undefined;
+      if (token !== undefined) {
+        const t = decodeToken<{ a: string }>(token);
+        if (!t || typeof t.a !== 'string') throw dsError(400, 'InvalidSkipToken', `The value '${token}' of '$skipToken' is not valid.`, '$skipToken');
+        after = t.a;
+      }
+      const rows = await arm.listResources(parentId, type, resourcePageSize + 1, after);
+      const page = rows.slice(0, resourcePageSize);
+      const body: Record<string, unknown> = { value: page.map(show) };
+      if (rows.length > resourcePageSize) body.nextLink = absoluteUrl(ctx.origin(), path, { 'api-version': call.apiVersion, $skipToken: encodeToken({ a: page.at(-1)!.id.toLowerCase() }) });
+      return body;
+    };
+
+    // ---- accounts (reference §5.2) ----
+    route({
+      method: 'PUT',
+      url: accountUrl,
+      action: 'Vendor.DataShare/accounts/write',
+      handler: async (req, reply, call) => {
+        const { sub, rgId } = rgPath(req);
+        const name = (req.params as Record<string, string>).accountName!;
+        checkName('account', name);
+        const body = bodyObject(req, true);
+        const location = optString(body, 'location', 'location', 64);
+        if (!location) throw dsError(400, 'InvalidRequestContent', "The 'location' member is required.", 'location');
+        const identity = body.identity as Record<string, unknown> | undefined;
+        if (!identity || typeof identity !== 'object' || identity.type !== 'SystemAssigned') throw dsError(400, 'InvalidRequestContent', "The 'identity' member is required and its 'type' must be 'SystemAssigned'.", 'identity');
+        const tags = checkTags(body.tags);
+        const id = `${rgId}/providers/${types.account}/${name}`;
+        const existing = await arm.getResource(id);
+        const at = nowIso();
+        const prev = existing?.body as any;
+        const user = userOf(call.principal);
+        const resource = {
+          id: existing?.id ?? id,
+          name: existing?.name ?? name,
+          type: types.account,
+          location: prev?.location ?? location,
+          tags,
+          identity: { principalId: prev?.identity?.principalId ?? stableUuid('datashare-identity', id.toLowerCase()), tenantId: call.principal.tenantId, type: 'SystemAssigned' },
+          systemData: systemDataFor(call.principal, at, prev?.systemData),
+          properties: { createdAt: prev?.properties?.createdAt ?? at, provisioningState: 'Succeeded', userEmail: prev?.properties?.userEmail ?? user.userEmail, userName: prev?.properties?.userName ?? user.userName },
+        };
+        await arm.putResource({ id: resource.id, tenantId: call.principal.tenantId, subscriptionId: sub, resourceGroup: call.resourceGroup!.name, type: types.account, name: resource.name, parentId: rgId, body: resource, createdAt: existing?.createdAt ?? at, updatedAt: at });
+        reply.code(existing ? 200 : 201);
+        return resource;
+      },
+    });
+    route({ method: 'GET', url: accountUrl, action: 'Vendor.DataShare/accounts/read', handler: async (req) => show(await getAccount(req)) });
+    route({
+      method: 'GET',
+      url: accountBase,
+      action: 'Vendor.DataShare/accounts/read',
+      handler: async (req, _reply, call) => listPage(req, call, rgPath(req).rgId, types.account, `${rgPath(req).rgId}/providers/${types.account}`),
+    });
+    route({
+      method: 'DELETE',
+      url: accountUrl,
+      action: 'Vendor.DataShare/accounts/delete',
+      handler: async (req, reply) => {
+        const { rgId } = rgPath(req);
+        const id = `${rgId}/providers/${types.account}/${(req.params as Record<string, string>).accountName}`;
+        const existed = await ctx.store.transaction(async (tx) => {
+          await store.deleteBelow(id.toLowerCase(), tx);
+          return arm.deleteResource(id, tx);
+        });
+        reply.code(existed ? 200 : 204);
+        return existed ? {} : undefined;
+      },
+    });
+
+    // ---- shares ----
+    route({
+      method: 'PUT',
+      url: shareUrl,
+      action: 'Vendor.DataShare/accounts/shares/write',
+      handler: async (req, reply, call) => {
+        const account = await getAccount(req);
+        const name = (req.params as Record<string, string>).shareName!;
+        checkName('share', name);
+        const props = propertiesOf(bodyObject(req, true));
+        const shareKind = optString(props, 'shareKind', 'properties.shareKind') ?? 'CopyBased';
+        if (shareKind !== 'CopyBased' && shareKind !== 'InPlace') throw dsError(400, 'InvalidRequestContent', `The share kind '${shareKind}' is invalid. Allowed values: CopyBased, InPlace.`, 'properties.shareKind');
+        const description = optString(props, 'description', 'properties.description');
+        const terms = optString(props, 'terms', 'properties.terms');
+        const id = `${account.id}/shares/${name}`;
+        const existing = await arm.getResource(id);
+        const prev = existing?.body as any;
+        const at = nowIso();
+        const user = userOf(call.principal);
+        const resource = {
+          id: existing?.id ?? id,
+          name: existing?.name ?? name,
+          type: types.share,
+          systemData: systemDataFor(call.principal, at, prev?.systemData),
+          properties: { createdAt: prev?.properties?.createdAt ?? at, description, provisioningState: 'Succeeded', shareKind, terms, userEmail: user.userEmail, userName: user.userName },
+        };
+        await arm.putResource({ id: resource.id, tenantId: call.principal.tenantId, subscriptionId: account.subscriptionId, resourceGroup: account.resourceGroup, type: types.share, name: resource.name, parentId: account.id, body: resource, createdAt: existing?.createdAt ?? at, updatedAt: at });
+        reply.code(existing ? 200 : 201);
+        return resource;
+      },
+    });
+    route({
+      method: 'GET',
+      url: shareUrl,
+      action: 'Vendor.DataShare/accounts/shares/read',
+      handler: async (req) => show(await getChild(req, await getAccount(req), 'shares', types.share, (req.params as Record<string, string>).shareName!)),
+    });
+    route({
+      method: 'GET',
+      url: `${accountUrl}/shares`,
+      action: 'Vendor.DataShare/accounts/shares/read',
+      handler: async (req, _reply, call) => {
+        const account = await getAccount(req);
+        return listPage(req, call, account.id, types.share, `${account.id}/shares`);
+      },
+    });
+    route({
+      method: 'DELETE',
+      url: shareUrl,
+      action: 'Vendor.DataShare/accounts/shares/delete',
+      handler: async (req, reply) => {
+        const account = await getAccount(req);
+        const id = `${account.id}/shares/${(req.params as Record<string, string>).shareName}`;
+        const existed = await ctx.store.transaction(async (tx) => {
+          await store.deleteBelow(id.toLowerCase(), tx);
+          return arm.deleteResource(id, tx);
+        });
+        reply.code(existed ? 200 : 204);
+        return existed ? {} : undefined;
+      },
+    });
+
+    // ---- invitations (provider side) ----
+    route({
+      method: 'PUT',
+      url: `${shareUrl}/invitations/:invitationName`,
+      action: 'Vendor.DataShare/accounts/shares/invitations/write',
+      handler: async (req, reply, call) => {
+        const account = await getAccount(req);
+        const share = await getChild(req, account, 'shares', types.share, (req.params as Record<string, string>).shareName!);
+        const name = (req.params as Record<string, string>).invitationName!;
+        checkName('invitation', name);
+        const id = `${share.id}/invitations/${name}`;
+        const existing = await arm.getResource(id);
+        if (existing) throw dsError(409, 'InvitationAlreadyExists', `The invitation '${name}' already exists; invitations cannot be updated.`);
+        const props = propertiesOf(bodyObject(req, true));
+        const targetEmail = optString(props, 'targetEmail', 'properties.targetEmail', 320);
+        const targetActiveDirectoryId = optString(props, 'targetActiveDirectoryId', 'properties.targetActiveDirectoryId', 64);
+        const targetObjectId = optString(props, 'targetObjectId', 'properties.targetObjectId', 64);
+        if (targetEmail !== undefined && !/^[^@\s]+@[^@\s]+$/u.test(targetEmail)) throw dsError(400, 'InvalidRequestContent', `The target e-mail '${targetEmail}' is not a valid e-mail address.`, 'properties.targetEmail');
+        if (!targetEmail && !(targetActiveDirectoryId && targetObjectId)) {
+          throw dsError(400, 'InvalidRequestContent', "An invitation needs 'targetEmail', or both 'targetActiveDirectoryId' and 'targetObjectId'.", 'properties');
+        }
+        const at = nowIso();
+        const invitationId = newUuid();
+        const user = userOf(call.principal);
+        const resource = {
+          id,
+          name,
+          type: types.invitation,
+          systemData: systemDataFor(call.principal, at),
+          properties: { invitationId, invitationStatus: 'Pending', sentAt: at, targetEmail, targetActiveDirectoryId, targetObjectId, userEmail: user.userEmail, userName: user.userName },
+        };
+        await ctx.store.transaction(async (tx) => {
+          await arm.putResource({ id, tenantId: call.principal.tenantId, subscriptionId: account.subscriptionId, resourceGroup: account.resourceGroup, type: types.invitation, name, parentId: share.id, body: resource, createdAt: at, updatedAt: at }, tx);
+          await store.addInvitation(
+            { invitationId, tenantId: call.principal.tenantId, invitationResourceId: id, shareIdLower: share.id.toLowerCase(), targetEmailLower: targetEmail?.toLowerCase(), targetTenantId: targetActiveDirectoryId?.toLowerCase(), targetObjectId: targetObjectId?.toLowerCase(), status: 'Pending' },
+            tx,
+          );
+        });
+        reply.code(201);
+        return resource;
+      },
+    });
+    route({
+      method: 'GET',
+      url: `${shareUrl}/invitations/:invitationName`,
+      action: 'Vendor.DataShare/accounts/shares/invitations/read',
+      handler: async (req) => {
+        const account = await getAccount(req);
+        const p = req.params as Record<string, string>;
+        const share = await getChild(req, account, 'shares', types.share, p.shareName!);
+        const row = await arm.getResource(`${share.id}/invitations/${p.invitationName}`);
+        if (!row) throw notFound(`${types.account}/${account.name}/shares/${share.name}/invitations/${p.invitationName}`, rgPath(req).rg);
+        return show(row);
+      },
+    });
+
+    // ---- share subscriptions (consumer side) ----
+    const ssUrl = `${accountUrl}/shareSubscriptions/:shareSubscriptionName`;
+    route({
+      method: 'PUT',
+      url: ssUrl,
+      action: 'Vendor.DataShare/accounts/shareSubscriptions/write',
+      handler: async (req, reply, call) => {
+        const account = await getAccount(req);
+        const name = (req.params as Record<string, string>).shareSubscriptionName!;
+        checkName('share subscription', name);
+        const id = `${account.id}/shareSubscriptions/${name}`;
+        const existing = await arm.getResource(id);
+        if (existing) {
+          reply.code(200);
+          return show(existing);
+        }
+        const props = propertiesOf(bodyObject(req, true));
+        const invitationId = optString(props, 'invitationId', 'properties.invitationId', 64);
+        const sourceShareLocation = optString(props, 'sourceShareLocation', 'properties.sourceShareLocation', 64);
+        if (!invitationId) throw dsError(400, 'InvalidRequestContent', "The 'properties.invitationId' member is required.", 'properties.invitationId');
+        if (!sourceShareLocation) throw dsError(400, 'InvalidRequestContent', "The 'properties.sourceShareLocation' member is required.", 'properties.sourceShareLocation');
+        const inv = await store.invitation(invitationId);
+        const p = call.principal;
+        const addressed =
+          inv &&
+          ((inv.targetEmailLower !== undefined && inv.targetEmailLower === p.userPrincipalName?.toLowerCase()) ||
+            (inv.targetTenantId !== undefined && inv.targetTenantId === p.tenantId.toLowerCase() && inv.targetObjectId === p.objectId.toLowerCase()));
+        if (!inv || !addressed) throw dsError(404, 'InvitationNotFound', `The invitation '${invitationId}' was not found or is not addressed to the caller.`, 'properties.invitationId');
+        if (inv.status !== 'Pending') throw dsError(409, 'InvitationAlreadyAccepted', `The invitation '${invitationId}' has already been accepted.`, 'properties.invitationId');
+        const share = await arm.getResource(inv.shareIdLower);
+        const invitation = await arm.getResource(inv.invitationResourceId);
+        if (!share || !invitation) throw dsError(404, 'InvitationNotFound', `The share of invitation '${invitationId}' no longer exists.`, 'properties.invitationId');
+        const providerTenant = await ctx.identity.directory.findTenant(share.tenantId);
+        const sb = share.body as any;
+        const at = nowIso();
+        const user = userOf(p);
+        const resource = {
+          id,
+          name,
+          type: types.shareSubscription,
+          systemData: systemDataFor(p, at),
+          properties: {
+            createdAt: at,
+            invitationId: inv.invitationId,
+            providerEmail: sb.properties?.userEmail,
+            providerName: sb.properties?.userName,
+            providerTenantName: providerTenant?.displayName,
+            provisioningState: 'Succeeded',
+            shareDescription: sb.properties?.description,
+            shareKind: sb.properties?.shareKind,
+            shareName: share.name,
+            shareSubscriptionStatus: 'Active',
+            shareTerms: sb.properties?.terms,
+            sourceShareLocation,
+            userEmail: user.userEmail,
+            userName: user.userName,
+          },
+        };
+        const ib = invitation.body as any;
+        const acceptedInvitation = { ...ib, properties: { ...ib.properties, invitationStatus: 'Accepted', respondedAt: at } };
+        await ctx.store.transaction(async (tx) => {
+          await arm.putResource({ id, tenantId: p.tenantId, subscriptionId: account.subscriptionId, resourceGroup: account.resourceGroup, type: types.shareSubscription, name, parentId: account.id, body: resource, createdAt: at, updatedAt: at }, tx);
+          await arm.putResource({ ...invitation, body: acceptedInvitation, updatedAt: at }, tx);
+          await store.setInvitationStatus(inv.invitationId, 'Accepted', tx);
+        });
+        reply.code(201);
+        return resource;
+      },
+    });
+    route({
+      method: 'GET',
+      url: ssUrl,
+      action: 'Vendor.DataShare/accounts/shareSubscriptions/read',
+      handler: async (req) => show(await getChild(req, await getAccount(req), 'shareSubscriptions', types.shareSubscription, (req.params as Record<string, string>).shareSubscriptionName!)),
+    });
+    route({
+      method: 'POST',
+      url: `${ssUrl}/synchronize`,
+      action: 'Vendor.DataShare/accounts/shareSubscriptions/synchronize/action',
+      handler: async (req, reply, call) => {
+        const ss = await getChild(req, await getAccount(req), 'shareSubscriptions', types.shareSubscription, (req.params as Record<string, string>).shareSubscriptionName!);
+        const body = bodyObject(req, false);
+        const mode = optString(body, 'synchronizationMode', 'synchronizationMode', 32) ?? 'Incremental';
+        if (mode !== 'Incremental' && mode !== 'FullSync') throw dsError(400, 'InvalidRequestContent', `The synchronization mode '${mode}' is invalid. Allowed values: Incremental, FullSync.`, 'synchronizationMode');
+        const inv = await store.invitation(String((ss.body as any).properties?.invitationId ?? ''));
+        const share = inv ? await arm.getResource(inv.shareIdLower) : undefined;
+        if (!inv || !share) throw dsError(409, 'SourceShareDeleted', `The source share of share subscription '${ss.name}' no longer exists.`);
+        const p = call.principal;
+        const tenant = await ctx.identity.directory.findTenant(p.tenantId);
+        const startMs = nowMs();
+        const startTime = new Date(startMs).toISOString();
+        const synchronizationId = newUuid();
+        const duration = runDurationMs[mode];
+        await store.addSynchronization({
+          tenantId: share.tenantId,
+          shareIdLower: share.id.toLowerCase(),
+          shareSubscriptionIdLower: ss.id.toLowerCase(),
+          synchronizationId,
+          synchronizationMode: mode,
+          status: 'InProgress',
+          message: 'Synchronization in progress.',
+          startTime,
+          dueAt: new Date(startMs + duration).toISOString(),
+          plannedDurationMs: duration,
+          consumerName: p.name ?? p.userPrincipalName ?? p.appId,
+          consumerEmail: p.userPrincipalName,
+          consumerTenantName: tenant?.displayName,
+        });
+        reply.code(202);
+        return { synchronizationId, startTime, status: 'Accepted' };
+      },
+    });
+
+    // ---- listSynchronizations (spec §4.5) ----
+    route({
+      method: 'POST',
+      url: `${shareUrl}/listSynchronizations`,
+      action: 'Vendor.DataShare/accounts/shares/listSynchronizations/action',
+      handler: async (req, _reply, call) => {
+        const account = await getAccount(req);
+        const share = await getChild(req, account, 'shares', types.share, (req.params as Record<string, string>).shareName!);
+        const filterText = queryValue(req, '$filter', 'filter');
+        const orderText = queryValue(req, '$orderby', '$orderBy', 'orderby', 'orderBy');
+        const token = queryValue(req, '$skipToken', '$skiptoken', 'skipToken');
+        let filter;
+        let orderBy: ReturnType<typeof compileOrderBy> = [];
+        try {
+          if (filterText !== undefined && filterText.trim() !== '') filter = compileFilter(parseFilter(filterText), synchronizationFields);
+        } catch (e) {
+          if (e instanceof ODataError) throw dsError(400, 'InvalidFilter', `The $filter expression '${filterText}' is invalid${e.position !== undefined ? ` at position ${e.position}` : ''}: ${e.message}`, '$filter');
+          throw e;
+        }
+        try {
+          if (orderText !== undefined && orderText.trim() !== '') orderBy = compileOrderBy(parseOrderBy(orderText), synchronizationFields);
+        } catch (e) {
+          if (e instanceof ODataError) throw dsError(400, 'InvalidOrderBy', `The $orderby expression '${orderText}' is invalid${e.position !== undefined ? ` at position ${e.position}` : ''}: ${e.message}`, '$orderby');
+          throw e;
+        }
+        let offset = 0;
+        if (token !== undefined) {
+          const t = decodeToken<{ o: number }>(token);
+          if (!t || !Number.isSafeInteger(t.o) || t.o < 0) throw dsError(400, 'InvalidSkipToken', `The value '${token}' of '$skipToken' is not valid.`, '$skipToken');
+          offset = t.o;
+        }
+        const shareIdLower = share.id.toLowerCase();
+        await store.settle(shareIdLower, nowIso());
+        const page = await store.listSynchronizations({ tenantId: share.tenantId, shareIdLower, filter, orderBy, offset, limit: synchronizationPageSize });
+        const body: Record<string, unknown> = { value: page.value };
+        if (page.more) {
+          body.nextLink = absoluteUrl(ctx.origin(), `${share.id}/listSynchronizations`, {
+            'api-version': call.apiVersion,
+            $filter: filterText,
+            $orderby: orderText,
+            $skipToken: encodeToken({ o: offset + synchronizationPageSize }),
+          });
+        }
+        return body;
+      },
+    });
+  });
+}

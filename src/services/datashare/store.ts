@@ -1,0 +1,230 @@
+/**
+ * Tables and queries of the data share area (spec: resource-manager §2.4, §4.5; reference §5).
+ *
+ * Accounts, shares, invitations and share subscriptions are tracked ARM resources kept in
+ * the shared `arm_resources` table (their JSON bodies are the public representation).
+ * Two tables of our own:
+ * - `datashare_invitations`: invitation id → the provider share it opens and whom it
+ *   targets (looked up by id when a consumer creates a share subscription);
+ * - `datashare_synchronizations`: one row per synchronization run of a provider share,
+ *   each §2.4 field in its own column so `$filter` / `$orderby` compile to SQL; listed per
+ *   share through the `(share_id_lower, start_time, seq)` index.
+ *
+ * A run starts `InProgress` and becomes `Succeeded` at `due_at` (clock-driven): every read
+ * first settles the due runs of the share with one indexed UPDATE.
+ */
+import { sql, type Expression, type Kysely, type SqlBool } from 'kysely';
+import { autoIncrementKey, type Migrations } from '../../store/db.ts';
+import type { CompiledOrderBy, FieldMap } from '../../core/odata/index.ts';
+
+/** A synchronization run as listed (spec §2.4 ShareSynchronization). */
+export interface ShareSynchronization {
+  synchronizationId: string;
+  synchronizationMode: 'Incremental' | 'FullSync';
+  status: string;
+  message?: string;
+  startTime: string;
+  endTime?: string;
+  durationMs?: number;
+  consumerName?: string;
+  consumerEmail?: string;
+  consumerTenantName?: string;
+}
+
+/** A row to insert into `datashare_synchronizations`. */
+export interface NewSynchronization extends ShareSynchronization {
+  tenantId: string;
+  /** Provider share id, lower case. */
+  shareIdLower: string;
+  /** Consumer share subscription id (lower case), absent for demo rows. */
+  shareSubscriptionIdLower?: string;
+  /** When an `InProgress` run completes (ISO 8601 UTC). */
+  dueAt?: string;
+  /** Duration the run will have once it completes, in ms. */
+  plannedDurationMs?: number;
+}
+
+/** An invitation's lookup row. */
+export interface InvitationRow {
+  invitationId: string;
+  tenantId: string;
+  invitationResourceId: string;
+  shareIdLower: string;
+  targetEmailLower?: string;
+  targetTenantId?: string;
+  targetObjectId?: string;
+  status: string;
+}
+
+/** Tables of the area, children first. */
+export const datashareTables = ['datashare_synchronizations', 'datashare_invitations'];
+
+/** Migrations of the area. */
+export const datashareMigrations: Migrations = {
+  datashare_0001_tables: {
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable('datashare_invitations')
+        .addColumn('invitation_id', 'varchar(36)', (c) => c.primaryKey())
+        .addColumn('tenant_id', 'varchar(36)', (c) => c.notNull())
+        .addColumn('invitation_resource_id', 'text', (c) => c.notNull())
+        .addColumn('share_id_lower', 'varchar(1024)', (c) => c.notNull())
+        .addColumn('target_email_lower', 'varchar(320)')
+        .addColumn('target_tenant_id', 'varchar(36)')
+        .addColumn('target_object_id', 'varchar(36)')
+        .addColumn('status', 'varchar(32)', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('datashare_invitations_share').on('datashare_invitations').columns(['share_id_lower']).execute();
+      await db.schema
+        .createTable('datashare_synchronizations')
+        .addColumn('seq', ...autoIncrementKey(db))
+        .addColumn('tenant_id', 'varchar(36)', (c) => c.notNull())
+        .addColumn('share_id_lower', 'varchar(1024)', (c) => c.notNull())
+        .addColumn('share_subscription_id_lower', 'varchar(1024)')
+        .addColumn('synchronization_id', 'varchar(64)', (c) => c.notNull())
+        .addColumn('synchronization_mode', 'varchar(16)', (c) => c.notNull())
+        .addColumn('status', 'varchar(32)', (c) => c.notNull())
+        .addColumn('message', 'text')
+        .addColumn('start_time', 'varchar(32)', (c) => c.notNull())
+        .addColumn('end_time', 'varchar(32)')
+        .addColumn('duration_ms', 'integer')
+        .addColumn('due_at', 'varchar(32)')
+        .addColumn('planned_duration_ms', 'integer')
+        .addColumn('consumer_name', 'text')
+        .addColumn('consumer_email', 'text')
+        .addColumn('consumer_tenant_name', 'text')
+        .execute();
+      await db.schema.createIndex('datashare_sync_share').on('datashare_synchronizations').columns(['share_id_lower', 'start_time', 'seq']).execute();
+      await db.schema.createIndex('datashare_sync_due').on('datashare_synchronizations').columns(['share_id_lower', 'status', 'due_at']).execute();
+    },
+  },
+};
+
+/** The OData properties of a ShareSynchronization and their columns (spec §2.4). */
+export const synchronizationFields: FieldMap = {
+  synchronizationId: { column: 'synchronization_id', type: 'string' },
+  synchronizationMode: { column: 'synchronization_mode', type: 'enum', values: ['Incremental', 'FullSync'] },
+  status: { column: 'status', type: 'string' },
+  message: { column: 'message', type: 'string' },
+  startTime: { column: 'start_time', type: 'datetime' },
+  endTime: { column: 'end_time', type: 'datetime' },
+  durationMs: { column: 'duration_ms', type: 'number' },
+  consumerName: { column: 'consumer_name', type: 'string' },
+  consumerEmail: { column: 'consumer_email', type: 'string' },
+  consumerTenantName: { column: 'consumer_tenant_name', type: 'string' },
+};
+
+function toSync(r: any): ShareSynchronization {
+  const out: ShareSynchronization = { synchronizationId: r.synchronization_id, synchronizationMode: r.synchronization_mode, status: r.status, startTime: r.start_time };
+  if (r.message != null) out.message = r.message;
+  if (r.end_time != null) out.endTime = r.end_time;
+  if (r.duration_ms != null) out.durationMs = Number(r.duration_ms);
+  if (r.consumer_name != null) out.consumerName = r.consumer_name;
+  if (r.consumer_email != null) out.consumerEmail = r.consumer_email;
+  if (r.consumer_tenant_name != null) out.consumerTenantName = r.consumer_tenant_name;
+  return out;
+}
+
+/** Queries of the data share area. */
+export class DataShareStore {
+  constructor(readonly db: Kysely<any>) {}
+
+  /** Records an invitation's lookup row. */
+  async addInvitation(i: InvitationRow, db: Kysely<any> = this.db): Promise<void> {
+    await db
+      .insertInto('datashare_invitations')
+      .values({
+        invitation_id: i.invitationId.toLowerCase(),
+        tenant_id: i.tenantId,
+        invitation_resource_id: i.invitationResourceId,
+        share_id_lower: i.shareIdLower,
+        target_email_lower: i.targetEmailLower ?? null,
+        target_tenant_id: i.targetTenantId ?? null,
+        target_object_id: i.targetObjectId ?? null,
+        status: i.status,
+      })
+      .execute();
+  }
+
+  /** An invitation by its `invitationId` (any tenant: invitations cross tenants). */
+  async invitation(invitationId: string): Promise<InvitationRow | undefined> {
+    const r = await this.db.selectFrom('datashare_invitations').selectAll().where('invitation_id', '=', invitationId.toLowerCase()).executeTakeFirst();
+    return r
+      ? {
+          invitationId: r.invitation_id,
+          tenantId: r.tenant_id,
+          invitationResourceId: r.invitation_resource_id,
+          shareIdLower: r.share_id_lower,
+          targetEmailLower: r.target_email_lower ?? undefined,
+          targetTenantId: r.target_tenant_id ?? undefined,
+          targetObjectId: r.target_object_id ?? undefined,
+          status: r.status,
+        }
+      : undefined;
+  }
+
+  /** Sets an invitation's status. */
+  async setInvitationStatus(invitationId: string, status: string, db: Kysely<any> = this.db): Promise<void> {
+    await db.updateTable('datashare_invitations').set({ status }).where('invitation_id', '=', invitationId.toLowerCase()).execute();
+  }
+
+  /** Removes the invitations and synchronizations of shares at or below `idLower` (a share or an account). */
+  async deleteBelow(idLower: string, db: Kysely<any> = this.db): Promise<void> {
+    const prefix = `${idLower}/`;
+    for (const t of ['datashare_synchronizations', 'datashare_invitations']) {
+      await db.deleteFrom(t).where((eb) => eb.or([eb('share_id_lower', '=', idLower), eb(sql`substr(share_id_lower, 1, ${prefix.length})`, '=', prefix)])).execute();
+    }
+  }
+
+  /** Inserts a synchronization run. */
+  async addSynchronization(s: NewSynchronization, db: Kysely<any> = this.db): Promise<void> {
+    await db
+      .insertInto('datashare_synchronizations')
+      .values({
+        tenant_id: s.tenantId,
+        share_id_lower: s.shareIdLower,
+        share_subscription_id_lower: s.shareSubscriptionIdLower ?? null,
+        synchronization_id: s.synchronizationId,
+        synchronization_mode: s.synchronizationMode,
+        status: s.status,
+        message: s.message ?? null,
+        start_time: s.startTime,
+        end_time: s.endTime ?? null,
+        duration_ms: s.durationMs ?? null,
+        due_at: s.dueAt ?? null,
+        planned_duration_ms: s.plannedDurationMs ?? null,
+        consumer_name: s.consumerName ?? null,
+        consumer_email: s.consumerEmail ?? null,
+        consumer_tenant_name: s.consumerTenantName ?? null,
+      })
+      .execute();
+  }
+
+  /** Completes the runs of a share whose `due_at` has passed (`InProgress` → `Succeeded`). */
+  async settle(shareIdLower: string, nowIso: string): Promise<void> {
+    await this.db
+      .updateTable('datashare_synchronizations')
+      .set({ status: 'Succeeded', end_time: sql`due_at`, duration_ms: sql`planned_duration_ms`, message: 'Synchronization completed.' })
+      .where('share_id_lower', '=', shareIdLower)
+      .where('status', '=', 'InProgress')
+      .where('due_at', '<=', nowIso)
+      .execute();
+  }
+
+  /**
+   * One page of a share's runs: `filter` (compiled OData), `orderBy` (compiled; default
+   * `startTime desc`), ties broken by insertion order; `offset` rows skipped, up to `limit`.
+   * Returns one extra row's worth of knowledge as `more`.
+   */
+  async listSynchronizations(opts: { tenantId: string; shareIdLower: string; filter?: Expression<SqlBool>; orderBy: CompiledOrderBy[]; offset: number; limit: number }): Promise<{ value: ShareSynchronization[]; more: boolean }> {
+    let q = this.db.selectFrom('datashare_synchronizations').selectAll().where('tenant_id', '=', opts.tenantId).where('share_id_lower', '=', opts.shareIdLower);
+    if (opts.filter) q = q.where(opts.filter);
+    if (opts.orderBy.length === 0) q = q.orderBy('start_time', 'desc').orderBy('seq', 'desc');
+    else {
+      for (const o of opts.orderBy) q = q.orderBy(sql.ref(o.column), o.direction);
+      q = q.orderBy('seq', 'asc');
+    }
+    const rows = await q.limit(opts.limit + 1).offset(opts.offset).execute();
+    return { value: rows.slice(0, opts.limit).map(toSync), more: rows.length > opts.limit };
+  }
+}

@@ -1,0 +1,308 @@
+/**
+ * Share synchronizations (spec resource-manager §2.4, §4.5, §7 rule 2, §8, §9; reference §5):
+ * accounts and shares, the consumer flow (invitation → share subscription → synchronize)
+ * producing a run in the provider's list that completes as the clock moves, `$filter` /
+ * `$orderby` against the deterministic demo runs, `$skipToken` paging to the last page
+ * through next links that address the same POST endpoint, `DataShareError` bodies, 403 for
+ * the user without roles, and a write surviving a restart — with a plain `fetch` client
+ * over HTTPS (the official `@azure/arm-datashare` speaks an older api-version).
+ */
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startTestServer, type TestServer } from './helpers/server.ts';
+import { identities, userToken } from './helpers/auth.ts';
+import { demoSubscription, otherSubscription } from '../src/seed/demo.ts';
+import { demoSynchronizations } from '../src/services/datashare/seed.ts';
+import { synchronizationPageSize } from '../src/services/datashare/routes.ts';
+
+const api = '2021-08-01';
+const rgPath = `/subscriptions/${demoSubscription.id}/resourceGroups/${demoSubscription.resourceGroup}`;
+const acctPath = `${rgPath}/providers/Vendor.DataShare/accounts`;
+const salesPath = `${acctPath}/stratus-share/shares/sales`;
+const demo = demoSynchronizations();
+
+let s: TestServer;
+let admin: string;
+let user: string;
+let eve: string;
+
+interface Res {
+  status: number;
+  body: any;
+  headers: Headers;
+}
+
+async function call(method: string, pathOrUrl: string, opts: { token?: string | null; body?: unknown; query?: Record<string, string> } = {}): Promise<Res> {
+  const token = opts.token === undefined ? admin : opts.token;
+  let url = pathOrUrl.startsWith('https://') ? pathOrUrl : `${s.url}${pathOrUrl}`;
+  if (!pathOrUrl.startsWith('https://')) url += `?${new URLSearchParams({ 'api-version': api, ...(opts.query ?? {}) }).toString()}`;
+  const headers: Record<string, string> = {};
+  if (token) headers.authorization = `Bearer ${token}`;
+  if (opts.body !== undefined) headers['content-type'] = 'application/json';
+  const res = await fetch(url, { method, headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body) });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : undefined, headers: res.headers };
+}
+
+/** Lists every run through next links; returns the runs and the page sizes. */
+async function listAll(path: string, query: Record<string, string> = {}, token?: string) {
+  const runs: any[] = [];
+  const pages: number[] = [];
+  let r = await call('POST', `${path}/listSynchronizations`, { query, token });
+  for (;;) {
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    assert.ok(Array.isArray(r.body.value));
+    runs.push(...r.body.value);
+    pages.push(r.body.value.length);
+    if (!r.body.nextLink) break;
+    assert.ok(r.body.nextLink.startsWith(`${s.url}${path}/listSynchronizations?`), r.body.nextLink);
+    assert.ok(new URL(r.body.nextLink).searchParams.get('api-version') === api);
+    r = await call('POST', r.body.nextLink, { token });
+  }
+  return { runs, pages };
+}
+
+before(async () => {
+  s = await startTestServer();
+  const scope = ['api://stratus/arm/user_impersonation'];
+  admin = await userToken(s.url, identities.admin, scope);
+  user = await userToken(s.url, identities.user, scope);
+  eve = await userToken(s.url, identities.eve, scope);
+});
+after(async () => {
+  await s?.close();
+});
+
+test('the demo account and share exist with the reference shapes', async () => {
+  const a = await call('GET', `${acctPath}/stratus-share`);
+  assert.equal(a.status, 200);
+  assert.equal(a.body.type, 'Vendor.DataShare/accounts');
+  assert.equal(a.body.identity.type, 'SystemAssigned');
+  assert.equal(a.body.properties.provisioningState, 'Succeeded');
+  const sh = await call('GET', salesPath);
+  assert.equal(sh.status, 200);
+  assert.equal(sh.body.id, salesPath);
+  assert.equal(sh.body.properties.shareKind, 'CopyBased');
+  const list = await call('GET', `${acctPath}/stratus-share/shares`);
+  assert.deepEqual(
+    list.body.value.map((x: any) => x.name),
+    ['sales'],
+  );
+});
+
+test('listSynchronizations pages to the last page, newest first, with every §2.4 field', async () => {
+  const { runs, pages } = await listAll(salesPath);
+  assert.equal(runs.length, demo.length);
+  assert.ok(demo.length >= 30);
+  assert.deepEqual(pages, [20, 20, 5]);
+  assert.equal(synchronizationPageSize, 20);
+  const expected = [...demo].sort((a, b) => (a.startTime < b.startTime ? 1 : -1));
+  assert.deepEqual(runs, expected);
+  for (const k of ['synchronizationId', 'synchronizationMode', 'status', 'message', 'startTime', 'endTime', 'durationMs', 'consumerName', 'consumerEmail', 'consumerTenantName']) assert.ok(k in runs[0], k);
+});
+
+test('$filter and $orderby against known answers (also under filter / orderby)', async () => {
+  const want = demo.filter((d) => d.status === 'Failed').map((d) => d.synchronizationId).sort();
+  const r = await listAll(salesPath, { $filter: "status eq 'Failed'" });
+  assert.ok(want.length > 0);
+  assert.deepEqual(r.runs.map((x) => x.synchronizationId).sort(), want);
+
+  const both = demo.filter((d) => d.synchronizationMode === 'FullSync' && d.durationMs! > 100000);
+  const r2 = await listAll(salesPath, { $filter: "synchronizationMode eq 'FullSync' and durationMs gt 100000", $orderby: 'durationMs desc' });
+  assert.deepEqual(
+    r2.runs.map((x) => x.synchronizationId),
+    [...both].sort((a, b) => b.durationMs! - a.durationMs!).map((d) => d.synchronizationId),
+  );
+
+  const r3 = await listAll(salesPath, { filter: "consumerTenantName eq 'Northwind Traders' and startTime ge 2026-01-10T00:00:00Z", orderby: 'startTime asc' });
+  const w3 = demo.filter((d) => d.consumerTenantName === 'Northwind Traders' && d.startTime >= '2026-01-10T00:00:00.000Z');
+  assert.deepEqual(
+    r3.runs.map((x) => x.synchronizationId),
+    w3.map((d) => d.synchronizationId),
+  );
+
+  const r4 = await listAll(salesPath, { $orderby: 'consumerName asc, startTime desc' });
+  const w4 = [...demo].sort((a, b) => (a.consumerName! < b.consumerName! ? -1 : a.consumerName! > b.consumerName! ? 1 : a.startTime < b.startTime ? 1 : -1));
+  assert.deepEqual(
+    r4.runs.map((x) => x.synchronizationId),
+    w4.map((d) => d.synchronizationId),
+  );
+  assert.equal(r4.pages.length, 3);
+
+  const r5 = await listAll(salesPath, { $filter: "startswith(consumerEmail, 'carmen')" });
+  assert.equal(r5.runs.length, demo.filter((d) => d.consumerEmail!.startsWith('carmen')).length);
+});
+
+test('bad $filter, $orderby and $skipToken → 400 DataShareError naming the parameter and position', async () => {
+  const a = await call('POST', `${salesPath}/listSynchronizations`, { query: { $filter: "status eq 'Failed' and" } });
+  assert.equal(a.status, 400);
+  assert.equal(a.body.error.code, 'InvalidFilter');
+  assert.equal(a.body.error.target, '$filter');
+  assert.match(a.body.error.message, /position \d+/);
+  assert.equal(a.body.error.additionalInfo, undefined);
+  const b = await call('POST', `${salesPath}/listSynchronizations`, { query: { $filter: "colour eq 'red'" } });
+  assert.equal(b.status, 400);
+  assert.match(b.body.error.message, /colour/);
+  const c = await call('POST', `${salesPath}/listSynchronizations`, { query: { $orderby: 'nope desc' } });
+  assert.equal(c.status, 400);
+  assert.equal(c.body.error.code, 'InvalidOrderBy');
+  const d = await call('POST', `${salesPath}/listSynchronizations`, { query: { $skipToken: '!!!' } });
+  assert.equal(d.status, 400);
+  assert.equal(d.body.error.code, 'InvalidSkipToken');
+});
+
+test('gateway errors come as DataShareError: api-version, bearer, subscription, resource group, unknown share', async () => {
+  const miss = await fetch(`${s.url}${salesPath}/listSynchronizations`, { method: 'POST', headers: { authorization: `Bearer ${admin}` } });
+  assert.equal(miss.status, 400);
+  assert.equal(((await miss.json()) as any).error.code, 'MissingApiVersionParameter');
+  const bad = await call('POST', `${salesPath}/listSynchronizations`, { query: { 'api-version': '2019-11-01' } });
+  assert.equal(bad.status, 400);
+  assert.equal(bad.body.error.code, 'InvalidApiVersionParameter');
+  assert.match(bad.body.error.message, /'2021-08-01'/);
+  const noAuth = await call('POST', `${salesPath}/listSynchronizations`, { token: null });
+  assert.equal(noAuth.status, 401);
+  assert.equal(noAuth.body.error.code, 'AuthenticationFailed');
+  const badSub = await call('POST', `/subscriptions/not-a-guid/resourceGroups/stratus-rg/providers/Vendor.DataShare/accounts/stratus-share/shares/sales/listSynchronizations`);
+  assert.equal(badSub.status, 400);
+  assert.equal(badSub.body.error.code, 'InvalidSubscriptionId');
+  const noRg = await call('POST', `/subscriptions/${demoSubscription.id}/resourceGroups/nope-rg/providers/Vendor.DataShare/accounts/stratus-share/shares/sales/listSynchronizations`);
+  assert.equal(noRg.status, 404);
+  assert.equal(noRg.body.error.code, 'ResourceGroupNotFound');
+  const noShare = await call('POST', `${acctPath}/stratus-share/shares/nope/listSynchronizations`);
+  assert.equal(noShare.status, 404);
+  assert.equal(noShare.body.error.code, 'ResourceNotFound');
+  assert.equal(noShare.body.error.message, "The Resource 'Vendor.DataShare/accounts/stratus-share/shares/nope' under resource group 'stratus-rg' was not found.");
+  const noAcct = await call('GET', `${acctPath}/nope`);
+  assert.equal(noAcct.status, 404);
+  assert.equal(noAcct.body.error.message, "The Resource 'Vendor.DataShare/accounts/nope' under resource group 'stratus-rg' was not found.");
+  // Another tenant's caller does not see the subscription.
+  const other = await call('POST', `${salesPath}/listSynchronizations`, { token: eve });
+  assert.equal(other.status, 404);
+  assert.equal(other.body.error.code, 'SubscriptionNotFound');
+});
+
+test('the user without roles gets 403 AuthorizationFailed on reads and writes', async () => {
+  for (const [m, p, body] of [
+    ['POST', `${salesPath}/listSynchronizations`, undefined],
+    ['GET', `${acctPath}/stratus-share`, undefined],
+    ['PUT', `${acctPath}/user-acct`, { location: 'eastus', identity: { type: 'SystemAssigned' } }],
+  ] as const) {
+    const r = await call(m, p, { token: user, body });
+    assert.equal(r.status, 403, `${m} ${p}`);
+    assert.equal(r.body.error.code, 'AuthorizationFailed');
+  }
+});
+
+test('account and share validation', async () => {
+  const noLoc = await call('PUT', `${acctPath}/val-acct`, { body: { identity: { type: 'SystemAssigned' } } });
+  assert.equal(noLoc.status, 400);
+  assert.equal(noLoc.body.error.target, 'location');
+  const noId = await call('PUT', `${acctPath}/val-acct`, { body: { location: 'eastus' } });
+  assert.equal(noId.status, 400);
+  assert.equal(noId.body.error.target, 'identity');
+  const badName = await call('PUT', `${acctPath}/bad name!`, { body: { location: 'eastus', identity: { type: 'SystemAssigned' } } });
+  assert.equal(badName.status, 400);
+  assert.equal(badName.body.error.code, 'InvalidResourceName');
+  const badJson = await fetch(`${s.url}${acctPath}/val-acct?api-version=${api}`, { method: 'PUT', headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' }, body: '{"location":' });
+  assert.equal(badJson.status, 400);
+  assert.ok(((await badJson.json()) as any).error.code);
+  const kind = await call('PUT', `${acctPath}/stratus-share/shares/bad-kind`, { body: { properties: { shareKind: 'Streaming' } } });
+  assert.equal(kind.status, 400);
+  assert.equal(kind.body.error.target, 'properties.shareKind');
+  const noParent = await call('PUT', `${acctPath}/nope/shares/x`, { body: { properties: {} } });
+  assert.equal(noParent.status, 404);
+});
+
+test('consumer flow: invitation → share subscription → synchronize → run in the provider list, completing with the clock', async () => {
+  // Provider: account, share, invitation to eve (another tenant).
+  const acct = await call('PUT', `${acctPath}/provider-acct`, { body: { location: 'eastus', identity: { type: 'SystemAssigned' }, tags: { team: 'data' } } });
+  assert.equal(acct.status, 201);
+  assert.equal(acct.body.systemData.createdBy, 'admin@stratus.test');
+  assert.equal((await call('PUT', `${acctPath}/provider-acct`, { body: { location: 'eastus', identity: { type: 'SystemAssigned' } } })).status, 200);
+  const share = await call('PUT', `${acctPath}/provider-acct/shares/orders`, { body: { properties: { description: 'Orders', shareKind: 'CopyBased', terms: 'none' } } });
+  assert.equal(share.status, 201);
+  const noTarget = await call('PUT', `${acctPath}/provider-acct/shares/orders/invitations/inv0`, { body: { properties: {} } });
+  assert.equal(noTarget.status, 400);
+  const inv = await call('PUT', `${acctPath}/provider-acct/shares/orders/invitations/to-eve`, { body: { properties: { targetEmail: 'eve@other.test' } } });
+  assert.equal(inv.status, 201);
+  assert.equal(inv.body.properties.invitationStatus, 'Pending');
+  const invitationId = inv.body.properties.invitationId as string;
+
+  // Consumer (eve, other tenant): account and share subscription.
+  const eveRg = `/subscriptions/${otherSubscription.id}/resourceGroups/${otherSubscription.resourceGroup}/providers/Vendor.DataShare/accounts`;
+  assert.equal((await call('PUT', `${eveRg}/eve-acct`, { token: eve, body: { location: 'westeurope', identity: { type: 'SystemAssigned' } } })).status, 201);
+  // The admin is not the invitation's target.
+  const wrong = await call('PUT', `${acctPath}/provider-acct/shareSubscriptions/self`, { body: { properties: { invitationId, sourceShareLocation: 'eastus' } } });
+  assert.equal(wrong.status, 404);
+  assert.equal(wrong.body.error.code, 'InvitationNotFound');
+  const noLoc = await call('PUT', `${eveRg}/eve-acct/shareSubscriptions/orders-sub`, { token: eve, body: { properties: { invitationId } } });
+  assert.equal(noLoc.status, 400);
+  const ss = await call('PUT', `${eveRg}/eve-acct/shareSubscriptions/orders-sub`, { token: eve, body: { properties: { invitationId, sourceShareLocation: 'eastus' } } });
+  assert.equal(ss.status, 201, JSON.stringify(ss.body));
+  assert.equal(ss.body.properties.shareName, 'orders');
+  assert.equal(ss.body.properties.providerEmail, 'admin@stratus.test');
+  assert.equal(ss.body.properties.shareSubscriptionStatus, 'Active');
+  const again = await call('PUT', `${eveRg}/eve-acct/shareSubscriptions/second`, { token: eve, body: { properties: { invitationId, sourceShareLocation: 'eastus' } } });
+  assert.equal(again.status, 409);
+  const invAfter = await call('GET', `${acctPath}/provider-acct/shares/orders/invitations/to-eve`);
+  assert.equal(invAfter.body.properties.invitationStatus, 'Accepted');
+
+  // Synchronize.
+  const badMode = await call('POST', `${eveRg}/eve-acct/shareSubscriptions/orders-sub/synchronize`, { token: eve, body: { synchronizationMode: 'Partial' } });
+  assert.equal(badMode.status, 400);
+  const sync = await call('POST', `${eveRg}/eve-acct/shareSubscriptions/orders-sub/synchronize`, { token: eve, body: { synchronizationMode: 'FullSync' } });
+  assert.equal(sync.status, 202);
+  assert.equal(sync.body.status, 'Accepted');
+  const sync2 = await call('POST', `${eveRg}/eve-acct/shareSubscriptions/orders-sub/synchronize`, { token: eve });
+  assert.equal(sync2.status, 202);
+
+  const listed = await call('POST', `${acctPath}/provider-acct/shares/orders/listSynchronizations`, { query: { $orderby: 'synchronizationMode asc' } });
+  assert.equal(listed.status, 200);
+  assert.equal(listed.body.value.length, 2);
+  const full = listed.body.value.find((x: any) => x.synchronizationId === sync.body.synchronizationId);
+  assert.equal(full.status, 'InProgress');
+  assert.equal(full.synchronizationMode, 'FullSync');
+  assert.equal(full.consumerEmail, 'eve@other.test');
+  assert.equal(full.consumerName, 'Eve Other');
+  assert.equal(full.consumerTenantName, 'Other Tenant');
+  assert.equal(full.endTime, undefined);
+  assert.equal(listed.body.value[0].synchronizationMode, 'FullSync');
+
+  // 60 s later the incremental run (30 s) is done, the full one (120 s) still running.
+  await fetch(`${s.url}/_stratus/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ advanceSeconds: 60 }) });
+  const mid = await call('POST', `${acctPath}/provider-acct/shares/orders/listSynchronizations`, { query: { $filter: "status eq 'Succeeded'" } });
+  assert.deepEqual(
+    mid.body.value.map((x: any) => x.synchronizationId),
+    [sync2.body.synchronizationId],
+  );
+  assert.equal(mid.body.value[0].durationMs, 30000);
+  await fetch(`${s.url}/_stratus/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ advanceSeconds: 120 }) });
+  const done = await call('POST', `${acctPath}/provider-acct/shares/orders/listSynchronizations`);
+  assert.deepEqual(
+    done.body.value.map((x: any) => x.status),
+    ['Succeeded', 'Succeeded'],
+  );
+  const f = done.body.value.find((x: any) => x.synchronizationId === sync.body.synchronizationId);
+  assert.equal(f.durationMs, 120000);
+  assert.equal(Date.parse(f.endTime) - Date.parse(f.startTime), 120000);
+
+  // Survives a restart.
+  await s.restart();
+  const after = await call('POST', `${acctPath}/provider-acct/shares/orders/listSynchronizations`);
+  assert.equal(after.body.value.length, 2);
+  assert.equal((await call('GET', `${eveRg}/eve-acct/shareSubscriptions/orders-sub`, { token: eve })).status, 200);
+
+  // Deleting the share removes its runs; the consumer's synchronize then fails.
+  const del = await call('DELETE', `${acctPath}/provider-acct/shares/orders`);
+  assert.equal(del.status, 200);
+  assert.equal((await call('GET', `${acctPath}/provider-acct/shares/orders`)).status, 404);
+  const orphan = await call('POST', `${eveRg}/eve-acct/shareSubscriptions/orders-sub/synchronize`, { token: eve });
+  assert.equal(orphan.status, 409);
+  assert.equal((await call('DELETE', `${acctPath}/provider-acct`)).status, 200);
+  assert.equal((await call('DELETE', `${acctPath}/provider-acct`)).status, 204);
+  const accts = await call('GET', acctPath);
+  assert.deepEqual(
+    accts.body.value.map((x: any) => x.name),
+    ['stratus-share'],
+  );
+});
