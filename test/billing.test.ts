@@ -29,6 +29,9 @@ let miToken: string;
 const listPath = (invoice: string, query: Record<string, string> = {}, acct = account) =>
   `/providers/Vendor.Billing/billingAccounts/${acct}/invoices/${invoice}/transactions?${new URLSearchParams({ 'api-version': api, ...query }).toString()}`;
 
+const summaryPath = (invoice: string, query: Record<string, string> = {}) =>
+  `/providers/Vendor.Billing/billingAccounts/${account}/invoices/${invoice}/transactionSummary?${new URLSearchParams({ 'api-version': api, ...query }).toString()}`;
+
 async function get(pathOrUrl: string, token: string | null = adminToken) {
   const res = await fetch(pathOrUrl.startsWith('https://') ? pathOrUrl : `${s.url}${pathOrUrl}`, { headers: token ? { authorization: `Bearer ${token}` } : {} });
   const text = await res.text();
@@ -276,8 +279,6 @@ test('the query names also work with a $ prefix, percent-encoded, and in any cas
 test('transactionSummary totals the matching transactions in the billing currency', async () => {
   const cents = (n: number) => Math.round(n * 100) / 100 + 0;
   const sum = (list: Transaction[], f: (t: Transaction) => number) => cents(list.reduce((a, t) => a + f(t), 0));
-  const summaryPath = (invoice: string, query: Record<string, string> = {}) =>
-    `/providers/Vendor.Billing/billingAccounts/${account}/invoices/${invoice}/transactionSummary?${new URLSearchParams({ 'api-version': api, ...query }).toString()}`;
   for (const [invoice, list, query, pred] of [
     ['G000000001', g1, {}, () => true],
     ['G000000001', g1, { filter: "transactionType eq 'Usage Charge'" }, (t: Transaction) => t.properties.transactionType === 'Usage Charge'],
@@ -323,6 +324,24 @@ test('a malformed or unknown filter / orderBy is a 400 with the position', async
   }
   const unknown = await get(listPath('G000000001', { filter: 'foo eq 1' }));
   assert.match(unknown.body.error.message, /'foo'/);
+});
+
+test('an expression nested too deeply for the parser is a 400, not a 500 (filter, orderBy, transactionSummary)', async () => {
+  // Unencoded parentheses keep the URL under the server's header size limit.
+  const deep = `${'('.repeat(6000)}kind`;
+  for (const [path, param, code] of [
+    [`${listPath('G000000001')}&filter=${deep}`, 'filter', 'InvalidFilter'],
+    [`${listPath('G000000001')}&orderBy=${deep}`, 'orderBy', 'InvalidOrderBy'],
+    [`${summaryPath('G000000001')}&filter=${deep}`, 'filter', 'InvalidFilter'],
+  ] as const) {
+    const r = await get(path);
+    assert.equal(r.status, 400, JSON.stringify(r.body).slice(0, 300));
+    assert.equal(r.body.error.code, code);
+    assert.equal(r.body.error.target, param);
+  }
+  // A moderately nested expression still works.
+  const ok = await get(listPath('G000000001', { filter: `${'('.repeat(50)}kind eq 'All'${')'.repeat(50)}`, top: '1' }));
+  assert.equal(ok.status, 200);
 });
 
 test('billingAccountName and invoiceName must match the spec patterns (400 naming the parameter)', async () => {

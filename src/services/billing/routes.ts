@@ -67,6 +67,25 @@ function integer(param: string, v: string | undefined, rule: string): number | u
   return Number(v.trim());
 }
 
+/**
+ * Parses and compiles a `filter` or `orderBy` expression with `compile`; undefined when the
+ * expression is absent or blank.
+ * @throws ApiError 400 `InvalidFilter` / `InvalidOrderBy` (target = the parameter) for a
+ *   syntax error (with its 0-based position), an unknown property or a type mismatch, and
+ *   for an expression nested too deeply to parse (the parser's stack runs out: a 400, never
+ *   a 500).
+ */
+export function compileExpression<T>(param: 'filter' | 'orderBy', text: string | undefined, compile: (text: string) => T): T | undefined {
+  if (text === undefined || text.trim() === '') return undefined;
+  try {
+    return compile(text);
+  } catch (e) {
+    if (e instanceof ODataError) throw billingErrors.invalidExpression(param, text, e);
+    if (e instanceof RangeError) throw billingErrors.invalidExpression(param, text, new ODataError('the expression is nested too deeply.', 'syntax'));
+    throw e;
+  }
+}
+
 /** What the checks common to the invoice operations establish. */
 interface InvoiceCall {
   tenantId: string;
@@ -91,15 +110,7 @@ async function invoiceCall(store: BillingStore, req: FastifyRequest, call: ArmCa
   if ((await store.rolesOf(tenantId, account!, call.principal.objectId)).length === 0) throw armErrors.authorizationFailed(call.principal, action, call.scope);
   const invoice = await store.invoice(tenantId, account!, invoiceName!);
   if (!invoice) throw billingErrors.invoiceNotFound(account!, invoiceName!);
-  let filter: Expression<SqlBool> | undefined;
-  if (q.filter !== undefined && q.filter.trim() !== '') {
-    try {
-      filter = compileFilter(parseFilter(q.filter), transactionFieldMap);
-    } catch (e) {
-      if (e instanceof ODataError) throw billingErrors.invalidExpression('filter', q.filter, e);
-      throw e;
-    }
-  }
+  const filter = compileExpression('filter', q.filter, (text) => compileFilter(parseFilter(text), transactionFieldMap));
   return { tenantId, account: account!, invoice, filter, search: q.search };
 }
 
@@ -130,15 +141,7 @@ export function registerBillingRoutes(app: FastifyInstance, ctx: AppContext): vo
           count = v === 'true';
         }
       });
-      let orderBy: CompiledOrderBy[] = [];
-      if (q.orderby !== undefined && q.orderby.trim() !== '') {
-        try {
-          orderBy = compileOrderBy(parseOrderBy(q.orderby), transactionFieldMap);
-        } catch (e) {
-          if (e instanceof ODataError) throw billingErrors.invalidExpression('orderBy', q.orderby, e);
-          throw e;
-        }
-      }
+      const orderBy: CompiledOrderBy[] = compileExpression('orderBy', q.orderby, (text) => compileOrderBy(parseOrderBy(text), transactionFieldMap)) ?? [];
 
       const page = await store.listTransactions({ tenantId: c.tenantId, accountName: c.account, invoiceName: c.invoice.name, filter: c.filter, orderBy, search: c.search, skip, top, count });
       const body: Record<string, unknown> = { value: page.value };
