@@ -234,6 +234,11 @@ test('a malformed filter, another shape, an unrelated scope or an unknown role �
     assert.match(r.body.error.message, message, expr);
     assert.ok(r.headers.get('x-vendor-request-id'));
   }
+  // Nested deeper than the parser's stack (unencoded parentheses keep the URL short): a 400, not a 500.
+  const deep = await call('GET', listPath(scopes.resourceGroup, `&$filter=${'('.repeat(6000)}roleDefinitionId`), adminToken);
+  assert.equal(deep.status, 400, JSON.stringify(deep.body));
+  assert.equal(deep.body.error.code, 'InvalidFilter');
+  assert.match(deep.body.error.message, /nested too deeply/);
 });
 
 test('get reads one policy; an unknown name → 404', async () => {
@@ -400,6 +405,11 @@ test('PATCH validation: every rule of §2.1 → 400 InvalidRoleManagementPolicy 
     [approval({ approvalStages: [{ ...stage, isEscalationEnabled: true, escalationApprovers: [] }] }), /escalationApprovers' must name at least one/],
     [approval({ approvalMode: 'NoApproval' }), /cannot be true when approvalMode is 'NoApproval'/],
     [{ properties: { rules: [{ id: 'AuthenticationContext_EndUser_Assignment', ruleType: 'RoleManagementPolicyAuthenticationContextRule', isEnabled: true, claimValue: '' }] } }, /claimValue' must name/],
+    // Messages show the offending value as written: a missing field, a number, a long string cut short.
+    [{ properties: { rules: [{ id: 'Expiration_Admin_Eligibility' }] } }, /^The value \(missing\) of 'properties\.rules\[0\]\.ruleType' is invalid/],
+    [notif({ notificationRecipients: [42] }), /^The value 42 of 'properties\.rules\[0\]\.notificationRecipients\[0\]' is not a valid e-mail address/],
+    [exp({ isExpirationRequired: 1 }), /^The value 1 of /],
+    [notif({ notificationRecipients: [`${'a'.repeat(5000)}@b.test`] }), /^The value '(a{100})…' of /],
   ];
   for (const [body, message] of cases) {
     const r = await call('PATCH', path, adminToken, body);

@@ -121,7 +121,7 @@ function invalidFilter(message: string): ApiError {
  * where `<scope>` is the request scope or one above it (empty for a tenant-level id).
  * The expression is parsed by the OData core, then its shape is checked.
  * @returns the role definition.
- * @throws ApiError 400 `InvalidFilter` (syntax, with the position; any other shape; an id
+ * @throws ApiError 400 `InvalidFilter` (syntax, with the position; nesting too deep to parse; any other shape; an id
  *   that is not a role definition id or belongs to an unrelated scope), 400
  *   `RoleDefinitionDoesNotExist` (a well-formed id of no known role).
  */
@@ -132,6 +132,8 @@ export async function roleFromFilter(store: ArmStore, text: string, scope: strin
     node = parseFilter(text);
   } catch (e) {
     if (e instanceof ODataError) throw invalidFilter(`The $filter expression '${text}' is malformed${e.position !== undefined ? ` at position ${e.position}` : ''}: ${e.message}`);
+    // The parser recurses per nesting level: an absurdly nested expression exhausts the stack.
+    if (e instanceof RangeError) throw invalidFilter(`The $filter expression is malformed: it is nested too deeply.`);
     throw e;
   }
   if (

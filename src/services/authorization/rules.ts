@@ -42,8 +42,14 @@ function bad(message: string): ApiError {
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
+/** How an error message shows a value: strings quoted (cut at 100 characters), numbers and booleans as written, else its kind. */
 function describe(v: unknown): string {
-  return v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v === 'string' ? `'${v}'` : typeof v;
+  if (v === undefined) return '(missing)';
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'an array';
+  if (typeof v === 'string') return v.length > 100 ? `'${v.slice(0, 100)}…'` : `'${v}'`;
+  if (typeof v === 'number' || typeof v === 'boolean') return String(v);
+  return 'an object';
 }
 
 function checkEnum(path: string, v: unknown, allowed: readonly string[]): string {
