@@ -93,6 +93,7 @@ export function filterDepth(root: FilterNode): number {
     switch (n.kind) {
       case 'and':
       case 'or':
+      case 'compare':
         stack.push([n.left, d + 1], [n.right, d + 1]);
         break;
       case 'not':
@@ -100,9 +101,6 @@ export function filterDepth(root: FilterNode): number {
         break;
       case 'lambda':
         if (n.predicate) stack.push([n.predicate, d + 1]);
-        break;
-      case 'compare':
-        stack.push([n.left, d + 1], [n.right, d + 1]);
         break;
       case 'in':
         stack.push([n.left, d + 1]);
