@@ -189,7 +189,9 @@ describe('admin dataflows', () => {
       assert.equal(r.body.value, undefined, who);
     }
     const noToken = await list(s.url, undefined);
-    assert.match(noToken.headers.get('www-authenticate') ?? '', /^Bearer authorization_uri="https:\/\/[^"]+\/common\/oauth2\/authorize"/);
+    assert.match(noToken.headers.get('www-authenticate') ?? '', /^Bearer authorization_uri="https:\/\/[^"]+\/common\/oauth2\/authorize"$/);
+    const garbage = await list(s.url, 'not.a.jwt');
+    assert.match(garbage.headers.get('www-authenticate') ?? '', /^Bearer authorization_uri="https:\/\/[^"]+\/common\/oauth2\/authorize", error="invalid_token"$/);
   });
 
   test('tenant isolation: the other tenant\'s administrator sees only its own dataflows', async () => {

@@ -21,10 +21,12 @@ export const notAuthorizedCode = 'AnalyticsNotAuthorizedException';
 /**
  * The analytics 401 for a request without a usable token (missing, malformed, expired,
  * wrong audience). `TokenExpired` for an expired token, `AnalyticsNotAuthorizedException`
- * otherwise; with a `WWW-Authenticate: Bearer` challenge naming Stratus's identity provider.
+ * otherwise; with a `WWW-Authenticate: Bearer` challenge naming Stratus's identity provider,
+ * `error="invalid_token"` unless no token was sent at all (RFC 6750 §3.1).
  */
 export function tokenFailure(ctx: AppContext, e: AuthFailure): ApiError {
-  const challenge = `Bearer authorization_uri="${ctx.origin()}/common/oauth2/authorize", error="invalid_token"`;
+  // RFC 6750 §3.1: no error code when the request carries no credentials at all.
+  const challenge = `Bearer authorization_uri="${ctx.origin()}/common/oauth2/authorize"${e.reason === 'missing' ? '' : ', error="invalid_token"'}`;
   if (e.reason === 'expired') return new ApiError(401, 'TokenExpired', 'Access token has expired, resubmit with a new access token', { headers: { 'WWW-Authenticate': challenge } });
   return new ApiError(401, notAuthorizedCode, e.message, { headers: { 'WWW-Authenticate': challenge } });
 }
