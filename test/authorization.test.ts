@@ -420,6 +420,15 @@ test('PATCH validation: every rule of §2.1 → 400 InvalidRoleManagementPolicy 
   const malformed = await call('PATCH', path, adminToken, '{"properties": ');
   assert.equal(malformed.status, 400);
   assert.equal(malformed.body.error.code, 'InvalidRequestContent');
+  // A body in another media type (or with none named) is 415, whatever it holds.
+  const good = JSON.stringify(exp({}));
+  for (const type of ['text/plain', 'application/xml', 'application/x-www-form-urlencoded', undefined]) {
+    const res = await fetch(`${s.url}${path}`, { method: 'PATCH', headers: { authorization: `Bearer ${adminToken}`, ...(type ? { 'content-type': type } : {}) }, body: type === 'application/x-www-form-urlencoded' ? 'properties=1' : good });
+    const b = (await res.json()) as any;
+    assert.equal(res.status, 415, `${type}: ${JSON.stringify(b)}`);
+    assert.equal(b.error.code, 'UnsupportedMediaType');
+    assert.match(b.error.message, /Only 'application\/json' is supported/);
+  }
   // None of it was stored: the policy is still the default.
   const p = await policyOf(scope, roles.userAccessAdministrator);
   assert.equal(p.properties.lastModifiedDateTime, null);

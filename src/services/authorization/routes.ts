@@ -53,6 +53,20 @@ function queryValue(req: FastifyRequest, name: string): string | undefined {
   return v;
 }
 
+/**
+ * A PATCH body must come as JSON (`application/json` or a `+json` type; reference §7.1):
+ * a body the server did not parse as JSON — another media type, or none named — is refused.
+ * @throws ApiError 415 `UnsupportedMediaType`.
+ */
+export function checkJsonBody(req: FastifyRequest): void {
+  const type = req.headers['content-type'];
+  const parsedAsJson = typeof type === 'string' && /^application\/([\w.+-]+\+)?json/i.test(type);
+  const hasBody = Buffer.isBuffer(req.body) || typeof req.body === 'string' || Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
+  if (!parsedAsJson && hasBody) {
+    throw new ApiError(415, 'UnsupportedMediaType', `The content media type '${type ?? ''}' is not supported. Only 'application/json' is supported.`);
+  }
+}
+
 /** Registers the policy routes on `app`. */
 export function registerPolicyRoutes(app: FastifyInstance, ctx: AppContext): void {
   const calls = new WeakMap<FastifyRequest, PolicyCall>();
@@ -96,6 +110,7 @@ export function registerPolicyRoutes(app: FastifyInstance, ctx: AppContext): voi
     });
 
     route('PATCH', `${prefix}${collection}/:roleManagementPolicyName`, policyActions.write, async (req, _reply, call) => {
+      checkJsonBody(req);
       const role = roleOf(req, call);
       const tenantId = call.principal.tenantId;
       const scope = call.resolved.scope;
