@@ -155,3 +155,20 @@ test('errors carry a position or the property', () => {
 test('filterProperties lists paths in order of appearance', () => {
   assert.deepEqual(filterProperties(parseFilter("kind eq 'Refund' and (contains(name,'a') or tags/any(t: t eq 'x'))")), ['kind', 'name', 'tags']);
 });
+
+test('limits: nesting depth, number of terms, control characters → ODataError, never a database error', async () => {
+  let e = odataError(() => parseFilter(`${'not '.repeat(150)}isFlagged`));
+  assert.equal(e.kind, 'unsupported');
+  e = odataError(() => parseFilter(`${'('.repeat(150)}isFlagged${')'.repeat(150)}`));
+  assert.equal(e.kind, 'unsupported');
+  e = odataError(() => parseFilter(Array.from({ length: 400 }, (_, i) => `amount/value eq ${i}`).join(' or ')));
+  assert.equal(e.kind, 'unsupported');
+  e = odataError(() => parseFilter("name eq 'a\u0000b'"));
+  assert.equal(e.kind, 'syntax');
+  assert.equal(e.position, 10);
+  e = odataError(() => parseOrderBy('name\u0001'));
+  assert.equal(e.position, 4);
+  // Just under the limits still runs on the database.
+  assert.deepEqual(await ids(`${'not '.repeat(98)}isFlagged`), [1, 4]);
+  assert.deepEqual(await ids(Array.from({ length: 250 }, (_, i) => `amount/value eq ${i}`).join(' or ')), [3, 4]);
+});

@@ -154,9 +154,23 @@ const compareOps = new Set(['eq', 'ne', 'gt', 'ge', 'lt', 'le']);
 const boolFunctions = new Set(['contains', 'startswith', 'endswith']);
 const valueFunctions = new Set(['tolower', 'toupper', 'trim', 'length']);
 
+/** Deepest nesting of parentheses, `not` and lambdas a filter may have. */
+export const maxFilterDepth = 100;
+/** Most comparisons and function calls one filter may hold. */
+export const maxFilterTerms = 300;
+
 class Parser {
   private i = 0;
-  constructor(private readonly tokens: Token[], private readonly text: string) {}
+  private depth = 0;
+  private terms = 0;
+  constructor(private readonly tokens: Token[]) {}
+
+  private enter(t: Token): void {
+    if (++this.depth > maxFilterDepth) throw new ODataError(`The filter nests deeper than ${maxFilterDepth} levels at position ${t.pos}.`, 'unsupported', t.pos);
+  }
+  private term(pos: number): void {
+    if (++this.terms > maxFilterTerms) throw new ODataError(`The filter has more than ${maxFilterTerms} terms (position ${pos}).`, 'unsupported', pos);
+  }
 
   private peek(offset = 0): Token {
     return this.tokens[Math.min(this.i + offset, this.tokens.length - 1)]!;
@@ -205,9 +219,12 @@ class Parser {
 
   private parseUnary(): FilterNode {
     const t = this.peek();
-    if (this.isWord(t, 'not') && !(this.peek(1).kind === '/' )) {
+    if (this.isWord(t, 'not') && !(this.peek(1).kind === '/')) {
       this.next();
-      return { kind: 'not', operand: this.parseUnary(), position: t.pos };
+      this.enter(t);
+      const operand = this.parseUnary();
+      this.depth--;
+      return { kind: 'not', operand, position: t.pos };
     }
     return this.parseComparison();
   }
@@ -216,10 +233,13 @@ class Parser {
     const t = this.peek();
     if (t.kind === '(') {
       this.next();
+      this.enter(t);
       const inner = this.parseOr();
       this.expect(')', "')'");
+      this.depth--;
       return inner;
     }
+    this.term(t.pos);
     const left = this.parseValueOrLambda();
     if ('kind' in left && (left.kind === 'lambda')) return left;
     const value = left as ValueNode;
@@ -309,8 +329,10 @@ class Parser {
         }
         const variable = this.expect('ident', 'a lambda variable name').text;
         this.expect(':', "':' after the lambda variable");
+        this.enter(seg);
         const predicate = this.parseOr();
         this.expect(')', "')' closing the lambda");
+        this.depth--;
         return { kind: 'lambda', op: segWord, collection: path, variable, predicate, position: seg.pos };
       }
       path.push(seg.text);
@@ -324,7 +346,14 @@ class Parser {
  * @throws ODataError (kind `syntax` or `unsupported`) with the position of the problem
  */
 export function parseFilter(text: string): FilterNode {
-  return new Parser(tokenize(text), text).parseAll();
+  rejectControlCharacters(text);
+  return new Parser(tokenize(text)).parseAll();
+}
+
+/** NUL and other C0 control characters (except tab, CR, LF) never belong in an expression. */
+function rejectControlCharacters(text: string): void {
+  const m = /[\u0000-\u0008\u000b\u000c\u000e-\u001f]/u.exec(text);
+  if (m) throw new ODataError(`Syntax error: control character U+${m[0].charCodeAt(0).toString(16).padStart(4, '0').toUpperCase()} at position ${m.index}.`, 'syntax', m.index);
 }
 
 /**
@@ -332,6 +361,7 @@ export function parseFilter(text: string): FilterNode {
  * @throws ODataError (kind `syntax`) with the position of the problem
  */
 export function parseOrderBy(text: string): OrderByItem[] {
+  rejectControlCharacters(text);
   const tokens = tokenize(text);
   const items: OrderByItem[] = [];
   let i = 0;
