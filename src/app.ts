@@ -55,8 +55,10 @@ export async function buildApp(config: Config): Promise<BuiltApp> {
   const tls = config.httpsPort >= 0 ? loadTls(config.dataDir, config.tlsCertFile, config.tlsKeyFile) : undefined;
   let httpServer!: http.Server;
   const serverFactory: FastifyServerFactory = (handler) => {
-    httpServer = http.createServer(handler);
-    return (tls ? https.createServer({ cert: tls.cert, key: tls.key }, handler) : httpServer) as http.Server;
+    // Long OData queries and tokens fit: 64 KiB of request line and headers (Node's default is 16 KiB).
+    const maxHeaderSize = 64 * 1024;
+    httpServer = http.createServer({ maxHeaderSize }, handler);
+    return (tls ? https.createServer({ cert: tls.cert, key: tls.key, maxHeaderSize }, handler) : httpServer) as http.Server;
   };
   const app = Fastify({
     serverFactory,
