@@ -111,6 +111,11 @@ export function policyRecord(tenantId: string, s: ResolvedScope, role: RoleDefin
   };
 }
 
+/** An expression as quoted in an error message: at most 200 characters. */
+function cut(text: string): string {
+  return text.length > 200 ? `${text.slice(0, 200)}…` : text;
+}
+
 function invalidFilter(message: string): ApiError {
   return new ApiError(400, 'InvalidFilter', message);
 }
@@ -131,7 +136,7 @@ export async function roleFromFilter(store: ArmStore, text: string, scope: strin
   try {
     node = parseFilter(text);
   } catch (e) {
-    if (e instanceof ODataError) throw invalidFilter(`The $filter expression '${text}' is malformed${e.position !== undefined ? ` at position ${e.position}` : ''}: ${e.message}`);
+    if (e instanceof ODataError) throw invalidFilter(`The $filter expression '${cut(text)}' is malformed${e.position !== undefined ? ` at position ${e.position}` : ''}: ${e.message}`);
     // The parser recurses per nesting level: an absurdly nested expression exhausts the stack.
     if (e instanceof RangeError) throw invalidFilter(`The $filter expression is malformed: it is nested too deeply.`);
     throw e;
@@ -144,7 +149,7 @@ export async function roleFromFilter(store: ArmStore, text: string, scope: strin
     node.right.kind !== 'literal' ||
     node.right.type !== 'string'
   ) {
-    throw invalidFilter(`The $filter expression '${text}' is not supported. The only supported filter is ${form}.`);
+    throw invalidFilter(`The $filter expression '${cut(text)}' is not supported. The only supported filter is ${form}.`);
   }
   const value = String(node.right.value);
   const m = /^(\/.*)?\/providers\/Vendor\.Authorization\/roleDefinitions\/([^/]+)$/i.exec(value);

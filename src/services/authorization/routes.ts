@@ -47,9 +47,13 @@ interface PolicyCall extends ArmCall {
 
 const collection = '/providers/Vendor.Authorization/roleManagementPolicies';
 
+/**
+ * One query parameter's value; a repeated parameter is ambiguous → 400 `InvalidParameter`
+ * in the contract's `CloudError` shape (`code` and `message` only, reference §1.1).
+ */
 function queryValue(req: FastifyRequest, name: string): string | undefined {
   const v = (req.query as Record<string, string | string[] | undefined>)[name];
-  if (Array.isArray(v)) throw armErrors.invalidParameter(name, `The query parameter '${name}' is given more than once.`);
+  if (Array.isArray(v)) throw new ApiError(400, 'InvalidParameter', `The query parameter '${name}' is given more than once.`);
   return v;
 }
 
