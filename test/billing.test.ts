@@ -338,6 +338,7 @@ test('an expression nested too deeply for the parser is a 400, not a 500 (filter
     assert.equal(r.status, 400, JSON.stringify(r.body).slice(0, 300));
     assert.equal(r.body.error.code, code);
     assert.equal(r.body.error.target, param);
+    assert.ok(r.body.error.message.length < 600, 'the message quotes the expression cut short');
   }
   // A moderately nested expression still works.
   const ok = await get(listPath('G000000001', { filter: `${'('.repeat(50)}kind eq 'All'${')'.repeat(50)}`, top: '1' }));

@@ -36,7 +36,7 @@ export const billingErrors = {
     armErrors.invalidParameter(param, `The value '${value}' of the path parameter '${param}' is invalid. It must match the pattern '${pattern.source}'.`),
   invalidQuery: (param: string, value: string, rule: string) => armErrors.invalidParameter(param, `The value '${value}' of the query parameter '${param}' is invalid. ${rule}`),
   invalidExpression: (param: 'filter' | 'orderBy', text: string, e: ODataError) =>
-    new ApiError(400, param === 'filter' ? 'InvalidFilter' : 'InvalidOrderBy', `The '${param}' expression '${text}' is invalid${e.position !== undefined ? ` at position ${e.position}` : ''}: ${e.message}`, {
+    new ApiError(400, param === 'filter' ? 'InvalidFilter' : 'InvalidOrderBy', `The '${param}' expression '${text.length > 200 ? `${text.slice(0, 200)}…` : text}' is invalid${e.position !== undefined ? ` at position ${e.position}` : ''}: ${e.message}`, {
       target: param,
     }),
   accountNotFound: (name: string) => new ApiError(404, 'BillingAccountNotFound', `The billing account '${name}' could not be found.`, { target: 'billingAccountName' }),
