@@ -1,0 +1,114 @@
+/**
+ * Delta per folder (reference mail.md §6; spec mail §6): the first round pages through the
+ * folder in primary-key order and ends with `@odata.deltaLink`; later rounds read the mail
+ * change log (`mailChangesSince`) from the link's position and return each changed message
+ * once — its current representation if it is still in the folder, else `@removed`.
+ * Tokens are opaque, carry the original query (`$select`, the `receivedDateTime` filter,
+ * `changeType`) and are bound to the mailbox and folder.
+ */
+import type { Kysely } from 'kysely';
+import { ApiError } from '../../core/errors.ts';
+import { absoluteUrl, decodeToken, encodeToken } from '../../core/paging.ts';
+import { latestMailChangeSeq, mailChangesSince } from '../mailsync/changes.ts';
+import { messageFromRow, type FolderRow, type Mailbox } from './store.ts';
+import type { MessageRecord } from './message.ts';
+import { opt } from './query.ts';
+
+interface DeltaState {
+  /** Mailbox and folder the token belongs to. */
+  m: string;
+  f: string;
+  /** `i` first round (keyset on pk), `c` change rounds. */
+  p: 'i' | 'c';
+  /** Last pk returned (first round). */
+  k: number;
+  /** Change-log position: the round's start (first round) or the last change read. */
+  s: number;
+  sel?: string;
+  /** `receivedDateTime` filter: operator and ISO value. */
+  rop?: 'ge' | 'gt';
+  rv?: string;
+  ct?: string[];
+}
+
+/** What a delta page needs from the route. */
+export interface DeltaRequest {
+  mb: Mailbox;
+  folder: FolderRow;
+  q: URLSearchParams;
+  pageSize: number;
+  /** Absolute origin and path of the delta resource (`…/mailFolders('{id}')/messages/delta`). */
+  origin: string;
+  path: string;
+}
+
+const invalidFilter = () => new ApiError(400, 'ErrorInvalidUrlQuery', "The '$filter' parameter value is not supported for 'Messages' resource; only a value of 'receivedDateTime ge value' is supported.");
+
+function initialState(r: DeltaRequest, startSeq: number): DeltaState {
+  const st: DeltaState = { m: r.mb.mailboxId, f: r.folder.id, p: 'i', k: 0, s: startSeq };
+  const sel = opt(r.q, 'select');
+  if (sel) st.sel = sel;
+  const filter = opt(r.q, 'filter');
+  if (filter && filter.trim()) {
+    const m = /^\s*receivedDateTime\s+(ge|gt)\s+(\S+)\s*$/i.exec(filter);
+    const when = m ? new Date(m[2]!.replace(/^'|'$/g, '')) : undefined;
+    if (!m || !when || Number.isNaN(when.getTime())) throw invalidFilter();
+    st.rop = m[1]!.toLowerCase() as 'ge' | 'gt';
+    st.rv = when.toISOString();
+  }
+  const order = opt(r.q, 'orderby');
+  if (order && !/^\s*receivedDateTime\s+desc\s*$/i.test(order)) throw new ApiError(400, 'ErrorInvalidUrlQuery', "The '$orderby' parameter value is not supported for delta; only 'receivedDateTime desc' is supported.");
+  if (opt(r.q, 'search')) throw new ApiError(400, 'ErrorInvalidUrlQuery', "The '$search' parameter is not supported for delta.");
+  const ct = r.q.get('changeType');
+  if (ct) {
+    const types = ct.split(',').map((x) => x.trim().toLowerCase());
+    if (types.some((t) => !['created', 'updated', 'deleted'].includes(t))) throw new ApiError(400, 'ErrorInvalidUrlQuery', "'changeType' takes created, updated or deleted.");
+    st.ct = types;
+  }
+  return st;
+}
+
+/**
+ * One delta page: `{ state, items, next }` where items are message records to render or
+ * removed ids, and the link to give back.
+ * @throws ApiError 400 `ErrorInvalidUrlQuery`, 400 `syncStateNotFound`, 410 `resyncRequired`
+ */
+export async function deltaPage(db: Kysely<any>, r: DeltaRequest): Promise<{ select?: string; items: ({ message: MessageRecord } | { removed: string })[]; nextLink?: string; deltaLink?: string }> {
+  const token = r.q.get('$skiptoken') ?? r.q.get('$deltatoken') ?? r.q.get('%24skiptoken') ?? r.q.get('%24deltatoken');
+  const latest = await latestMailChangeSeq(db);
+  let st: DeltaState;
+  if (token) {
+    const t = decodeToken<DeltaState>(token);
+    if (!t || t.m !== r.mb.mailboxId || t.f !== r.folder.id || (t.p !== 'i' && t.p !== 'c') || typeof t.s !== 'number') throw new ApiError(400, 'syncStateNotFound', 'The sync state could not be found; start a new delta round without a token.');
+    if (t.s > latest) throw new ApiError(410, 'resyncRequired', 'The sync state is no longer valid; start a new delta round.', { headers: { Location: absoluteUrl(r.origin, r.path) } });
+    st = t;
+  } else st = initialState(r, latest);
+
+  const items: ({ message: MessageRecord } | { removed: string })[] = [];
+  const link = (kind: '$skiptoken' | '$deltatoken', s: DeltaState) => absoluteUrl(r.origin, r.path, { [kind]: encodeToken(s) });
+  if (st.p === 'i') {
+    let q = db.selectFrom('mail_messages').selectAll().where('tenant_id', '=', r.mb.tenantId).where('mailbox_id', '=', r.mb.mailboxId).where('folder_id', '=', r.folder.id).where('pk', '>', st.k);
+    if (st.rv) q = q.where('received_at', st.rop === 'gt' ? '>' : '>=', st.rv);
+    const rows = await q.orderBy('pk').limit(r.pageSize + 1).execute();
+    for (const row of rows.slice(0, r.pageSize)) items.push({ message: messageFromRow(row) });
+    if (rows.length > r.pageSize) return { select: st.sel, items, nextLink: link('$skiptoken', { ...st, k: Number((rows[r.pageSize - 1] as any).pk) }) };
+    return { select: st.sel, items, deltaLink: link('$deltatoken', { ...st, p: 'c', k: 0 }) };
+  }
+  const changes = await mailChangesSince(db, { tenantId: r.mb.tenantId, mailboxId: r.mb.mailboxId, folderId: r.folder.id, afterSeq: st.s, limit: r.pageSize + 1 });
+  const page = changes.slice(0, r.pageSize);
+  const seen = new Set<string>();
+  for (const c of page) {
+    if (st.ct && !st.ct.includes(c.changeType)) continue;
+    if (seen.has(c.messageId)) continue;
+    seen.add(c.messageId);
+    const row = await db.selectFrom('mail_messages').selectAll().where('tenant_id', '=', r.mb.tenantId).where('mailbox_id', '=', r.mb.mailboxId).where('id', '=', c.messageId).executeTakeFirst();
+    if (row && (row as any).folder_id === r.folder.id) {
+      const m = messageFromRow(row);
+      if (st.rv && !(st.rop === 'gt' ? m.receivedAt > st.rv : m.receivedAt >= st.rv)) continue;
+      items.push({ message: m });
+    } else items.push({ removed: c.messageId });
+  }
+  const lastSeq = page.length ? page[page.length - 1]!.seq : st.s;
+  if (changes.length > r.pageSize) return { select: st.sel, items, nextLink: link('$skiptoken', { ...st, s: lastSeq }) };
+  return { select: st.sel, items, deltaLink: link('$deltatoken', { ...st, s: lastSeq }) };
+}

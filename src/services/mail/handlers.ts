@@ -1,0 +1,384 @@
+/**
+ * Message handlers (reference mail.md §2): list, count, delta, create, get, update, delete,
+ * copy, move, the reply / forward family, send, sendMail, permanent delete, beta actions,
+ * attachments, open extensions and `$value`. Every write runs in one transaction with its
+ * change-log entries.
+ */
+import { ApiError } from '../../core/errors.ts';
+import { nowIso } from '../../core/clock.ts';
+import type { MailRequest } from './routes.ts';
+import { contextUrl, destinationId, need, nextLink, paging, send } from './routes.ts';
+import { countMessages, listMessageRows, loadExpansions, parseExpand, parseSelect, type ExpandItem } from './query.ts';
+import { deltaPage } from './delta.ts';
+import { emptyDoc, parseMessageInput, renderMessage, type MessageRecord, type MessageInput } from './message.ts';
+import { getFolder, insertMessages, messageFromRow, moveMessage, copyMessage, updateMessage, writeExtendedProperties, notFound, type FolderRow, computeHasAttachments } from './store.ts';
+import { buildResponseDraft, checkFrom, draftRecord, readReplyInput, resolveNames, sendMessage } from './actions.ts';
+import * as att from './attachments.ts';
+import { newChangeKey } from './ids.ts';
+
+/** Renders messages with `$select`, `Prefer` and `$expand`. */
+async function present(mr: MailRequest, recs: MessageRecord[], select: string[] | undefined, expand: ExpandItem[]): Promise<Record<string, unknown>[]> {
+  const webmailOrigin = mr.ctx.origin();
+  const exp = expand.length ? await loadExpansions(mr.ctx.store.db, recs.map((r) => r.pk), expand) : undefined;
+  return recs.map((r) => {
+    const out = renderMessage(r, { select, bodyType: mr.bodyType, immutable: mr.immutable, webmailOrigin });
+    for (const e of expand) {
+      if (e.name === 'mentions') out.mentions = r.doc.mentions.map((m) => ({ id: m.id, mentioned: m.mentioned, createdBy: r.doc.from?.emailAddress ?? null, createdDateTime: out.createdDateTime ?? r.createdAt }));
+      else out[e.name] = e.name === 'attachments' ? exp!.get(r.pk)![e.name]!.map((a) => att.renderAttachment(a as Record<string, unknown>)) : exp!.get(r.pk)![e.name];
+    }
+    return out;
+  });
+}
+
+async function presentOne(mr: MailRequest, r: MessageRecord, expand: ExpandItem[] = []): Promise<Record<string, unknown>> {
+  return (await present(mr, [r], undefined, expand))[0]!;
+}
+
+/** GET messages (mailbox-wide or one folder). */
+export async function listMessages(mr: MailRequest, folder: FolderRow | undefined, exclude: string[]): Promise<unknown> {
+  const select = parseSelect(mr.q);
+  const expand = parseExpand(mr.q);
+  const { pageSize, skip } = paging(mr);
+  const { rows, more, count } = await listMessageRows(mr.ctx.store.db, { tenantId: mr.mb.tenantId, mailboxId: mr.mb.mailboxId, folderId: folder?.id, excludeFolderIds: exclude, q: mr.q, pageSize, skip });
+  const ctxSuffix = (folder ? `mailFolders('${folder.id}')/messages` : 'messages') + (select ? `(${select.join(',')})` : '');
+  const body: Record<string, unknown> = { '@odata.context': contextUrl(mr, ctxSuffix) };
+  if (count !== undefined) body['@odata.count'] = count;
+  body.value = await present(mr, rows.map(messageFromRow), select, expand);
+  if (more) body['@odata.nextLink'] = nextLink(mr, skip + pageSize);
+  return send(mr, 200, body);
+}
+
+/** GET messages/$count: a plain-text integer. */
+export async function countOnly(mr: MailRequest, folder: FolderRow | undefined, exclude: string[]): Promise<unknown> {
+  const n = await countMessages(mr.ctx.store.db, { tenantId: mr.mb.tenantId, mailboxId: mr.mb.mailboxId, folderId: folder?.id, excludeFolderIds: exclude, q: mr.q });
+  return mr.reply.code(200).header('content-type', 'text/plain; charset=utf-8').send(String(n));
+}
+
+/** GET mailFolders/{id}/messages/delta. */
+export async function delta(mr: MailRequest, folder: FolderRow): Promise<unknown> {
+  const pageSize = mr.maxPageSize ?? (parseInt(mr.q.get('$top') ?? '', 10) || 10);
+  const path = `/${mr.version}/${mr.userSegment}/mailFolders('${folder.id}')/messages/delta`;
+  const page = await deltaPage(mr.ctx.store.db, { mb: mr.mb, folder, q: mr.q, pageSize: Math.min(Math.max(pageSize, 1), 1000), origin: mr.ctx.origin(), path });
+  const select = page.select ? parseSelect(new URLSearchParams({ $select: page.select })) : undefined;
+  const msgs = page.items.filter((i): i is { message: MessageRecord } => 'message' in i).map((i) => i.message);
+  const rendered = await present(mr, msgs, select, []);
+  let k = 0;
+  const value = page.items.map((i) => ('removed' in i ? { '@odata.type': '#vendor.graph.message', id: i.removed, '@removed': { reason: 'deleted' } } : { '@odata.type': '#vendor.graph.message', ...rendered[k++] }));
+  const body: Record<string, unknown> = { '@odata.context': `${mr.ctx.origin()}/${mr.version}/$metadata#Collection(message)` };
+  if (page.nextLink) body['@odata.nextLink'] = page.nextLink;
+  if (page.deltaLink) body['@odata.deltaLink'] = page.deltaLink;
+  body.value = value;
+  return send(mr, 200, body);
+}
+
+/** Parses a MIME (base64) create body into a message document. @throws ApiError 400 `ErrorMimeContentInvalidBase64String` */
+function mimeToInput(buf: Buffer): Record<string, unknown> {
+  const text = buf.toString('utf8').trim();
+  if (!/^[A-Za-z0-9+/=\r\n]+$/.test(text)) throw new ApiError(400, 'ErrorMimeContentInvalidBase64String', 'Invalid base64 string for MIME content.');
+  const mime = Buffer.from(text, 'base64').toString('utf8');
+  const split = mime.search(/\r?\n\r?\n/);
+  if (split < 0) throw new ApiError(400, 'ErrorMimeContentInvalidBase64String', 'Invalid base64 string for MIME content.');
+  const headers = new Map<string, string>();
+  for (const line of mime.slice(0, split).replace(/\r?\n[ \t]+/g, ' ').split(/\r?\n/)) {
+    const i = line.indexOf(':');
+    if (i > 0) headers.set(line.slice(0, i).trim().toLowerCase(), line.slice(i + 1).trim());
+  }
+  const addrs = (v: string | undefined) => (v ?? '').split(',').map((s) => s.trim()).filter(Boolean).map((s) => {
+    const m = /^(?:"?([^"<]*)"?\s*)?<([^>]+)>$/.exec(s);
+    return { emailAddress: { address: m ? m[2]! : s, name: m?.[1]?.trim() ?? '' } };
+  });
+  const isHtml = /text\/html/i.test(headers.get('content-type') ?? '');
+  const out: Record<string, unknown> = { subject: headers.get('subject') ?? '', body: { contentType: isHtml ? 'html' : 'text', content: mime.slice(split).trim() }, toRecipients: addrs(headers.get('to')), ccRecipients: addrs(headers.get('cc')) };
+  const custom = [...headers].filter(([k]) => k.startsWith('x-')).map(([name, value]) => ({ name, value }));
+  if (custom.length) out.internetMessageHeaders = custom;
+  return out;
+}
+
+async function applyExtras(mr: MailRequest, trx: any, m: MessageRecord, parsed: MessageInput): Promise<MessageRecord> {
+  await writeExtendedProperties(trx, m.pk, parsed.singleValueExtendedProperties, parsed.multiValueExtendedProperties);
+  for (const e of parsed.extensions ?? []) await att.createExtension(trx, m.pk, e);
+  if (parsed.attachments?.length) {
+    for (const a of parsed.attachments) await att.insertAttachment(trx, m.pk, a);
+    m.hasAttachments = await computeHasAttachments(trx, m.pk);
+    await trx.updateTable('mail_messages').set({ has_attachments: m.hasAttachments ? 1 : 0 }).where('pk', '=', m.pk).execute();
+  }
+  return m;
+}
+
+/** POST messages: a new draft (JSON or base64 MIME). */
+export async function createMessage(mr: MailRequest, folder: FolderRow): Promise<unknown> {
+  const input = Buffer.isBuffer(mr.body) ? mimeToInput(mr.body) : mr.body;
+  const doc = emptyDoc();
+  const parsed = parseMessageInput(doc, input, 'create', true);
+  checkFrom(doc, mr.mb);
+  await resolveNames(mr.ctx.identity.directory, doc);
+  const rec = draftRecord(mr.mb, folder.id, doc);
+  if (parsed.isRead !== undefined) rec.isRead = parsed.isRead;
+  const m = await mr.ctx.store.transaction(async (trx) => applyExtras(mr, trx, (await insertMessages(trx, [rec]))[0]!, parsed));
+  const out = await presentOne(mr, m, parsed.extensions?.length ? [{ name: 'extensions' }] : []);
+  return send(mr, 201, { '@odata.context': contextUrl(mr, 'messages/$entity'), ...out });
+}
+
+/** POST sendMail: `{message, saveToSentItems}` (or base64 MIME). */
+export async function sendMail(mr: MailRequest): Promise<unknown> {
+  let messageInput: unknown;
+  let save = true;
+  if (Buffer.isBuffer(mr.body)) messageInput = mimeToInput(mr.body);
+  else {
+    if (!mr.body || typeof mr.body !== 'object' || Array.isArray(mr.body)) throw new ApiError(400, 'RequestBodyRead', "The request body must be {\"message\": {…}, \"saveToSentItems\": true|false}.");
+    const o = mr.body as Record<string, unknown>;
+    for (const k of Object.keys(o)) if (!['message', 'savetosentitems'].includes(k.toLowerCase())) throw new ApiError(400, 'RequestBodyRead', `The parameter '${k}' in the request payload is not a valid parameter for the operation 'sendMail'.`);
+    messageInput = o.message ?? o.Message;
+    if (!messageInput || typeof messageInput !== 'object') throw new ApiError(400, 'ErrorInvalidRequest', "The request needs a 'message'.");
+    const s = o.saveToSentItems ?? o.SaveToSentItems;
+    if (s !== undefined && s !== null) {
+      if (s !== true && s !== false && s !== 'true' && s !== 'false') throw new ApiError(400, 'RequestBodyRead', "'saveToSentItems' must be a boolean.");
+      save = s === true || s === 'true';
+    }
+  }
+  const doc = emptyDoc();
+  const parsed = parseMessageInput(doc, messageInput, 'create', true);
+  checkFrom(doc, mr.mb);
+  await resolveNames(mr.ctx.identity.directory, doc);
+  const rec = draftRecord(mr.mb, mr.mb.wellKnown.get('sentitems')!, doc);
+  await mr.ctx.store.transaction(async (trx) => {
+    const [m] = await insertMessages(trx, [rec], { record: false });
+    await applyExtras(mr, trx, m!, parsed);
+    await sendMessage(trx, mr.ctx.identity.directory, mr.mb, m!, { saveToSentItems: false });
+    if (save) {
+      const at = nowIso();
+      const sent: MessageRecord = { ...m!, isDraft: false, sentAt: at, receivedAt: at, modifiedAt: at, changeKey: newChangeKey() };
+      await trx.updateTable('mail_messages').set({ is_draft: 0, sent_at: at, received_at: at, modified_at: at, change_key: sent.changeKey, doc: JSON.stringify(m!.doc), from_address_lc: m!.doc.from?.emailAddress.address.toLowerCase() ?? null, from_name: m!.doc.from?.emailAddress.name ?? null, sender_address_lc: m!.doc.sender?.emailAddress.address.toLowerCase() ?? null, from_text: m!.doc.from ? `${m!.doc.from.emailAddress.name} ${m!.doc.from.emailAddress.address}` : '' }).where('pk', '=', m!.pk).execute();
+      const { recordMailChanges } = await import('../mailsync/changes.ts');
+      const { change } = await import('./store.ts');
+      await recordMailChanges(trx, [change(sent, 'created', at)]);
+    } else {
+      for (const t of ['mail_categories', 'mail_single_props', 'mail_multi_props', 'mail_extensions', 'mail_attachments']) await trx.deleteFrom(t).where('message_pk', '=', m!.pk).execute();
+      await trx.deleteFrom('mail_messages').where('pk', '=', m!.pk).execute();
+    }
+  });
+  return send(mr, 202);
+}
+
+const actionNames = ['copy', 'move', 'createReply', 'createReplyAll', 'createForward', 'reply', 'replyAll', 'forward', 'send', 'permanentDelete', 'recall', 'unsubscribe', 'reportMessage', 'markAsJunk', 'markAsNotJunk'];
+
+/** Everything under `messages/{id}`. */
+export async function messageItem(mr: MailRequest, method: string, m: MessageRecord, rest: string[]): Promise<unknown> {
+  const db = mr.ctx.store.db;
+  const tx = <T>(fn: (trx: any) => Promise<T>) => mr.ctx.store.transaction(fn);
+  if (rest.length === 0) {
+    if (method === 'GET') {
+      need(mr, 'read');
+      const select = parseSelect(mr.q);
+      const expand = parseExpand(mr.q);
+      const [out] = await present(mr, [m], select, expand);
+      return send(mr, 200, { '@odata.context': contextUrl(mr, 'messages/$entity'), ...out });
+    }
+    if (method === 'PATCH') {
+      need(mr, 'write');
+      const doc = structuredClone(m.doc);
+      const parsed = parseMessageInput(doc, mr.body, 'update', m.isDraft);
+      checkFrom(doc, mr.mb);
+      await resolveNames(mr.ctx.identity.directory, doc);
+      const updated: MessageRecord = { ...m, doc, isRead: parsed.isRead ?? m.isRead, modifiedAt: nowIso(), changeKey: newChangeKey() };
+      await tx(async (trx) => {
+        await updateMessage(trx, updated);
+        await writeExtendedProperties(trx, m.pk, parsed.singleValueExtendedProperties, parsed.multiValueExtendedProperties);
+      });
+      return send(mr, 200, { '@odata.context': contextUrl(mr, 'messages/$entity'), ...(await presentOne(mr, updated)) });
+    }
+    if (method === 'DELETE') {
+      need(mr, 'write');
+      const deletions = mr.mb.wellKnown.get('recoverableitemsdeletions')!;
+      await tx((trx) => moveMessage(trx, m, m.folderId === deletions ? mr.mb.wellKnown.get('recoverableitemspurges')! : deletions));
+      return send(mr, 204);
+    }
+    throw new ApiError(405, 'ErrorInvalidRequest', `The HTTP method '${method}' is not allowed for this resource.`);
+  }
+  const [seg, ...more] = rest;
+  const lower = seg!.toLowerCase();
+  if (lower === '$value' && more.length === 0) {
+    if (method !== 'GET') throw new ApiError(405, 'ErrorInvalidRequest', 'Only GET is allowed for $value.');
+    need(mr, 'read');
+    return mr.reply.code(200).header('content-type', 'text/plain').send(await att.toMime(db, m));
+  }
+  if (lower === 'attachments') return attachments(mr, method, m, more);
+  if (lower === 'extensions') return extensions(mr, method, m, more);
+  const action = actionNames.find((a) => a.toLowerCase() === lower);
+  if (!action || more.length) throw new ApiError(400, 'BadRequest', `Resource not found for the segment '${seg}'.`);
+  if (method !== 'POST') throw new ApiError(405, 'ErrorInvalidRequest', `The HTTP method '${method}' is not allowed for '${action}'.`);
+  const dir = mr.ctx.identity.directory;
+  switch (action) {
+    case 'copy':
+    case 'move': {
+      need(mr, 'write');
+      const dest = await getFolder(db, mr.mb, destinationId(mr.body));
+      const out = await tx((trx) => (action === 'copy' ? copyMessage(trx, m, { tenantId: m.tenantId, mailboxId: m.mailboxId, folderId: dest.id }) : moveMessage(trx, m, dest.id)));
+      return send(mr, 201, { '@odata.context': `${mr.ctx.origin()}/${mr.version}/$metadata#message`, '@odata.type': '#vendor.graph.message', ...(await presentOne(mr, out)) });
+    }
+    case 'createReply':
+    case 'createReplyAll':
+    case 'createForward':
+    case 'reply':
+    case 'replyAll':
+    case 'forward': {
+      const kind = action === 'createReply' || action === 'reply' ? 'reply' : action === 'createReplyAll' || action === 'replyAll' ? 'replyAll' : 'forward';
+      const sendNow = !action.startsWith('create');
+      need(mr, sendNow ? 'send' : 'write');
+      const input = readReplyInput(mr.body, kind === 'forward');
+      const draft = await tx(async (trx) => {
+        const d = await buildResponseDraft(trx, dir, mr.mb, m, kind, input);
+        const parsed = (d as MessageRecord & { parsed?: MessageInput }).parsed;
+        if (parsed) await applyExtras(mr, trx, d, parsed);
+        if (sendNow) await sendMessage(trx, dir, mr.mb, d, { saveToSentItems: true });
+        return d;
+      });
+      if (sendNow) return send(mr, 202);
+      return send(mr, 201, { '@odata.context': contextUrl(mr, 'messages/$entity'), ...(await presentOne(mr, draft)) });
+    }
+    case 'send': {
+      need(mr, 'send');
+      if (!m.isDraft) throw new ApiError(400, 'ErrorInvalidRequest', 'Only a draft message can be sent.');
+      await tx((trx) => sendMessage(trx, dir, mr.mb, m, { saveToSentItems: true }));
+      return send(mr, 202);
+    }
+    case 'permanentDelete': {
+      need(mr, 'write');
+      await tx((trx) => moveMessage(trx, m, mr.mb.wellKnown.get('recoverableitemspurges')!));
+      return send(mr, 204);
+    }
+    case 'recall': {
+      need(mr, 'write');
+      if (m.folderId !== mr.mb.wellKnown.get('sentitems')) throw new ApiError(400, 'ErrorInvalidRequest', 'Only a message in Sent Items can be recalled.');
+      // Unread delivered copies in the tenant are withdrawn into their mailboxes' Deletions folder.
+      const copies = await db.selectFrom('mail_messages').selectAll().where('tenant_id', '=', m.tenantId).where('internet_message_id', '=', m.doc.internetMessageId).where('mailbox_id', '<>', m.mailboxId).where('is_read', '=', 0).execute();
+      await tx(async (trx) => {
+        for (const r of copies) {
+          const c = messageFromRow(r);
+          const f = await trx.selectFrom('mail_folders').select('id').where('tenant_id', '=', c.tenantId).where('mailbox_id', '=', c.mailboxId).where('well_known', '=', 'recoverableitemsdeletions').executeTakeFirst();
+          if (f) await moveMessage(trx, c, (f as any).id);
+        }
+      });
+      return send(mr, 202, { '@odata.context': contextUrl(mr, 'messages/$entity'), ...(await presentOne(mr, m)) });
+    }
+    case 'unsubscribe': {
+      need(mr, 'write');
+      if (!m.doc.unsubscribeEnabled || !m.doc.unsubscribeData.some((d) => /^mailto:/i.test(d))) throw new ApiError(400, 'ErrorInvalidRequest', 'The message has no List-Unsubscribe mailto command (unsubscribeEnabled is false).');
+      const target = m.doc.unsubscribeData.find((d) => /^mailto:/i.test(d))!.slice(7).split('?')[0]!;
+      await tx(async (trx) => {
+        const doc = emptyDoc();
+        doc.subject = 'Unsubscribe';
+        doc.toRecipients = [{ emailAddress: { address: target, name: target } }];
+        const [u] = await insertMessages(trx, [draftRecord(mr.mb, mr.mb.wellKnown.get('drafts')!, doc)]);
+        await sendMessage(trx, dir, mr.mb, u!, { saveToSentItems: true });
+        await moveMessage(trx, m, mr.mb.wellKnown.get('deleteditems')!);
+      });
+      return send(mr, 202);
+    }
+    case 'reportMessage': {
+      need(mr, 'write');
+      const o = (mr.body ?? {}) as Record<string, unknown>;
+      const action = String(o.ReportAction ?? o.reportAction ?? '');
+      const moveReq = o.IsMessageMoveRequested ?? o.isMessageMoveRequested;
+      if (!['unknown', 'junk', 'notjunk', 'phish', 'unknownfuturevalue'].includes(action.toLowerCase())) throw new ApiError(400, 'ErrorInvalidRequest', "'ReportAction' must be one of unknown, junk, notJunk, phish.");
+      let out = m;
+      if (moveReq === true || moveReq === 'true') {
+        const dest = action.toLowerCase() === 'notjunk' ? 'inbox' : action.toLowerCase() === 'junk' ? 'junkemail' : 'deleteditems';
+        if (mr.mb.wellKnown.get(dest) !== m.folderId) out = await tx((trx) => moveMessage(trx, m, mr.mb.wellKnown.get(dest)!));
+      }
+      return send(mr, 200, { '@odata.context': contextUrl(mr, 'messages/$entity'), ...(await presentOne(mr, out)) });
+    }
+    case 'markAsJunk':
+    case 'markAsNotJunk': {
+      need(mr, 'write');
+      const o = (mr.body ?? {}) as Record<string, unknown>;
+      const flag = action === 'markAsJunk' ? (o.moveToJunk ?? o.MoveToJunk) : (o.moveToInbox ?? o.MoveToInbox);
+      let out = m;
+      const dest = action === 'markAsJunk' ? 'junkemail' : 'inbox';
+      if ((flag === true || flag === 'true') && mr.mb.wellKnown.get(dest) !== m.folderId) out = await tx((trx) => moveMessage(trx, m, mr.mb.wellKnown.get(dest)!));
+      // Spec mail §4.3: deprecated; they stop returning data on 30 December 2025.
+      if (nowIso() >= '2025-12-30T00:00:00.000Z') return send(mr, 202);
+      return send(mr, 202, { '@odata.context': contextUrl(mr, 'messages/$entity'), ...(await presentOne(mr, out)) });
+    }
+  }
+  throw notFound();
+}
+
+async function attachments(mr: MailRequest, method: string, m: MessageRecord, rest: string[]): Promise<unknown> {
+  const db = mr.ctx.store.db;
+  const base = `messages('${m.id}')/attachments`;
+  if (rest.length === 0) {
+    if (method === 'GET') {
+      need(mr, 'read');
+      const expandItem = /itemattachment\/item/i.test(mr.q.get('$expand') ?? '');
+      return send(mr, 200, { '@odata.context': contextUrl(mr, base), value: (await att.listAttachments(db, m.pk)).map((a) => att.renderAttachment(a, expandItem)) });
+    }
+    if (method === 'POST') {
+      need(mr, 'write');
+      const { attachments: [a] } = await mr.ctx.store.transaction((trx) => att.addAttachments(trx, m, [mr.body]));
+      return send(mr, 201, { '@odata.context': contextUrl(mr, `${base}/$entity`), ...att.renderAttachment(a!) });
+    }
+    throw new ApiError(405, 'ErrorInvalidRequest', `The HTTP method '${method}' is not allowed for this resource.`);
+  }
+  if (rest[0]!.toLowerCase() === 'createuploadsession') throw new ApiError(501, 'ErrorInvalidRequest', 'Upload sessions are not supported by this server; post attachments under 3 MB directly.');
+  const a = await att.getAttachment(db, m.pk, rest[0]!);
+  if (rest.length === 2 && rest[1] === '$value' && method === 'GET') {
+    need(mr, 'read');
+    if (a['@odata.type'] === '#vendor.graph.referenceAttachment') throw new ApiError(405, 'ErrorInvalidRequest', 'A reference attachment has no raw content.');
+    if (a['@odata.type'] === '#vendor.graph.itemAttachment') {
+      const item = (a as any)._item ?? {};
+      const doc = emptyDoc();
+      try {
+        parseMessageInput(doc, Object.fromEntries(Object.entries(item).filter(([k]) => k !== '@odata.type')), 'create', true);
+      } catch {
+        /* an item with properties we do not model renders with what we have */
+      }
+      const tmp: MessageRecord = { ...m, pk: -1, doc };
+      return mr.reply.code(200).header('content-type', 'message/rfc822').send(await att.toMime(db, tmp));
+    }
+    return mr.reply.code(200).header('content-type', String(a.contentType ?? 'application/octet-stream')).send(Buffer.from(String(a.contentBytes), 'base64'));
+  }
+  if (rest.length !== 1) throw new ApiError(400, 'BadRequest', `Resource not found for the segment '${rest[1]}'.`);
+  if (method === 'GET') {
+    need(mr, 'read');
+    const expandItem = /itemattachment\/item/i.test(mr.q.get('$expand') ?? '');
+    return send(mr, 200, { '@odata.context': contextUrl(mr, `${base}/$entity`), ...att.renderAttachment(a, expandItem) });
+  }
+  if (method === 'DELETE') {
+    need(mr, 'write');
+    await mr.ctx.store.transaction((trx) => att.deleteAttachment(trx, m, rest[0]!));
+    return send(mr, 204);
+  }
+  throw new ApiError(405, 'ErrorInvalidRequest', `The HTTP method '${method}' is not allowed for this resource.`);
+}
+
+async function extensions(mr: MailRequest, method: string, m: MessageRecord, rest: string[]): Promise<unknown> {
+  const db = mr.ctx.store.db;
+  const base = `messages('${m.id}')/extensions`;
+  if (rest.length === 0) {
+    if (method === 'GET') {
+      need(mr, 'read');
+      return send(mr, 200, { '@odata.context': contextUrl(mr, base), value: await att.listExtensions(db, m.pk) });
+    }
+    if (method === 'POST') {
+      need(mr, 'write');
+      const e = await att.createExtension(db, m.pk, mr.body);
+      return send(mr, 201, { '@odata.context': contextUrl(mr, `${base}/$entity`), ...e });
+    }
+  } else if (rest.length === 1) {
+    if (method === 'GET') {
+      need(mr, 'read');
+      return send(mr, 200, { '@odata.context': contextUrl(mr, `${base}/$entity`), ...(await att.getExtension(db, m.pk, rest[0]!)) });
+    }
+    if (method === 'PATCH') {
+      need(mr, 'write');
+      return send(mr, 200, { '@odata.context': contextUrl(mr, `${base}/$entity`), ...(await att.replaceExtension(db, m.pk, rest[0]!, mr.body)) });
+    }
+    if (method === 'DELETE') {
+      need(mr, 'write');
+      await att.deleteExtension(db, m.pk, rest[0]!);
+      return send(mr, 204);
+    }
+  }
+  throw new ApiError(405, 'ErrorInvalidRequest', `The HTTP method '${method}' is not allowed for this resource.`);
+}

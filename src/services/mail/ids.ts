@@ -1,0 +1,53 @@
+/**
+ * Opaque ids of the mail store (reference mail.md §2.6, §4): base64url strings, case
+ * sensitive. A message has a REST id (changes on move and copy) and an immutable id (kept
+ * for the life of the item, shown with `Prefer: IdType="ImmutableId"`).
+ */
+import { createHash, randomBytes } from 'node:crypto';
+
+const body = (seed?: string) => (seed === undefined ? randomBytes(33) : createHash('sha256').update(seed).digest().subarray(0, 33)).toString('base64url');
+
+/** A new REST message id (`AAMk…`, 48 characters); deterministic when `seed` is given. */
+export function newMessageId(seed?: string): string {
+  return 'AAMk' + body(seed === undefined ? undefined : 'rest:' + seed);
+}
+/** A new immutable message id (`AAkA…`). */
+export function newImmutableId(seed?: string): string {
+  return 'AAkA' + body(seed === undefined ? undefined : 'imm:' + seed);
+}
+/** A new folder id (`AQMk…`). */
+export function newFolderId(seed?: string): string {
+  return 'AQMk' + body(seed === undefined ? undefined : 'folder:' + seed);
+}
+/** A new attachment id (`AAMkAt…`). */
+export function newAttachmentId(seed?: string): string {
+  return 'AAMkAt' + body(seed === undefined ? undefined : 'att:' + seed);
+}
+/** A new change key (24 base64url characters). */
+export function newChangeKey(): string {
+  return 'CQAAAB' + randomBytes(15).toString('base64url');
+}
+/** A new conversation id (`AAQk…`). */
+export function newConversationId(seed?: string): string {
+  return 'AAQk' + body(seed === undefined ? undefined : 'conv:' + seed);
+}
+
+/** Whether `s` has the shape of an id this store issues (else `ErrorInvalidIdMalformed`). */
+export function isWellFormedId(s: string): boolean {
+  return /^[A-Za-z0-9_-]{20,300}={0,2}$/.test(s);
+}
+
+/**
+ * A conversation index (Edm.Binary, base64): a 22-byte header (reserved byte, 5 bytes of
+ * time, 16 random bytes) for a new thread; a reply appends 5 bytes to its parent's index.
+ */
+export function conversationIndex(parent?: string, atMs: number = Date.now(), seed?: string): string {
+  const time = Buffer.alloc(8);
+  time.writeBigUInt64BE(BigInt(Math.floor(atMs / 1000)) * 10_000_000n + 116_444_736_000_000_000n);
+  if (parent) {
+    const child = Buffer.concat([Buffer.from(parent, 'base64'), time.subarray(3, 8)]);
+    return child.toString('base64');
+  }
+  const rnd = seed === undefined ? randomBytes(16) : createHash('sha256').update('ci:' + seed).digest().subarray(0, 16);
+  return Buffer.concat([Buffer.from([1]), time.subarray(0, 5), rnd]).toString('base64');
+}

@@ -1,0 +1,135 @@
+/**
+ * Tables of the mail store (spec: mail §2.3, §3; reference mail.md §2–§6): folders,
+ * messages (real columns for everything filtered or sorted, plus the full document as
+ * JSON), categories and extended properties as child tables (for `any` lambdas),
+ * attachments, open extensions, outbound deliveries, and the full-text index
+ * (SQLite FTS5 external-content table kept by triggers; PostgreSQL generated `tsvector`
+ * with a GIN index).
+ */
+import { sql, type Kysely } from 'kysely';
+import { autoIncrementKey, isPostgres, type Migrations } from '../../store/db.ts';
+
+/** The mail area's tables, children first (cleared by `POST /_stratus/reset`). */
+export const mailTables = ['mail_outbound', 'mail_extensions', 'mail_attachments', 'mail_multi_props', 'mail_single_props', 'mail_categories', 'mail_messages', 'mail_folders'];
+
+/** Migrations of the mail area. */
+export const mailMigrations: Migrations = {
+  mail_0001_store: {
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable('mail_folders')
+        .addColumn('id', 'varchar(200)', (c) => c.primaryKey())
+        .addColumn('tenant_id', 'varchar(64)', (c) => c.notNull())
+        .addColumn('mailbox_id', 'varchar(64)', (c) => c.notNull())
+        .addColumn('parent_id', 'varchar(200)')
+        .addColumn('well_known', 'varchar(64)')
+        .addColumn('display_name', 'varchar(400)', (c) => c.notNull())
+        .addColumn('is_hidden', 'integer', (c) => c.notNull())
+        .addColumn('created_at', 'varchar(32)', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('mail_folders_parent').on('mail_folders').columns(['tenant_id', 'mailbox_id', 'parent_id']).execute();
+      await db.schema.createIndex('mail_folders_wk').on('mail_folders').columns(['tenant_id', 'mailbox_id', 'well_known']).unique().execute();
+
+      await db.schema
+        .createTable('mail_messages')
+        .addColumn('pk', ...autoIncrementKey(db))
+        .addColumn('id', 'varchar(200)', (c) => c.notNull().unique())
+        .addColumn('immutable_id', 'varchar(200)', (c) => c.notNull().unique())
+        .addColumn('tenant_id', 'varchar(64)', (c) => c.notNull())
+        .addColumn('mailbox_id', 'varchar(64)', (c) => c.notNull())
+        .addColumn('folder_id', 'varchar(200)', (c) => c.notNull())
+        .addColumn('created_at', 'varchar(32)', (c) => c.notNull())
+        .addColumn('modified_at', 'varchar(32)', (c) => c.notNull())
+        .addColumn('received_at', 'varchar(32)', (c) => c.notNull())
+        .addColumn('sent_at', 'varchar(32)')
+        .addColumn('is_read', 'integer', (c) => c.notNull())
+        .addColumn('is_draft', 'integer', (c) => c.notNull())
+        .addColumn('has_attachments', 'integer', (c) => c.notNull())
+        .addColumn('is_mentioned', 'integer', (c) => c.notNull())
+        .addColumn('importance', 'varchar(16)', (c) => c.notNull())
+        .addColumn('inference', 'varchar(16)', (c) => c.notNull())
+        .addColumn('flag_status', 'varchar(16)', (c) => c.notNull())
+        .addColumn('subject', 'text', (c) => c.notNull())
+        .addColumn('subject_lc', 'text', (c) => c.notNull())
+        .addColumn('from_address_lc', 'varchar(400)')
+        .addColumn('from_name', 'varchar(400)')
+        .addColumn('sender_address_lc', 'varchar(400)')
+        .addColumn('conversation_id', 'varchar(200)', (c) => c.notNull())
+        .addColumn('internet_message_id', 'varchar(600)', (c) => c.notNull())
+        .addColumn('change_key', 'varchar(64)', (c) => c.notNull())
+        .addColumn('from_text', 'text', (c) => c.notNull())
+        .addColumn('search_body', 'text', (c) => c.notNull())
+        .addColumn('doc', 'text', (c) => c.notNull())
+        .execute();
+      const m = (name: string, cols: string[]) => db.schema.createIndex(name).on('mail_messages').columns(cols).execute();
+      await m('mail_messages_folder_received', ['tenant_id', 'mailbox_id', 'folder_id', 'received_at']);
+      await m('mail_messages_folder_pk', ['tenant_id', 'mailbox_id', 'folder_id', 'pk']);
+      await m('mail_messages_folder_read', ['tenant_id', 'mailbox_id', 'folder_id', 'is_read']);
+      await m('mail_messages_received', ['tenant_id', 'mailbox_id', 'received_at']);
+      await m('mail_messages_sent', ['tenant_id', 'mailbox_id', 'sent_at']);
+      await m('mail_messages_from', ['tenant_id', 'mailbox_id', 'from_address_lc', 'received_at']);
+      await m('mail_messages_conversation', ['tenant_id', 'mailbox_id', 'conversation_id']);
+      await m('mail_messages_imid', ['tenant_id', 'mailbox_id', 'internet_message_id']);
+
+      await db.schema
+        .createTable('mail_categories')
+        .addColumn('message_pk', 'bigint', (c) => c.notNull())
+        .addColumn('name', 'varchar(400)', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('mail_categories_msg').on('mail_categories').columns(['message_pk', 'name']).execute();
+      for (const t of ['mail_single_props', 'mail_multi_props']) {
+        await db.schema
+          .createTable(t)
+          .addColumn('message_pk', 'bigint', (c) => c.notNull())
+          .addColumn('prop_id', 'varchar(400)', (c) => c.notNull())
+          .addColumn('value', 'text', (c) => c.notNull())
+          .addColumn('value_lc', 'text', (c) => c.notNull())
+          .execute();
+        await db.schema.createIndex(`${t}_msg`).on(t).columns(['message_pk', 'prop_id']).execute();
+      }
+      await db.schema
+        .createTable('mail_attachments')
+        .addColumn('id', 'varchar(200)', (c) => c.primaryKey())
+        .addColumn('message_pk', 'bigint', (c) => c.notNull())
+        .addColumn('kind', 'varchar(16)', (c) => c.notNull())
+        .addColumn('name', 'varchar(400)', (c) => c.notNull())
+        .addColumn('content_type', 'varchar(200)')
+        .addColumn('size', 'integer', (c) => c.notNull())
+        .addColumn('is_inline', 'integer', (c) => c.notNull())
+        .addColumn('modified_at', 'varchar(32)', (c) => c.notNull())
+        .addColumn('doc', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('mail_attachments_msg').on('mail_attachments').columns(['message_pk']).execute();
+      await db.schema
+        .createTable('mail_extensions')
+        .addColumn('message_pk', 'bigint', (c) => c.notNull())
+        .addColumn('name', 'varchar(400)', (c) => c.notNull())
+        .addColumn('doc', 'text', (c) => c.notNull())
+        .addPrimaryKeyConstraint('mail_extensions_pk', ['message_pk', 'name'])
+        .execute();
+      await db.schema
+        .createTable('mail_outbound')
+        .addColumn('id', 'varchar(64)', (c) => c.primaryKey())
+        .addColumn('tenant_id', 'varchar(64)', (c) => c.notNull())
+        .addColumn('mailbox_id', 'varchar(64)', (c) => c.notNull())
+        .addColumn('internet_message_id', 'varchar(600)', (c) => c.notNull())
+        .addColumn('sender', 'varchar(400)', (c) => c.notNull())
+        .addColumn('recipients', 'text', (c) => c.notNull())
+        .addColumn('subject', 'text', (c) => c.notNull())
+        .addColumn('sent_at', 'varchar(32)', (c) => c.notNull())
+        .addColumn('doc', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('mail_outbound_tenant').on('mail_outbound').columns(['tenant_id', 'sent_at']).execute();
+
+      if (isPostgres(db)) {
+        await sql`ALTER TABLE mail_messages ADD COLUMN search_tsv tsvector GENERATED ALWAYS AS (to_tsvector('simple', subject || ' ' || from_text || ' ' || search_body)) STORED`.execute(db);
+        await sql`CREATE INDEX mail_messages_fts ON mail_messages USING GIN (search_tsv)`.execute(db);
+      } else {
+        await sql`CREATE VIRTUAL TABLE mail_fts USING fts5(subject, from_text, search_body, content='mail_messages', content_rowid='pk')`.execute(db);
+        await sql`CREATE TRIGGER mail_fts_ai AFTER INSERT ON mail_messages BEGIN INSERT INTO mail_fts(rowid, subject, from_text, search_body) VALUES (new.pk, new.subject, new.from_text, new.search_body); END`.execute(db);
+        await sql`CREATE TRIGGER mail_fts_ad AFTER DELETE ON mail_messages BEGIN INSERT INTO mail_fts(mail_fts, rowid, subject, from_text, search_body) VALUES ('delete', old.pk, old.subject, old.from_text, old.search_body); END`.execute(db);
+        await sql`CREATE TRIGGER mail_fts_au AFTER UPDATE ON mail_messages BEGIN INSERT INTO mail_fts(mail_fts, rowid, subject, from_text, search_body) VALUES ('delete', old.pk, old.subject, old.from_text, old.search_body); INSERT INTO mail_fts(rowid, subject, from_text, search_body) VALUES (new.pk, new.subject, new.from_text, new.search_body); END`.execute(db);
+      }
+    },
+  },
+};

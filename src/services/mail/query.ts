@@ -1,0 +1,277 @@
+/**
+ * Message queries (reference mail.md §2.2, §5): `$select`, `$expand`, `$filter` (OData core
+ * over real columns and child tables), `$orderby` with the InefficientFilter rule, `$top`
+ * (1–1000, default 10), `$skip`, `$count`, `$search` through the database's full-text index
+ * (SQLite FTS5 / PostgreSQL tsvector) with the SearchWithOrderBy rule; every page is one SQL
+ * query, next links absolute with `$skip` as the service writes them.
+ */
+import { sql, type Kysely, type SelectQueryBuilder } from 'kysely';
+import { ApiError } from '../../core/errors.ts';
+import { ODataError, compileFilter, compileOrderBy, filterProperties, parseFilter, parseOrderBy, type FieldMap, type FilterNode } from '../../core/odata/index.ts';
+import { fromJson, isPostgres } from '../../store/db.ts';
+import { selectableProperties } from './message.ts';
+
+/** `$filter` / `$orderby` properties of a message and where they live. */
+export const messageFields: FieldMap = {
+  id: { column: 'mail_messages.id', type: 'string', sortable: false },
+  subject: { column: 'mail_messages.subject_lc', type: 'string', caseInsensitive: true },
+  'from/emailAddress/address': { column: 'mail_messages.from_address_lc', type: 'string', caseInsensitive: true },
+  'from/emailAddress/name': { column: 'mail_messages.from_name', type: 'string' },
+  'sender/emailAddress/address': { column: 'mail_messages.sender_address_lc', type: 'string', caseInsensitive: true },
+  receivedDateTime: { column: 'mail_messages.received_at', type: 'datetime' },
+  sentDateTime: { column: 'mail_messages.sent_at', type: 'datetime' },
+  createdDateTime: { column: 'mail_messages.created_at', type: 'datetime' },
+  lastModifiedDateTime: { column: 'mail_messages.modified_at', type: 'datetime' },
+  isRead: { column: 'mail_messages.is_read', type: 'boolean' },
+  isDraft: { column: 'mail_messages.is_draft', type: 'boolean' },
+  hasAttachments: { column: 'mail_messages.has_attachments', type: 'boolean' },
+  importance: { column: 'mail_messages.importance', type: 'enum', values: ['low', 'normal', 'high'] },
+  inferenceClassification: { column: 'mail_messages.inference', type: 'enum', values: ['focused', 'other'] },
+  'flag/flagStatus': { column: 'mail_messages.flag_status', type: 'enum', values: ['notFlagged', 'complete', 'flagged'] },
+  conversationId: { column: 'mail_messages.conversation_id', type: 'string' },
+  internetMessageId: { column: 'mail_messages.internet_message_id', type: 'string' },
+  parentFolderId: { column: 'mail_messages.folder_id', type: 'string' },
+  'mentionsPreview/isMentioned': { column: 'mail_messages.is_mentioned', type: 'boolean', sortable: false },
+  categories: { type: 'collection', table: 'mail_categories', parentKey: 'message_pk', parentColumn: 'mail_messages.pk', fields: { '': { column: 'name', type: 'string' } } },
+  singleValueExtendedProperties: {
+    type: 'collection',
+    table: 'mail_single_props',
+    parentKey: 'message_pk',
+    parentColumn: 'mail_messages.pk',
+    fields: { id: { column: 'prop_id', type: 'string' }, value: { column: 'value_lc', type: 'string', caseInsensitive: true } },
+  },
+};
+
+const unsupportedFilterProps = ['torecipients', 'ccrecipients', 'bccrecipients', 'replyto', 'body', 'uniquebody', 'bodypreview'];
+
+/** Reads a query option given as `$name` (literal or `%24`-encoded, already decoded). */
+export function opt(q: URLSearchParams, name: string): string | undefined {
+  const v = q.get('$' + name) ?? q.get('$' + name.toLowerCase());
+  if (v !== null) return v;
+  for (const [k, val] of q) if (k.toLowerCase() === '$' + name.toLowerCase()) return val;
+  return undefined;
+}
+
+/** Parsed `$select`: lower-cased names, or undefined. @throws ApiError 400 `RequestBroker--ParseUri` */
+export function parseSelect(q: URLSearchParams): string[] | undefined {
+  const s = opt(q, 'select');
+  if (s === undefined || s.trim() === '') return undefined;
+  const names = s.split(',').map((x) => x.trim()).filter(Boolean);
+  for (const n of names) if (!selectableProperties.has(n.toLowerCase())) throw parseUri(n);
+  return names.map((n) => n.toLowerCase());
+}
+
+const parseUri = (n: string) => new ApiError(400, 'RequestBroker--ParseUri', `Could not find a property named '${n}' on type 'vendor.graph.message'.`);
+
+/** One `$expand` item. */
+export interface ExpandItem {
+  name: 'attachments' | 'extensions' | 'singleValueExtendedProperties' | 'multiValueExtendedProperties' | 'mentions';
+  /** For extended properties / extensions: the ids named by `$filter=id eq '…'` (or `or`-joined). */
+  ids?: string[];
+}
+
+/** Parsed `$expand`. @throws ApiError 400 `RequestBroker--ParseUri` */
+export function parseExpand(q: URLSearchParams): ExpandItem[] {
+  const s = opt(q, 'expand');
+  if (!s) return [];
+  const parts: string[] = [];
+  let depth = 0;
+  let cur = '';
+  for (const ch of s) {
+    if (ch === '(') depth++;
+    if (ch === ')') depth--;
+    if (ch === ',' && depth === 0) {
+      parts.push(cur);
+      cur = '';
+    } else cur += ch;
+  }
+  parts.push(cur);
+  const names = ['attachments', 'extensions', 'singleValueExtendedProperties', 'multiValueExtendedProperties', 'mentions'] as const;
+  return parts
+    .map((p) => p.trim())
+    .filter(Boolean)
+    .map((p) => {
+      const m = /^([A-Za-z.\/]+)\s*(?:\((.*)\))?$/s.exec(p);
+      const raw = (m?.[1] ?? p).replace(/^vendor\.graph\.itemattachment\/item$/i, 'attachments');
+      const name = names.find((n) => n.toLowerCase() === raw.toLowerCase());
+      if (!name) throw parseUri(raw);
+      const item: ExpandItem = { name };
+      if (m?.[2]) {
+        const ids = [...m[2].matchAll(/id\s+eq\s+'((?:[^']|'')*)'/gi)].map((x) => x[1]!.replace(/''/g, "'"));
+        if (ids.length === 0) throw new ApiError(400, 'BadRequest', `Invalid expand clause: '${p}'; expected ($filter=id eq '…').`);
+        item.ids = ids;
+      }
+      return item;
+    });
+}
+
+function filterError(e: ODataError, text: string): ApiError {
+  if (e.kind === 'syntax') return new ApiError(400, 'BadRequest', `Invalid filter clause: ${e.message.replace(/\.$/, '')} in '${text}'.`);
+  if (e.kind === 'unknown_property') {
+    if (e.property && unsupportedFilterProps.includes(e.property.split('/')[0]!.toLowerCase())) return new ApiError(400, 'ErrorInvalidUrlQueryFilter', 'The query filter contains one or more invalid nodes.');
+    return parseUri(e.property ?? '?');
+  }
+  return new ApiError(400, 'ErrorInvalidUrlQueryFilter', `The query filter contains one or more invalid nodes. ${e.message}`);
+}
+
+/** Parses `$filter`. @throws ApiError 400 */
+export function parseMessageFilter(text: string): FilterNode {
+  try {
+    return parseFilter(text);
+  } catch (e) {
+    if (e instanceof ODataError) throw filterError(e, text);
+    throw e;
+  }
+}
+
+/** Options of a list query. */
+export interface ListQuery {
+  tenantId: string;
+  mailboxId: string;
+  /** One folder, or the mailbox-wide list without these folder ids. */
+  folderId?: string;
+  excludeFolderIds: string[];
+  q: URLSearchParams;
+  pageSize: number;
+  skip: number;
+}
+
+function searchTerms(text: string): { terms: string[]; hasAttachments?: boolean; importance?: string } {
+  let s = text.trim();
+  if (s.startsWith('"') && s.endsWith('"') && s.length >= 2) s = s.slice(1, -1);
+  const out: { terms: string[]; hasAttachments?: boolean; importance?: string } = { terms: [] };
+  for (const tok of s.split(/\s+/).filter(Boolean)) {
+    const m = /^(\w+):(.+)$/.exec(tok);
+    if (m) {
+      const k = m[1]!.toLowerCase();
+      if (k === 'hasattachments') {
+        out.hasAttachments = m[2]!.toLowerCase() === 'true';
+        continue;
+      }
+      if (k === 'importance') {
+        out.importance = m[2]!.toLowerCase();
+        continue;
+      }
+      if (k === 'kind') continue;
+      out.terms.push(...(m[2]!.match(/[\p{L}\p{N}]+/gu) ?? []));
+      continue;
+    }
+    if (/^(and|or|not)$/i.test(tok)) continue;
+    out.terms.push(...(tok.match(/[\p{L}\p{N}]+/gu) ?? []));
+  }
+  out.terms = out.terms.map((t) => t.toLowerCase());
+  return out;
+}
+
+/**
+ * Builds the filtered, searched base query (no ordering, no paging).
+ * @throws ApiError 400 for bad `$filter` / `$search`
+ */
+export function baseQuery(db: Kysely<any>, lq: Omit<ListQuery, 'pageSize' | 'skip'>): SelectQueryBuilder<any, any, any> {
+  let query = db.selectFrom('mail_messages').where('mail_messages.tenant_id', '=', lq.tenantId).where('mail_messages.mailbox_id', '=', lq.mailboxId);
+  if (lq.folderId !== undefined) query = query.where('mail_messages.folder_id', '=', lq.folderId);
+  else if (lq.excludeFolderIds.length) query = query.where('mail_messages.folder_id', 'not in', lq.excludeFolderIds);
+  const filterText = opt(lq.q, 'filter');
+  if (filterText !== undefined && filterText.trim() !== '') {
+    const node = parseMessageFilter(filterText);
+    try {
+      query = query.where(compileFilter(node, messageFields));
+    } catch (e) {
+      if (e instanceof ODataError) throw filterError(e, filterText);
+      throw e;
+    }
+  }
+  const search = opt(lq.q, 'search');
+  if (search !== undefined && search.trim() !== '') {
+    const st = searchTerms(search);
+    if (st.terms.length) {
+      if (isPostgres(db)) {
+        const tsq = st.terms.map((t) => `${t}:*`).join(' & ');
+        query = query.where(sql<boolean>`mail_messages.search_tsv @@ to_tsquery('simple', ${tsq})`);
+      } else {
+        const match = st.terms.map((t) => `"${t}"*`).join(' AND ');
+        query = query.where(sql<boolean>`mail_messages.pk in (select rowid from mail_fts where mail_fts match ${match})`);
+      }
+    }
+    if (st.hasAttachments !== undefined) query = query.where('mail_messages.has_attachments', '=', st.hasAttachments ? 1 : 0);
+    if (st.importance !== undefined) query = query.where('mail_messages.importance', '=', st.importance);
+  }
+  return query;
+}
+
+/**
+ * The ordering of a list: `$orderby` (checked against `$filter` by the InefficientFilter
+ * rule and against `$search` by the SearchWithOrderBy rule), else newest first.
+ * @throws ApiError 400 `InefficientFilter`, `SearchWithOrderBy`, `RequestBroker--ParseUri`
+ */
+export function ordering(q: URLSearchParams): { column: string; direction: 'asc' | 'desc' }[] {
+  const text = opt(q, 'orderby');
+  const search = opt(q, 'search');
+  if (text === undefined || text.trim() === '') {
+    if (search) return [{ column: 'mail_messages.sent_at', direction: 'desc' }, { column: 'mail_messages.pk', direction: 'desc' }];
+    return [{ column: 'mail_messages.received_at', direction: 'desc' }, { column: 'mail_messages.pk', direction: 'desc' }];
+  }
+  if (search) throw new ApiError(400, 'SearchWithOrderBy', "The query parameter '$orderBy' is not supported with '$search'.");
+  let items;
+  try {
+    items = compileOrderBy(parseOrderBy(text), messageFields);
+  } catch (e) {
+    if (e instanceof ODataError) {
+      if (e.kind === 'syntax') throw new ApiError(400, 'BadRequest', `Invalid orderby clause: ${e.message}`);
+      throw parseUri(e.property ?? text);
+    }
+    throw e;
+  }
+  const filterText = opt(q, 'filter');
+  if (filterText) {
+    const props: string[] = [];
+    for (const p of filterProperties(parseMessageFilter(filterText))) if (!props.includes(p.toLowerCase())) props.push(p.toLowerCase());
+    items.forEach((o, i) => {
+      if (props[i] !== o.path.toLowerCase()) throw new ApiError(400, 'InefficientFilter', 'The restriction or sort order is too complex for this operation.');
+    });
+  }
+  return [...items.map((i) => ({ column: i.column, direction: i.direction })), { column: 'mail_messages.pk', direction: 'desc' as const }];
+}
+
+/** One page of message rows (one extra row fetched to know whether a next page exists). */
+export async function listMessageRows(db: Kysely<any>, lq: ListQuery): Promise<{ rows: any[]; more: boolean; count?: number }> {
+  const order = ordering(lq.q);
+  const base = baseQuery(db, lq);
+  let query = base.selectAll('mail_messages');
+  for (const o of order) query = query.orderBy(o.column, o.direction);
+  const rows = await query.limit(lq.pageSize + 1).offset(lq.skip).execute();
+  const more = rows.length > lq.pageSize;
+  let count: number | undefined;
+  const c = opt(lq.q, 'count');
+  if (c !== undefined && c.toLowerCase() === 'true') count = await countMessages(db, lq);
+  return { rows: rows.slice(0, lq.pageSize), more, count };
+}
+
+/** Number of messages matching the list query's filter and search. */
+export async function countMessages(db: Kysely<any>, lq: Omit<ListQuery, 'pageSize' | 'skip'>): Promise<number> {
+  const r = await baseQuery(db, lq).select((eb) => eb.fn.countAll().as('n')).executeTakeFirst();
+  return Number((r as any)?.n ?? 0);
+}
+
+/** Loads the `$expand`ed navigations of messages (one query per navigation for the whole page). */
+export async function loadExpansions(db: Kysely<any>, pks: number[], expand: ExpandItem[]): Promise<Map<number, Record<string, unknown[]>>> {
+  const out = new Map<number, Record<string, unknown[]>>(pks.map((pk) => [pk, {}]));
+  if (pks.length === 0) return out;
+  for (const e of expand) {
+    for (const pk of pks) out.get(pk)![e.name] = [];
+    if (e.name === 'attachments') {
+      const rows = await db.selectFrom('mail_attachments').selectAll().where('message_pk', 'in', pks).orderBy('modified_at').orderBy('id').execute();
+      for (const r of rows as any[]) out.get(Number(r.message_pk))!.attachments!.push(fromJson(r.doc));
+    } else if (e.name === 'extensions') {
+      let q = db.selectFrom('mail_extensions').selectAll().where('message_pk', 'in', pks);
+      if (e.ids) q = q.where('name', 'in', e.ids.map((i) => i.replace(/^vendor\.graph\.openTypeExtension\./i, '')));
+      for (const r of (await q.orderBy('name').execute()) as any[]) out.get(Number(r.message_pk))!.extensions!.push(fromJson(r.doc));
+    } else if (e.name === 'singleValueExtendedProperties' || e.name === 'multiValueExtendedProperties') {
+      const table = e.name === 'singleValueExtendedProperties' ? 'mail_single_props' : 'mail_multi_props';
+      let q = db.selectFrom(table).selectAll().where('message_pk', 'in', pks);
+      if (e.ids) q = q.where('prop_id', 'in', e.ids);
+      for (const r of (await q.orderBy('prop_id').execute()) as any[]) out.get(Number(r.message_pk))![e.name]!.push({ id: r.prop_id, value: table === 'mail_multi_props' ? fromJson(r.value) : r.value });
+    }
+  }
+  return out;
+}

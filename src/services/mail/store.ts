@@ -1,0 +1,303 @@
+/**
+ * Queries of the mail store: mailboxes and their well-known folders (created on first use),
+ * messages with their child rows, and every write together with its entry in the mail change
+ * log (`recordMailChanges`, same transaction; a move is `deleted` in the old folder plus
+ * `created` in the new one). Every query is scoped by tenant and mailbox.
+ */
+import type { Kysely } from 'kysely';
+import { ApiError } from '../../core/errors.ts';
+import { nowIso } from '../../core/clock.ts';
+import { fromJson, toJson, bool } from '../../store/db.ts';
+import { recordMailChanges, type MailChange } from '../mailsync/changes.ts';
+import { isWellFormedId, newAttachmentId, newChangeKey, newFolderId, newImmutableId, newMessageId } from './ids.ts';
+import { bodyText, type MessageDoc, type MessageRecord } from './message.ts';
+
+/** A mailbox: the owner's tenant and object id, with its well-known folders' ids. */
+export interface Mailbox {
+  tenantId: string;
+  /** The owner's object id. */
+  mailboxId: string;
+  /** The owner's address and display name (for `from` / `sender`). */
+  address: string;
+  displayName: string;
+  /** well-known name (lower case) → folder id. */
+  wellKnown: Map<string, string>;
+}
+
+/** A stored folder. */
+export interface FolderRow {
+  id: string;
+  tenantId: string;
+  mailboxId: string;
+  parentId: string | null;
+  wellKnown: string | null;
+  displayName: string;
+  isHidden: boolean;
+}
+
+/** The well-known folders every mailbox has (reference mail.md §4): name, display name, parent, hidden. */
+export const wellKnownFolders: { name: string; displayName: string; parent: string | null; hidden: boolean }[] = [
+  { name: 'root', displayName: 'Root', parent: null, hidden: true },
+  { name: 'msgfolderroot', displayName: 'Top of Information Store', parent: 'root', hidden: false },
+  { name: 'inbox', displayName: 'Inbox', parent: 'msgfolderroot', hidden: false },
+  { name: 'drafts', displayName: 'Drafts', parent: 'msgfolderroot', hidden: false },
+  { name: 'sentitems', displayName: 'Sent Items', parent: 'msgfolderroot', hidden: false },
+  { name: 'deleteditems', displayName: 'Deleted Items', parent: 'msgfolderroot', hidden: false },
+  { name: 'junkemail', displayName: 'Junk Email', parent: 'msgfolderroot', hidden: false },
+  { name: 'archive', displayName: 'Archive', parent: 'msgfolderroot', hidden: false },
+  { name: 'outbox', displayName: 'Outbox', parent: 'msgfolderroot', hidden: false },
+  { name: 'conversationhistory', displayName: 'Conversation History', parent: 'msgfolderroot', hidden: false },
+  { name: 'clutter', displayName: 'Clutter', parent: 'msgfolderroot', hidden: true },
+  { name: 'recoverableitemsroot', displayName: 'Recoverable Items', parent: 'root', hidden: true },
+  { name: 'recoverableitemsdeletions', displayName: 'Deletions', parent: 'recoverableitemsroot', hidden: true },
+  { name: 'recoverableitemspurges', displayName: 'Purges', parent: 'recoverableitemsroot', hidden: true },
+  { name: 'recoverableitemsversions', displayName: 'Versions', parent: 'recoverableitemsroot', hidden: true },
+];
+/** Folders outside the mailbox-wide message list (`/me/messages`): the recoverable-items tree and the roots. */
+export const hiddenFromMailboxList = ['root', 'msgfolderroot', 'recoverableitemsroot', 'recoverableitemsdeletions', 'recoverableitemspurges', 'recoverableitemsversions'];
+
+export const notFound = () => new ApiError(404, 'ErrorItemNotFound', 'The specified object was not found in the store.');
+export const folderNotFound = () => new ApiError(404, 'ErrorFolderNotFound', 'The specified folder could not be found in the store.');
+export const malformed = () => new ApiError(400, 'ErrorInvalidIdMalformed', 'Id is malformed.');
+
+/**
+ * The mailbox of a directory user, creating its well-known folders on first use
+ * (folder ids are deterministic per mailbox, so concurrent first uses agree).
+ */
+export async function openMailbox(db: Kysely<any>, user: { tenantId: string; id: string; mail: string; displayName: string }): Promise<Mailbox> {
+  const read = async () =>
+    (await db.selectFrom('mail_folders').select(['id', 'well_known']).where('tenant_id', '=', user.tenantId).where('mailbox_id', '=', user.id).where('well_known', 'is not', null).execute()) as { id: string; well_known: string }[];
+  let rows = await read();
+  if (rows.length < wellKnownFolders.length) {
+    const at = nowIso();
+    const ids = new Map(wellKnownFolders.map((f) => [f.name, newFolderId(`${user.tenantId}/${user.id}/${f.name}`)]));
+    const have = new Set(rows.map((r) => r.well_known));
+    const values = wellKnownFolders
+      .filter((f) => !have.has(f.name))
+      .map((f) => ({ id: ids.get(f.name)!, tenant_id: user.tenantId, mailbox_id: user.id, parent_id: f.parent ? ids.get(f.parent)! : null, well_known: f.name, display_name: f.displayName, is_hidden: f.hidden ? 1 : 0, created_at: at }));
+    await db.insertInto('mail_folders').values(values).onConflict((oc) => oc.doNothing()).execute();
+    rows = await read();
+  }
+  return { tenantId: user.tenantId, mailboxId: user.id, address: user.mail, displayName: user.displayName, wellKnown: new Map(rows.map((r) => [r.well_known, r.id])) };
+}
+
+function folderFromRow(r: any): FolderRow {
+  return { id: r.id, tenantId: r.tenant_id, mailboxId: r.mailbox_id, parentId: r.parent_id, wellKnown: r.well_known, displayName: r.display_name, isHidden: bool(r.is_hidden) };
+}
+
+/**
+ * A folder by id or well-known name (case-insensitive).
+ * @throws ApiError 404 `ErrorFolderNotFound`, 400 `ErrorInvalidIdMalformed`
+ */
+export async function getFolder(db: Kysely<any>, mb: Mailbox, idOrName: string): Promise<FolderRow> {
+  const wk = mb.wellKnown.get(idOrName.toLowerCase());
+  const id = wk ?? idOrName;
+  if (!wk && !isWellFormedId(id)) throw malformed();
+  const r = await db.selectFrom('mail_folders').selectAll().where('id', '=', id).where('tenant_id', '=', mb.tenantId).where('mailbox_id', '=', mb.mailboxId).executeTakeFirst();
+  if (!r) throw folderNotFound();
+  return folderFromRow(r);
+}
+
+/** Child folders of `parentId`, by display name, paged in SQL. */
+export async function listChildFolders(db: Kysely<any>, mb: Mailbox, parentId: string, o: { includeHidden: boolean; top: number; skip: number }): Promise<FolderRow[]> {
+  let q = db.selectFrom('mail_folders').selectAll().where('tenant_id', '=', mb.tenantId).where('mailbox_id', '=', mb.mailboxId).where('parent_id', '=', parentId);
+  if (!o.includeHidden) q = q.where('is_hidden', '=', 0);
+  const rows = await q.orderBy('display_name').orderBy('id').limit(o.top).offset(o.skip).execute();
+  return rows.map(folderFromRow);
+}
+
+/** Counts of folders, computed in SQL over the indexes: total, unread, child folders. */
+export async function folderCounts(db: Kysely<any>, mb: Mailbox, ids: string[]): Promise<Map<string, { total: number; unread: number; children: number }>> {
+  const out = new Map(ids.map((id) => [id, { total: 0, unread: 0, children: 0 }]));
+  if (ids.length === 0) return out;
+  const msgs = await db
+    .selectFrom('mail_messages')
+    .select(['folder_id', 'is_read'])
+    .select((eb) => eb.fn.countAll().as('n'))
+    .where('tenant_id', '=', mb.tenantId)
+    .where('mailbox_id', '=', mb.mailboxId)
+    .where('folder_id', 'in', ids)
+    .groupBy(['folder_id', 'is_read'])
+    .execute();
+  for (const r of msgs as any[]) {
+    const c = out.get(r.folder_id)!;
+    c.total += Number(r.n);
+    if (!bool(r.is_read)) c.unread += Number(r.n);
+  }
+  const kids = await db
+    .selectFrom('mail_folders')
+    .select('parent_id')
+    .select((eb) => eb.fn.countAll().as('n'))
+    .where('tenant_id', '=', mb.tenantId)
+    .where('mailbox_id', '=', mb.mailboxId)
+    .where('parent_id', 'in', ids)
+    .groupBy('parent_id')
+    .execute();
+  for (const r of kids as any[]) out.get(r.parent_id)!.children = Number(r.n);
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------
+// Messages
+
+/** Converts a `mail_messages` row. */
+export function messageFromRow(r: any): MessageRecord {
+  return {
+    pk: Number(r.pk),
+    id: r.id,
+    immutableId: r.immutable_id,
+    tenantId: r.tenant_id,
+    mailboxId: r.mailbox_id,
+    folderId: r.folder_id,
+    createdAt: r.created_at,
+    modifiedAt: r.modified_at,
+    receivedAt: r.received_at,
+    sentAt: r.sent_at,
+    isRead: bool(r.is_read),
+    isDraft: bool(r.is_draft),
+    hasAttachments: bool(r.has_attachments),
+    changeKey: r.change_key,
+    doc: fromJson<MessageDoc>(r.doc),
+  };
+}
+
+/** The `mail_messages` columns of a record (every filter column derived from the document). */
+export function messageColumns(m: Omit<MessageRecord, 'pk'>): Record<string, unknown> {
+  const d = m.doc;
+  const from = d.from?.emailAddress;
+  return {
+    id: m.id,
+    immutable_id: m.immutableId,
+    tenant_id: m.tenantId,
+    mailbox_id: m.mailboxId,
+    folder_id: m.folderId,
+    created_at: m.createdAt,
+    modified_at: m.modifiedAt,
+    received_at: m.receivedAt,
+    sent_at: m.sentAt,
+    is_read: m.isRead ? 1 : 0,
+    is_draft: m.isDraft ? 1 : 0,
+    has_attachments: m.hasAttachments ? 1 : 0,
+    is_mentioned: d.mentions.length ? 1 : 0,
+    importance: d.importance,
+    inference: d.inferenceClassification,
+    flag_status: d.flag.flagStatus,
+    subject: d.subject,
+    subject_lc: d.subject.toLowerCase(),
+    from_address_lc: from?.address ? from.address.toLowerCase() : null,
+    from_name: from?.name ?? null,
+    sender_address_lc: d.sender?.emailAddress.address ? d.sender.emailAddress.address.toLowerCase() : null,
+    conversation_id: d.conversationId,
+    internet_message_id: d.internetMessageId,
+    change_key: m.changeKey,
+    from_text: from ? `${from.name} ${from.address}` : '',
+    search_body: bodyText(d.body).slice(0, 100_000),
+    doc: toJson(d),
+  };
+}
+
+async function writeChildren(db: Kysely<any>, pk: number, doc: MessageDoc): Promise<void> {
+  await db.deleteFrom('mail_categories').where('message_pk', '=', pk).execute();
+  if (doc.categories.length) await db.insertInto('mail_categories').values(doc.categories.map((name) => ({ message_pk: pk, name }))).execute();
+}
+
+/** A change-log entry for `m`. */
+export function change(m: { tenantId: string; mailboxId: string; folderId: string; id: string }, changeType: MailChange['changeType'], at: string): MailChange {
+  return { tenantId: m.tenantId, mailboxId: m.mailboxId, folderId: m.folderId, messageId: m.id, changeType, at };
+}
+
+/**
+ * Inserts messages (and their categories) and records `created` for each.
+ * @returns the records with their `pk`
+ */
+export async function insertMessages(db: Kysely<any>, recs: Omit<MessageRecord, 'pk'>[], opts: { record?: boolean } = {}): Promise<MessageRecord[]> {
+  const out: MessageRecord[] = [];
+  for (const r of recs) {
+    const row = await db.insertInto('mail_messages').values(messageColumns(r)).returning('pk').executeTakeFirstOrThrow();
+    const m = { ...r, pk: Number((row as any).pk) };
+    await writeChildren(db, m.pk, m.doc);
+    out.push(m);
+  }
+  if (opts.record !== false) await recordMailChanges(db, out.map((m) => change(m, 'created', m.modifiedAt)));
+  return out;
+}
+
+/** Rewrites a message (new change key and modification time set by the caller) and records `updated`. */
+export async function updateMessage(db: Kysely<any>, m: MessageRecord): Promise<void> {
+  await db.updateTable('mail_messages').set(messageColumns(m)).where('pk', '=', m.pk).execute();
+  await writeChildren(db, m.pk, m.doc);
+  await recordMailChanges(db, [change(m, 'updated', m.modifiedAt)]);
+}
+
+/** Whether an id names a message in this mailbox by REST or immutable id; purged items are invisible. */
+export async function findMessage(db: Kysely<any>, mb: Mailbox, id: string): Promise<MessageRecord | undefined> {
+  if (!isWellFormedId(id)) throw malformed();
+  const purges = mb.wellKnown.get('recoverableitemspurges')!;
+  const r = await db
+    .selectFrom('mail_messages')
+    .selectAll()
+    .where('tenant_id', '=', mb.tenantId)
+    .where('mailbox_id', '=', mb.mailboxId)
+    .where((eb) => eb.or([eb('id', '=', id), eb('immutable_id', '=', id)]))
+    .where('folder_id', '<>', purges)
+    .executeTakeFirst();
+  return r ? messageFromRow(r) : undefined;
+}
+
+/**
+ * A message by REST or immutable id.
+ * @throws ApiError 404 `ErrorItemNotFound` (also for a stale id after a move), 400 `ErrorInvalidIdMalformed`
+ */
+export async function getMessage(db: Kysely<any>, mb: Mailbox, id: string): Promise<MessageRecord> {
+  const m = await findMessage(db, mb, id);
+  if (!m) throw notFound();
+  return m;
+}
+
+/**
+ * Moves a message to another folder: new REST id (the immutable id stays), new change key;
+ * records `deleted` in the old folder and `created` in the new one.
+ */
+export async function moveMessage(db: Kysely<any>, m: MessageRecord, folderId: string): Promise<MessageRecord> {
+  const at = nowIso();
+  const moved: MessageRecord = { ...m, id: newMessageId(), folderId, modifiedAt: at, changeKey: newChangeKey() };
+  await db.updateTable('mail_messages').set({ id: moved.id, folder_id: folderId, modified_at: at, change_key: moved.changeKey }).where('pk', '=', m.pk).execute();
+  await recordMailChanges(db, [change(m, 'deleted', at), change(moved, 'created', at)]);
+  return moved;
+}
+
+/** Copies a message (with attachments, categories, extended properties, extensions) into a folder: new ids. */
+export async function copyMessage(db: Kysely<any>, m: MessageRecord, target: { tenantId: string; mailboxId: string; folderId: string }, overrides: Partial<MessageRecord> = {}): Promise<MessageRecord> {
+  const at = nowIso();
+  const [copy] = await insertMessages(db, [{ ...m, ...target, id: newMessageId(), immutableId: newImmutableId(), createdAt: at, modifiedAt: at, changeKey: newChangeKey(), ...overrides, doc: structuredClone(overrides.doc ?? m.doc) }]);
+  const atts = await db.selectFrom('mail_attachments').selectAll().where('message_pk', '=', m.pk).execute();
+  if (atts.length) await db.insertInto('mail_attachments').values(atts.map((a: any) => ({ ...a, id: newAttachmentId(), message_pk: copy!.pk }))).execute();
+  for (const t of ['mail_single_props', 'mail_multi_props', 'mail_extensions']) {
+    const rows = await db.selectFrom(t).selectAll().where('message_pk', '=', m.pk).execute();
+    if (rows.length) await db.insertInto(t).values(rows.map((r: any) => ({ ...r, message_pk: copy!.pk }))).execute();
+  }
+  return copy!;
+}
+
+/** Recomputes `hasAttachments` (non-inline attachments only, spec mail §2.3) and returns it. */
+export async function computeHasAttachments(db: Kysely<any>, pk: number): Promise<boolean> {
+  const r = await db.selectFrom('mail_attachments').select((eb) => eb.fn.countAll().as('n')).where('message_pk', '=', pk).where('is_inline', '=', 0).executeTakeFirst();
+  return Number((r as any)?.n ?? 0) > 0;
+}
+
+/** Writes single- / multi-value extended properties (replacing a property of the same id). */
+export async function writeExtendedProperties(db: Kysely<any>, pk: number, single: { id: string; value: string }[] = [], multi: { id: string; value: string[] }[] = []): Promise<void> {
+  for (const [table, props] of [['mail_single_props', single.map((p) => ({ id: p.id, value: p.value }))], ['mail_multi_props', multi.map((p) => ({ id: p.id, value: toJson(p.value) }))]] as const) {
+    for (const p of props) {
+      await db.deleteFrom(table).where('message_pk', '=', pk).where('prop_id', '=', p.id).execute();
+      await db.insertInto(table).values({ message_pk: pk, prop_id: p.id, value: p.value, value_lc: p.value.toLowerCase() }).execute();
+    }
+  }
+}
+
+/** Deletes a message row and its children (used for drafts consumed by send). */
+export async function deleteMessageRow(db: Kysely<any>, m: MessageRecord): Promise<void> {
+  for (const t of ['mail_categories', 'mail_single_props', 'mail_multi_props', 'mail_extensions', 'mail_attachments']) await db.deleteFrom(t).where('message_pk', '=', m.pk).execute();
+  await db.deleteFrom('mail_messages').where('pk', '=', m.pk).execute();
+  await recordMailChanges(db, [change(m, 'deleted', nowIso())]);
+}
