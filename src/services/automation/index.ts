@@ -1,12 +1,18 @@
 /**
- * The automation area (work in progress: a module with no tables and no routes yet).
+ * The automation area (spec: resource-manager §2.5, §4.6; reference §6): automation
+ * accounts, runbooks, webhooks (get, create or update, update, delete, list, generateUri),
+ * the webhook endpoint that starts jobs, and the jobs list of an account.
  */
 import type { ServiceModule } from '../../context.ts';
+import { registerAutomationRoutes } from './routes.ts';
+import { seedAutomation } from './seed.ts';
+import { automationMigrations, automationTables } from './store.ts';
 
 /** The automation module. */
 export const automationModule: ServiceModule = {
   name: 'automation',
-  migrations: {},
-  tables: [],
-  register() {},
+  migrations: automationMigrations,
+  tables: automationTables,
+  seed: seedAutomation,
+  register: registerAutomationRoutes,
 };

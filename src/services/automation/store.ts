@@ -1,0 +1,238 @@
+/**
+ * Tables and queries of the automation area (spec: resource-manager §2.5, §4.6; reference §6).
+ *
+ * Automation accounts and runbooks are tracked ARM resources in the shared `arm_resources`
+ * table. Two tables of our own:
+ * - `automation_webhooks`: the webhook document (`body`, without `uri` and
+ *   `lastInvokedTime`) plus the queryable properties in columns, and the SHA-256 of the
+ *   webhook's URI token (`token_hash`, unique: invoking the URI looks the webhook up by it;
+ *   the token itself is never stored);
+ * - `automation_jobs`: one row per job a webhook started, listed per account newest first
+ *   through the `(account_id_lower, seq)` index.
+ */
+import { createHash } from 'node:crypto';
+import type { Expression, Kysely, SqlBool } from 'kysely';
+import { autoIncrementKey, fromJson, toJson, type Migrations } from '../../store/db.ts';
+import type { FieldMap } from '../../core/odata/index.ts';
+
+/** A stored webhook: its document and columns. */
+export interface WebhookRow {
+  id: string;
+  tenantId: string;
+  accountIdLower: string;
+  name: string;
+  runbookName: string;
+  isEnabled: boolean;
+  expiryTime: string;
+  creationTime: string;
+  lastInvokedTime: string | null;
+  /** The webhook document without `properties.uri` / `properties.lastInvokedTime`. */
+  body: Record<string, any>;
+}
+
+/** A job a webhook started. */
+export interface JobRow {
+  jobId: string;
+  tenantId: string;
+  accountIdLower: string;
+  runbookName: string;
+  webhookName: string;
+  runOn: string | null;
+  parameters: Record<string, string>;
+  creationTime: string;
+  /** When the job completes (clock-driven), ISO 8601 UTC. */
+  completesAt: string;
+}
+
+/** Tables of the area, children first. */
+export const automationTables = ['automation_jobs', 'automation_webhooks'];
+
+/** Migrations of the area. */
+export const automationMigrations: Migrations = {
+  automation_0001_tables: {
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable('automation_webhooks')
+        .addColumn('id_lower', 'varchar(1024)', (c) => c.primaryKey())
+        .addColumn('id', 'text', (c) => c.notNull())
+        .addColumn('tenant_id', 'varchar(36)', (c) => c.notNull())
+        .addColumn('account_id_lower', 'varchar(1024)', (c) => c.notNull())
+        .addColumn('name', 'varchar(256)', (c) => c.notNull())
+        .addColumn('runbook_name', 'varchar(256)', (c) => c.notNull())
+        .addColumn('is_enabled', 'integer', (c) => c.notNull())
+        .addColumn('expiry_time', 'varchar(32)', (c) => c.notNull())
+        .addColumn('creation_time', 'varchar(32)', (c) => c.notNull())
+        .addColumn('last_invoked_time', 'varchar(32)')
+        .addColumn('token_hash', 'varchar(64)', (c) => c.notNull().unique())
+        .addColumn('body', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('automation_webhooks_account').on('automation_webhooks').columns(['account_id_lower', 'id_lower']).execute();
+      await db.schema
+        .createTable('automation_jobs')
+        .addColumn('seq', ...autoIncrementKey(db))
+        .addColumn('job_id', 'varchar(36)', (c) => c.notNull().unique())
+        .addColumn('tenant_id', 'varchar(36)', (c) => c.notNull())
+        .addColumn('account_id_lower', 'varchar(1024)', (c) => c.notNull())
+        .addColumn('runbook_name', 'varchar(256)', (c) => c.notNull())
+        .addColumn('webhook_name', 'varchar(256)', (c) => c.notNull())
+        .addColumn('run_on', 'varchar(256)')
+        .addColumn('parameters', 'text', (c) => c.notNull())
+        .addColumn('creation_time', 'varchar(32)', (c) => c.notNull())
+        .addColumn('completes_at', 'varchar(32)', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('automation_jobs_account').on('automation_jobs').columns(['account_id_lower', 'seq']).execute();
+    },
+  },
+};
+
+/** OData properties of a webhook usable in the list's `$filter` (reference §6.1). */
+export const webhookFields: FieldMap = {
+  name: { column: 'name', type: 'string' },
+  'properties/runbook/name': { column: 'runbook_name', type: 'string' },
+  'properties/isEnabled': { column: 'is_enabled', type: 'boolean' },
+  'properties/expiryTime': { column: 'expiry_time', type: 'datetime' },
+  'properties/creationTime': { column: 'creation_time', type: 'datetime' },
+  'properties/lastInvokedTime': { column: 'last_invoked_time', type: 'datetime' },
+};
+
+/** SHA-256 (hex) of a webhook URI token. */
+export function tokenHash(token: string): string {
+  return createHash('sha256').update(token, 'utf8').digest('hex');
+}
+
+function toWebhook(r: any): WebhookRow {
+  return {
+    id: r.id,
+    tenantId: r.tenant_id,
+    accountIdLower: r.account_id_lower,
+    name: r.name,
+    runbookName: r.runbook_name,
+    isEnabled: Number(r.is_enabled) === 1,
+    expiryTime: r.expiry_time,
+    creationTime: r.creation_time,
+    lastInvokedTime: r.last_invoked_time ?? null,
+    body: fromJson(r.body),
+  };
+}
+
+function toJob(r: any): JobRow {
+  return {
+    jobId: r.job_id,
+    tenantId: r.tenant_id,
+    accountIdLower: r.account_id_lower,
+    runbookName: r.runbook_name,
+    webhookName: r.webhook_name,
+    runOn: r.run_on ?? null,
+    parameters: fromJson(r.parameters) ?? {},
+    creationTime: r.creation_time,
+    completesAt: r.completes_at,
+  };
+}
+
+/** Queries of the automation area. */
+export class AutomationStore {
+  constructor(readonly db: Kysely<any>) {}
+
+  /** A webhook by id (case-insensitive). */
+  async webhook(id: string): Promise<WebhookRow | undefined> {
+    const r = await this.db.selectFrom('automation_webhooks').selectAll().where('id_lower', '=', id.toLowerCase()).executeTakeFirst();
+    return r ? toWebhook(r) : undefined;
+  }
+
+  /** A webhook by the hash of its URI token. */
+  async webhookByTokenHash(hash: string): Promise<WebhookRow | undefined> {
+    const r = await this.db.selectFrom('automation_webhooks').selectAll().where('token_hash', '=', hash).executeTakeFirst();
+    return r ? toWebhook(r) : undefined;
+  }
+
+  /** Whether a token hash is already in use. */
+  async tokenInUse(hash: string): Promise<boolean> {
+    return (await this.db.selectFrom('automation_webhooks').select('id_lower').where('token_hash', '=', hash).executeTakeFirst()) !== undefined;
+  }
+
+  /** Inserts a webhook with the hash of its token. */
+  async insertWebhook(w: WebhookRow, hash: string, db: Kysely<any> = this.db): Promise<void> {
+    await db
+      .insertInto('automation_webhooks')
+      .values({
+        id_lower: w.id.toLowerCase(),
+        id: w.id,
+        tenant_id: w.tenantId,
+        account_id_lower: w.accountIdLower,
+        name: w.name,
+        runbook_name: w.runbookName,
+        is_enabled: w.isEnabled ? 1 : 0,
+        expiry_time: w.expiryTime,
+        creation_time: w.creationTime,
+        last_invoked_time: w.lastInvokedTime,
+        token_hash: hash,
+        body: toJson(w.body),
+      })
+      .execute();
+  }
+
+  /** Rewrites a webhook's document and columns (token and last invocation kept). */
+  async updateWebhook(w: WebhookRow): Promise<void> {
+    await this.db
+      .updateTable('automation_webhooks')
+      .set({ runbook_name: w.runbookName, is_enabled: w.isEnabled ? 1 : 0, expiry_time: w.expiryTime, body: toJson(w.body) })
+      .where('id_lower', '=', w.id.toLowerCase())
+      .execute();
+  }
+
+  /** Deletes a webhook; returns whether it existed. */
+  async deleteWebhook(id: string): Promise<boolean> {
+    const r = await this.db.deleteFrom('automation_webhooks').where('id_lower', '=', id.toLowerCase()).executeTakeFirst();
+    return Number(r.numDeletedRows) > 0;
+  }
+
+  /** Deletes the webhooks (and, with `jobs`, the jobs) of an account, or only those of one runbook. */
+  async deleteForAccount(accountIdLower: string, opts: { runbookName?: string; jobs: boolean }, db: Kysely<any> = this.db): Promise<void> {
+    let q = db.deleteFrom('automation_webhooks').where('account_id_lower', '=', accountIdLower);
+    if (opts.runbookName !== undefined) q = q.where('runbook_name', '=', opts.runbookName);
+    await q.execute();
+    if (opts.jobs) await db.deleteFrom('automation_jobs').where('account_id_lower', '=', accountIdLower).execute();
+  }
+
+  /** A page of an account's webhooks in id order after `afterIdLower`, narrowed by `filter`. */
+  async listWebhooks(accountIdLower: string, limit: number, afterIdLower?: string, filter?: Expression<SqlBool>): Promise<WebhookRow[]> {
+    let q = this.db.selectFrom('automation_webhooks').selectAll().where('account_id_lower', '=', accountIdLower);
+    if (afterIdLower !== undefined) q = q.where('id_lower', '>', afterIdLower);
+    if (filter) q = q.where(filter);
+    return (await q.orderBy('id_lower').limit(limit).execute()).map(toWebhook);
+  }
+
+  /** Records an invocation: the job row and the webhook's `lastInvokedTime`, together. */
+  async recordInvocation(webhookIdLower: string, job: JobRow): Promise<void> {
+    await this.db.transaction().execute(async (tx) => {
+      await tx.updateTable('automation_webhooks').set({ last_invoked_time: job.creationTime }).where('id_lower', '=', webhookIdLower).execute();
+      await tx
+        .insertInto('automation_jobs')
+        .values({
+          job_id: job.jobId,
+          tenant_id: job.tenantId,
+          account_id_lower: job.accountIdLower,
+          runbook_name: job.runbookName,
+          webhook_name: job.webhookName,
+          run_on: job.runOn,
+          parameters: toJson(job.parameters),
+          creation_time: job.creationTime,
+          completes_at: job.completesAt,
+        })
+        .execute();
+    });
+  }
+
+  /** A job of an account by id. */
+  async job(accountIdLower: string, jobId: string): Promise<JobRow | undefined> {
+    const r = await this.db.selectFrom('automation_jobs').selectAll().where('account_id_lower', '=', accountIdLower).where('job_id', '=', jobId.toLowerCase()).executeTakeFirst();
+    return r ? toJob(r) : undefined;
+  }
+
+  /** A page of an account's jobs, newest first, before sequence number `beforeSeq`; returns rows with their `seq`. */
+  async listJobs(accountIdLower: string, limit: number, beforeSeq?: number): Promise<(JobRow & { seq: number })[]> {
+    let q = this.db.selectFrom('automation_jobs').selectAll().where('account_id_lower', '=', accountIdLower);
+    if (beforeSeq !== undefined) q = q.where('seq', '<', beforeSeq);
+    return (await q.orderBy('seq', 'desc').limit(limit).execute()).map((r) => ({ ...toJob(r), seq: Number(r.seq) }));
+  }
+}
