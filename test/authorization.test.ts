@@ -487,6 +487,9 @@ test('unknown scopes → 404; other tenants\' scopes are not found; gateway erro
     [`/subscriptions/${sub}/resourceGroups/no-such-rg`, 404, 'ResourceGroupNotFound'],
     [`/subscriptions/${sub}/resourceGroups/${rg}/providers/Vendor.Storage/storageAccounts/nosuchaccount`, 404, 'ResourceNotFound'],
     ['/subscriptions/not-a-guid', 400, 'InvalidSubscriptionId'],
+    // A control character in a name is just an unknown scope (PostgreSQL would refuse U+0000 in the query).
+    ['/providers/Vendor.Management/managementGroups/a%00b', 404, 'ManagementGroupNotFound'],
+    [`/subscriptions/${sub}/resourceGroups/${rg}/providers/Vendor.Storage/storageAccounts/a%00b`, 404, 'ResourceNotFound'],
   ];
   for (const [scope, status, code] of cases) {
     const r = await call('GET', listPath(scope), adminToken);

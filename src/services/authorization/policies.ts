@@ -36,7 +36,8 @@ export interface ResolvedScope {
  */
 export async function resolveScope(store: ArmStore, params: Record<string, string>, call: ArmCall): Promise<ResolvedScope> {
   if (params.managementGroupId !== undefined) {
-    const mg = await store.managementGroup(params.managementGroupId);
+    // No stored name holds a control character (and PostgreSQL refuses U+0000 in a query).
+    const mg = hasControlCharacter(params.managementGroupId) ? undefined : await store.managementGroup(params.managementGroupId);
     if (!mg || mg.tenantId !== call.principal.tenantId) throw new ApiError(404, 'ManagementGroupNotFound', `The management group '${params.managementGroupId}' could not be found.`);
     return { scope: `/providers/Vendor.Management/managementGroups/${mg.name}`, type: 'managementgroup', displayName: mg.displayName };
   }
@@ -48,9 +49,14 @@ export async function resolveScope(store: ArmStore, params: Record<string, strin
   if (params.resourceName === undefined) return { scope: rgScope, type: 'resourcegroup', displayName: rg.name };
   let path = `${params.providerNamespace}/${params.resourceType}/${params.resourceName}`;
   if (params.childName !== undefined) path += `/${params.childType}/${params.childName}`;
-  const row = await store.getResource(`${rgScope}/providers/${path}`);
+  const row = hasControlCharacter(path) ? undefined : await store.getResource(`${rgScope}/providers/${path}`);
   if (!row || row.tenantId !== call.principal.tenantId) throw armErrors.resourceNotFound(path, params.resourceGroupName);
   return { scope: row.id, type: 'resource', displayName: String(row.body.name ?? row.name) };
+}
+
+/** Whether `s` holds a C0 control character or DEL (never part of a scope name). */
+export function hasControlCharacter(s: string): boolean {
+  return /[\u0000-\u001f\u007f]/.test(s);
 }
 
 /** The stable policy name (a GUID) of `role` at `scope` in `tenantId`: the same inputs always give the same name. */
