@@ -221,6 +221,10 @@ describe('compute SKUs', () => {
     const r = await get(`${skuPath}?api-version=2021-07-01&$filter=${encodeURIComponent("location eq 'atlantis'")}`);
     assert.equal(r.status, 200);
     assert.deepEqual(r.body, { value: [], nextLink: null });
+    // A control character (U+0000 is refused by PostgreSQL) names no location either.
+    const nul = await get(`${skuPath}?api-version=2021-07-01&$filter=${encodeURIComponent("location eq 'west\u0000us'")}`);
+    assert.equal(nul.status, 200);
+    assert.deepEqual(nul.body, { value: [], nextLink: null });
   });
 
   test('a $skiptoken that does not decode is 400 InvalidParameter in the ErrorResponse envelope', async () => {

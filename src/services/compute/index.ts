@@ -116,6 +116,9 @@ async function register(app: FastifyInstance, ctx: AppContext) {
         if (!t || !Number.isSafeInteger(t.s) || t.s < 0) throw armErrors.invalidParameter('$skiptoken', `The value '${skiptoken}' of the '$skiptoken' query parameter is not valid.`);
         after = t.s;
       }
+      reply.type('application/json; charset=utf-8');
+      // No region name holds a control character (and PostgreSQL refuses U+0000 in a query): an unknown location.
+      if (location !== undefined && /[\u0000-\u001f\u007f]/.test(location)) return '{"value":[],"nextLink":null}';
       const db = ctx.store.db as Kysely<any>;
       let query = db.selectFrom('compute_skus').select(['seq', 'body', 'body_plain']).where('seq', '>', after);
       if (location !== undefined) query = query.where('location_lower', '=', location);
@@ -133,7 +136,6 @@ async function register(app: FastifyInstance, ctx: AppContext) {
               $skiptoken: encodeToken({ s: Number(page[page.length - 1]!.seq) }),
             })
           : null;
-      reply.type('application/json; charset=utf-8');
       return `{"value":[${value.join(',')}],"nextLink":${JSON.stringify(nextLink)}}`;
     },
   });
