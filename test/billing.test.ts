@@ -254,7 +254,11 @@ test('search matches string fields case-insensitively, combines with filter, and
     const r = await get(listPath('G000000001', { search: term }));
     assert.equal(r.status, 200);
     assert.deepEqual(r.body.value, [], term);
-  }
+  }  // A control character (U+0000 is refused by PostgreSQL) is a 400 naming search.
+  const nul = await get(listPath('G000000001', { search: 'stor\u0000age' }));
+  assert.equal(nul.status, 400);
+  assert.equal(nul.body.error.code, 'InvalidParameter');
+  assert.equal(nul.body.error.target, 'search');
 });
 
 test('the query names also work with a $ prefix, percent-encoded, and in any case', async () => {

@@ -111,6 +111,7 @@ async function invoiceCall(store: BillingStore, req: FastifyRequest, call: ArmCa
   const invoice = await store.invoice(tenantId, account!, invoiceName!);
   if (!invoice) throw billingErrors.invoiceNotFound(account!, invoiceName!);
   const filter = compileExpression('filter', q.filter, (text) => compileFilter(parseFilter(text), transactionFieldMap));
+  if (q.search !== undefined && /[\u0000-\u001f\u007f]/.test(q.search)) throw billingErrors.invalidQuery('search', q.search.replace(/[\u0000-\u001f\u007f]/g, '?'), 'It must not contain control characters.');
   return { tenantId, account: account!, invoice, filter, search: q.search };
 }
 
