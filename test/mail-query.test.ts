@@ -1,0 +1,176 @@
+/**
+ * Mail queries (reference mail.md §2.2, §5): $filter, $orderby + InefficientFilter, $top / $skip
+ * and absolute next links with PageIterator, $count, $select, $expand, $search (full-text index)
+ * + SearchWithOrderBy, Prefer odata.maxpagesize, against answers computed from the demo data
+ * and a bulk-loaded mailbox of thousands of messages.
+ */
+import { test, before, after, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { PageIterator } from '@microsoft/microsoft-graph-client';
+import type { Client } from '@microsoft/microsoft-graph-client';
+import { startTestServer, type TestServer } from './helpers/server.ts';
+import { graphClient, tokens, call } from './mail-helpers.ts';
+import { demoAdmin, demoTenant, demoUser } from '../src/seed/demo.ts';
+import { seedBulkMessages, demoMailboxSize } from '../src/services/mail/seed.ts';
+
+describe('mail queries', () => {
+  let s: TestServer;
+  let t: Awaited<ReturnType<typeof tokens>>;
+  let user: Client;
+  let all: any[];
+  before(async () => {
+    s = await startTestServer();
+    t = await tokens(s.url);
+    user = graphClient(s.url, t.user);
+    // The whole visible mailbox, for computing expected answers.
+    all = [];
+    const first = await user.api('/me/messages').top(1000).get();
+    all = first.value;
+  });
+  after(async () => {
+    await s?.close();
+  });
+
+  test('the demo mailbox: a few hundred realistic messages', async () => {
+    assert.equal(all.length, demoMailboxSize);
+    assert.ok(all.some((m) => m.hasAttachments));
+    assert.ok(all.some((m) => m.flag.flagStatus === 'flagged'));
+    assert.ok(all.some((m) => m.categories.length > 0));
+    assert.ok(all.some((m) => m.importance === 'high'));
+    assert.ok(all.some((m) => !m.isRead) && all.some((m) => m.isRead));
+    const convs = new Map<string, number>();
+    for (const m of all) convs.set(m.conversationId, (convs.get(m.conversationId) ?? 0) + 1);
+    assert.ok([...convs.values()].some((n) => n >= 2));
+    // Default order: newest received first.
+    const times = all.map((m) => m.receivedDateTime);
+    assert.deepEqual(times, [...times].sort().reverse());
+  });
+
+  const ids = (r: any) => r.value.map((m: any) => m.id).sort();
+  const expectIds = (pred: (m: any) => boolean) => all.filter(pred).map((m) => m.id).sort();
+
+  test('$filter: comparisons, logic, startswith, contains, any, dates, enums', async () => {
+    const cases: [string, (m: any) => boolean][] = [
+      ['isRead eq false', (m) => !m.isRead],
+      ['importance eq \'high\'', (m) => m.importance === 'high'],
+      ['hasAttachments eq true and isRead eq true', (m) => m.hasAttachments && m.isRead],
+      ["flag/flagStatus eq 'flagged'", (m) => m.flag.flagStatus === 'flagged'],
+      ["startswith(subject,'re: ')", (m) => m.subject.toLowerCase().startsWith('re: ')],
+      ["contains(subject,'budget')", (m) => m.subject.toLowerCase().includes('budget')],
+      ["categories/any(c:c eq 'Red category')", (m) => m.categories.includes('Red category')],
+      [`from/emailAddress/address eq '${demoAdmin.userPrincipalName.toUpperCase()}'`, (m) => m.from?.emailAddress.address === demoAdmin.userPrincipalName],
+      ['receivedDateTime ge 2026-09-20 and receivedDateTime lt 2026-09-25', (m) => m.receivedDateTime >= '2026-09-20' && m.receivedDateTime < '2026-09-25'],
+      ["not (inferenceClassification eq 'focused') or importance eq 'low'", (m) => m.inferenceClassification !== 'focused' || m.importance === 'low'],
+    ];
+    for (const [f, pred] of cases) {
+      const r = await user.api('/me/messages').filter(f).top(1000).get();
+      assert.deepEqual(ids(r), expectIds(pred), f);
+      assert.ok(r.value.length > 0, `${f} matches something`);
+    }
+  });
+
+  test('$filter errors: syntax, unknown property, recipients collections', async () => {
+    const syn = await call(s.url, t.user, 'GET', `/v1.0/me/messages?$filter=${encodeURIComponent('isRead eq')}`);
+    assert.equal(syn.status, 400);
+    assert.equal(syn.body.error.code, 'BadRequest');
+    assert.match(syn.body.error.message, /^Invalid filter clause/);
+    const unk = await call(s.url, t.user, 'GET', `/v1.0/me/messages?$filter=${encodeURIComponent("colour eq 'x'")}`);
+    assert.equal(unk.body.error.code, 'RequestBroker--ParseUri');
+    const rec = await call(s.url, t.user, 'GET', `/v1.0/me/messages?$filter=${encodeURIComponent("toRecipients/any(r:r/emailAddress/address eq 'a@b.c')")}`);
+    assert.equal(rec.status, 400);
+    assert.equal(rec.body.error.code, 'ErrorInvalidUrlQueryFilter');
+  });
+
+  test('$orderby and the InefficientFilter rule', async () => {
+    const r = await user.api('/me/messages').orderby('receivedDateTime asc').top(5).get();
+    assert.deepEqual(r.value.map((m: any) => m.receivedDateTime), all.map((m) => m.receivedDateTime).sort().slice(0, 5));
+    const ok = await call(s.url, t.user, 'GET', `/v1.0/me/messages?$filter=${encodeURIComponent('receivedDateTime ge 2026-01-01 and isRead eq false')}&$orderby=receivedDateTime desc`);
+    assert.equal(ok.status, 200);
+    const bad = await call(s.url, t.user, 'GET', `/v1.0/me/messages?$filter=${encodeURIComponent('isRead eq false and receivedDateTime ge 2026-01-01')}&$orderby=receivedDateTime desc`);
+    assert.equal(bad.status, 400);
+    assert.equal(bad.body.error.code, 'InefficientFilter');
+    const missing = await call(s.url, t.user, 'GET', `/v1.0/me/messages?$filter=${encodeURIComponent('isRead eq false')}&$orderby=subject`);
+    assert.equal(missing.body.error.code, 'InefficientFilter');
+    const unk = await call(s.url, t.user, 'GET', '/v1.0/me/messages?$orderby=colour');
+    assert.equal(unk.body.error.code, 'RequestBroker--ParseUri');
+  });
+
+  test('$top / $skip / $count / $select / absolute next links / PageIterator / maxpagesize', async () => {
+    const page = await user.api('/me/messages').get();
+    assert.equal(page.value.length, 10);
+    assert.ok(page['@odata.nextLink'].startsWith(s.url + '/v1.0/me/messages?'));
+    assert.match(page['@odata.nextLink'], /%24skip=10/);
+    const top = await call(s.url, t.user, 'GET', '/v1.0/me/messages?$top=1001');
+    assert.equal(top.status, 400);
+    const zero = await call(s.url, t.user, 'GET', '/v1.0/me/messages?$top=0');
+    assert.equal(zero.status, 400);
+    const skip = await user.api('/me/messages').skip(20).top(3).get();
+    assert.deepEqual(skip.value.map((m: any) => m.id), all.slice(20, 23).map((m) => m.id));
+    const counted = await user.api('/me/messages').filter('isRead eq false').count(true).top(2).get();
+    assert.equal(counted['@odata.count'], all.filter((m) => !m.isRead).length);
+    const c = await call(s.url, t.user, 'GET', '/v1.0/me/messages/$count?$filter=isRead%20eq%20false');
+    assert.equal(c.body, all.filter((m) => !m.isRead).length);
+    assert.match(c.headers.get('content-type')!, /^text\/plain/);
+    const sel = await user.api('/me/messages').select('subject,from').top(2).get();
+    assert.deepEqual(Object.keys(sel.value[0]).sort(), ['@odata.etag', 'from', 'id', 'subject']);
+    assert.match(sel['@odata.context'], /messages\(subject,from\)$/);
+    const badSel = await call(s.url, t.user, 'GET', '/v1.0/me/messages?$select=colour');
+    assert.equal(badSel.body.error.code, 'RequestBroker--ParseUri');
+
+    const seen: string[] = [];
+    const first = await user.api('/me/mailFolders/inbox/messages').select('id').top(25).get();
+    const it = new PageIterator(user, first, (m: any) => {
+      seen.push(m.id);
+      return true;
+    });
+    await it.iterate();
+    const inboxTotal = (await user.api('/me/mailFolders/inbox').get()).totalItemCount;
+    assert.equal(seen.length, inboxTotal);
+    assert.equal(new Set(seen).size, inboxTotal);
+
+    const mp = await call(s.url, t.user, 'GET', '/v1.0/me/messages', undefined, { Prefer: 'odata.maxpagesize=7' });
+    assert.equal(mp.body.value.length, 7);
+  });
+
+  test('$search uses the full-text index; SearchWithOrderBy', async () => {
+    const r = await user.api('/me/messages').search('"spreadsheet"').top(1000).get();
+    const expected = all.filter((m) => m.bodyPreview.toLowerCase().includes('spreadsheet') || m.subject.toLowerCase().includes('spreadsheet')).length;
+    assert.ok(expected > 0);
+    assert.equal(r.value.length, expected);
+    const two = await user.api('/me/messages').search('"pizza kitchen"').top(1000).get();
+    assert.ok(two.value.length > 0);
+    assert.ok(two.value.every((m: any) => /pizza/i.test(m.subject)));
+    const bad = await call(s.url, t.user, 'GET', '/v1.0/me/messages?$search=%22pizza%22&$orderby=subject');
+    assert.equal(bad.status, 400);
+    assert.equal(bad.body.error.code, 'SearchWithOrderBy');
+  });
+
+  test('$expand attachments; hasAttachments ignores inline attachments', async () => {
+    const withAtt = all.find((m) => m.hasAttachments)!;
+    const e = await user.api(`/me/messages/${withAtt.id}`).expand('attachments').get();
+    assert.ok(e.attachments.length >= 1);
+    assert.equal(e.attachments[0]['@odata.type'], '#vendor.graph.fileAttachment');
+    const m = await user.api('/me/messages').post({ subject: 'inline only' });
+    await user.api(`/me/messages/${m.id}/attachments`).post({ '@odata.type': '#vendor.graph.fileAttachment', name: 'img.png', contentBytes: Buffer.from('png').toString('base64'), isInline: true, contentId: 'img1' });
+    assert.equal((await user.api(`/me/messages/${m.id}`).get()).hasAttachments, false);
+    await user.api(`/me/messages/${m.id}/attachments`).post({ '@odata.type': '#vendor.graph.fileAttachment', name: 'a.txt', contentBytes: Buffer.from('hello').toString('base64') });
+    assert.equal((await user.api(`/me/messages/${m.id}`).get()).hasAttachments, true);
+  });
+
+  test('a mailbox of thousands of messages: filter, search, page, count', async () => {
+    const ctx = s.server.ctx;
+    await seedBulkMessages(ctx, { tenantId: demoTenant.id, id: demoAdmin.id, mail: demoAdmin.userPrincipalName, displayName: demoAdmin.displayName }, 5000);
+    const admin = graphClient(s.url, t.admin);
+    const n = await call(s.url, t.admin, 'GET', '/v1.0/me/messages/$count');
+    assert.ok(n.body >= 5000);
+    const unread = await admin.api('/me/messages').filter('isRead eq false').count(true).top(50).get();
+    assert.equal(unread.value.length, 50);
+    assert.ok(unread['@odata.count'] > 500);
+    const search = await admin.api('/me/messages').search('"invoice"').count(true).top(5).get();
+    assert.ok(search['@odata.count'] > 100);
+    const deep = await admin.api('/me/messages').skip(4000).top(10).get();
+    assert.equal(deep.value.length, 10);
+    assert.ok(deep['@odata.nextLink']);
+    void demoUser;
+  });
+});
