@@ -348,3 +348,15 @@ test('webhook list: $filter and paging to the last page; jobs list paging', asyn
   }
   assert.deepEqual(jobIds, [...started].reverse());
 });
+
+test('a reset restores the demo set', async () => {
+  await invoke(`${s.url}/automation/webhooks?token=${demoWebhookToken}`);
+  const reset = await fetch(`${s.url}/_stratus/reset`, { method: 'POST' });
+  assert.equal(reset.status, 200);
+  const w = await call('GET', `${demoAcct}/webhooks/nightly-hook`);
+  assert.equal(w.status, 200);
+  assert.equal(w.body.properties.lastInvokedTime, null);
+  assert.deepEqual((await call('GET', `${demoAcct}/jobs`)).body.value, []);
+  assert.equal((await call('GET', `${accounts}/many-account`)).status, 404);
+  assert.equal((await invoke(`${s.url}/automation/webhooks?token=${demoWebhookToken}`)).status, 202);
+});

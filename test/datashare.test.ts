@@ -276,6 +276,22 @@ test('consumer flow: invitation → share subscription → synchronize → run i
     [sync2.body.synchronizationId],
   );
   assert.equal(mid.body.value[0].durationMs, 30000);
+  // A run without an end time sorts last ascending and first descending (both databases).
+  const asc = await call('POST', `${acctPath}/provider-acct/shares/orders/listSynchronizations`, { query: { $orderby: 'endTime asc' } });
+  assert.deepEqual(
+    asc.body.value.map((x: any) => x.synchronizationId),
+    [sync2.body.synchronizationId, sync.body.synchronizationId],
+  );
+  const desc = await call('POST', `${acctPath}/provider-acct/shares/orders/listSynchronizations`, { query: { $orderby: 'endTime desc' } });
+  assert.deepEqual(
+    desc.body.value.map((x: any) => x.synchronizationId),
+    [sync.body.synchronizationId, sync2.body.synchronizationId],
+  );
+  const running = await call('POST', `${acctPath}/provider-acct/shares/orders/listSynchronizations`, { query: { $filter: 'endTime eq null' } });
+  assert.deepEqual(
+    running.body.value.map((x: any) => x.status),
+    ['InProgress'],
+  );
   await fetch(`${s.url}/_stratus/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ advanceSeconds: 120 }) });
   const done = await call('POST', `${acctPath}/provider-acct/shares/orders/listSynchronizations`);
   assert.deepEqual(
@@ -305,4 +321,13 @@ test('consumer flow: invitation → share subscription → synchronize → run i
     accts.body.value.map((x: any) => x.name),
     ['stratus-share'],
   );
+});
+
+test('a reset restores the demo set', async () => {
+  await call('PUT', `${acctPath}/temp-acct`, { body: { location: 'eastus', identity: { type: 'SystemAssigned' } } });
+  const reset = await fetch(`${s.url}/_stratus/reset`, { method: 'POST' });
+  assert.equal(reset.status, 200);
+  assert.equal((await call('GET', `${acctPath}/temp-acct`)).status, 404);
+  const { runs } = await listAll(salesPath);
+  assert.equal(runs.length, demo.length);
 });

@@ -213,7 +213,7 @@ export class DataShareStore {
 
   /**
    * One page of a share's runs: `filter` (compiled OData), `orderBy` (compiled; default
-   * `startTime desc`), ties broken by insertion order; `offset` rows skipped, up to `limit`.
+   * `startTime desc`; nulls last ascending, first descending), ties broken by insertion order; `offset` rows skipped, up to `limit`.
    * Returns one extra row's worth of knowledge as `more`.
    */
   async listSynchronizations(opts: { tenantId: string; shareIdLower: string; filter?: Expression<SqlBool>; orderBy: CompiledOrderBy[]; offset: number; limit: number }): Promise<{ value: ShareSynchronization[]; more: boolean }> {
@@ -221,7 +221,8 @@ export class DataShareStore {
     if (opts.filter) q = q.where(opts.filter);
     if (opts.orderBy.length === 0) q = q.orderBy('start_time', 'desc').orderBy('seq', 'desc');
     else {
-      for (const o of opts.orderBy) q = q.orderBy(sql.ref(o.column), o.direction);
+      // Nulls last ascending and first descending, on both dialects.
+      for (const o of opts.orderBy) q = q.orderBy(sql`case when ${sql.ref(o.column)} is null then 1 else 0 end`, o.direction).orderBy(sql.ref(o.column), o.direction);
       q = q.orderBy('seq', 'asc');
     }
     const rows = await q.limit(opts.limit + 1).offset(opts.offset).execute();
