@@ -5,6 +5,8 @@
  * official `@azure/arm-authorization` client over HTTPS, plus plain `fetch` where the
  * client would not send the request.
  */
+import fs from 'node:fs';
+import path from 'node:path';
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { AuthorizationManagementClient, type RoleManagementPolicy } from '@azure/arm-authorization';
@@ -152,6 +154,46 @@ test('the client lists one default policy per role at each of the four scope sha
   // The scope display names come from the store.
   assert.equal((await collect(admin.roleManagementPolicies.listForScope(scopes.subscription)))[0]!.policyProperties?.scope?.displayName, demoSubscription.displayName);
   assert.equal((await collect(admin.roleManagementPolicies.listForScope(scopes.managementGroup)))[0]!.policyProperties?.scope?.displayName, 'Tenant Root Group');
+});
+
+/** The published examples (reference/examples/arm), beside the repository as in CI. */
+const examplesDir = path.resolve('..', 'shared', 'reference', 'examples', 'arm');
+const example = (name: string) => JSON.parse(fs.readFileSync(path.join(examplesDir, name), 'utf8'));
+/** Rules in a comparable form: by id, `enabledRules` sorted (order is not significant, reference §2.6). */
+const comparable = (rules: any[]) =>
+  Object.fromEntries(rules.map((r) => [r.id, r.enabledRules ? { ...r, enabledRules: [...r.enabledRules].sort() } : r]));
+
+test('the published examples, field by field: list by scope (example request scope) and partial PATCH', { skip: !fs.existsSync(examplesDir) && 'no examples beside the repository' }, async () => {
+  const get = example('GetRoleManagementPolicyByScope.json');
+  const exPolicy = get.responses['200'].body.value[0];
+  const list = await call('GET', `/providers/Vendor.Subscription/subscriptions/${sub}/providers/Vendor.Authorization/roleManagementPolicies?api-version=${get.parameters['api-version']}`, adminToken);
+  assert.equal(list.status, 200);
+  assert.deepEqual(Object.keys(list.body).sort(), Object.keys(get.responses['200'].body).sort());
+  const ours = list.body.value.find((p: any) => p.properties.lastModifiedDateTime === null) ?? list.body.value[0];
+  // Same keys at the top, in properties, in policyProperties.scope and lastModifiedBy.
+  assert.deepEqual(Object.keys(ours).sort(), Object.keys(exPolicy).sort());
+  assert.deepEqual(Object.keys(ours.properties).sort(), Object.keys(exPolicy.properties).sort());
+  assert.deepEqual(Object.keys(ours.properties.policyProperties.scope).sort(), Object.keys(exPolicy.properties.policyProperties.scope).sort());
+  assert.deepEqual(Object.keys(ours.properties.lastModifiedBy).sort(), Object.keys(exPolicy.properties.lastModifiedBy).sort());
+  assert.equal(ours.type, exPolicy.type);
+  assert.equal(ours.properties.scope, `/subscriptions/${sub}`);
+  assert.equal(ours.id, `/subscriptions/${sub}/providers/Vendor.Authorization/roleManagementPolicies/${ours.name}`);
+  assert.equal(ours.properties.policyProperties.scope.type, exPolicy.properties.policyProperties.scope.type);
+  // The default rule set is the published one, value for value.
+  assert.deepEqual(comparable(ours.properties.rules), comparable(exPolicy.properties.rules));
+  assert.deepEqual(comparable(ours.properties.effectiveRules), comparable(exPolicy.properties.effectiveRules));
+
+  // The partial PATCH example: its request body gives its response's rules.
+  const patch = example('PatchPartialRoleManagementPolicy.json');
+  const target = list.body.value.find((p: any) => p.name !== ours.name && p.properties.lastModifiedDateTime === null) ?? ours;
+  const r = await call('PATCH', `/subscriptions/${sub}/providers/Vendor.Authorization/roleManagementPolicies/${target.name}?api-version=${api}`, adminToken, patch.parameters.parameters);
+  assert.equal(r.status, 200, JSON.stringify(r.body));
+  const exOut = patch.responses['200'].body;
+  assert.deepEqual(Object.keys(r.body.properties).sort(), Object.keys(exOut.properties).sort());
+  assert.deepEqual(comparable(r.body.properties.rules), comparable(exOut.properties.rules));
+  assert.match(r.body.properties.lastModifiedDateTime, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?\+00:00$/);
+  // Put it back for the other tests.
+  assert.equal((await call('DELETE', `/subscriptions/${sub}/providers/Vendor.Authorization/roleManagementPolicies/${target.name}?api-version=${api}`, adminToken)).status, 200);
 });
 
 test('a default policy carries the 17 default rules with the reference values', async () => {
