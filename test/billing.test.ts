@@ -6,6 +6,8 @@
  * caller without a billing role, 404s and tenant isolation — with a plain `fetch` client
  * over HTTPS (the official `@azure/arm-billing` speaks an older api-version).
  */
+import fs from 'node:fs';
+import path from 'node:path';
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, type TestServer } from './helpers/server.ts';
@@ -93,6 +95,41 @@ before(async () => {
 });
 after(async () => {
   await s?.close();
+});
+
+/** The published examples (reference/examples/arm), beside the repository as in CI. */
+const examplesDir = path.resolve('..', 'shared', 'reference', 'examples', 'arm');
+
+/** `{path: JSON type}` of every leaf of `v` (array items merged under `[]`). */
+function shapeOf(v: unknown, at = '', out: Record<string, string> = {}): Record<string, string> {
+  if (Array.isArray(v)) v.forEach((x) => shapeOf(x, `${at}[]`, out));
+  else if (v !== null && typeof v === 'object') for (const [k, x] of Object.entries(v)) shapeOf(x, `${at}/${k}`, out);
+  else out[at] = v === null ? 'null' : typeof v;
+  return out;
+}
+
+test('the published example (transactionsListByInvoice), field by field: every field it shows is served with the same type and form', { skip: !fs.existsSync(examplesDir) && 'no examples beside the repository' }, async () => {
+  const ex = JSON.parse(fs.readFileSync(path.join(examplesDir, 'transactionsListByInvoice.json'), 'utf8'));
+  assert.equal(ex.parameters['api-version'], api);
+  const exBody = ex.responses['200'].body;
+  const r = await listAll('G000000001');
+  const ours = shapeOf({ value: r.items });
+  const theirs = shapeOf({ value: exBody.value });
+  for (const [k, type] of Object.entries(theirs)) {
+    assert.ok(k in ours, `the example's field ${k} is never served`);
+    assert.equal(ours[k], type, k);
+  }
+  // The billed and the unbilled item of the example: ids, names and invoice values in the same form.
+  const billed = r.items.find((t) => t.properties.invoice !== 'pending')!;
+  const unbilled = r.items.find((t) => t.properties.invoice === 'pending')!;
+  const [exBilled, exUnbilled] = exBody.value;
+  assert.equal(billed.type, exBilled.type);
+  assert.equal(billed.id, exBilled.id.replace('{billingAccountName}', account).replace(exBilled.name, billed.name));
+  assert.equal(billed.properties.invoiceId, exBilled.properties.invoiceId.replace('{billingAccountName}', account).replace(exBilled.properties.invoice, 'G000000001'));
+  assert.equal(exUnbilled.properties.invoice, 'pending');
+  assert.equal(unbilled.properties.invoiceId, undefined);
+  assert.equal(exUnbilled.properties.invoiceId, undefined);
+  assert.match(billed.properties.date!, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/);
 });
 
 test('the demo invoices hold the documented data set', () => {
