@@ -4,6 +4,8 @@
  * client-credentials token from Stratus's own token endpoint, plus raw HTTPS for the wire
  * shape (next links, `%24filter`, exact records).
  */
+import fs from 'node:fs';
+import path from 'node:path';
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { ComputeManagementClient, type ResourceSku as SdkSku } from '@azure/arm-compute';
@@ -17,6 +19,8 @@ const catalog = loadCatalog();
 const plain = catalog.map((s) => shapeSku(s, false)).filter((s): s is ResourceSku => s !== undefined);
 const key = (s: { resourceType?: string; name?: string; size?: string; locations?: string[] }) => `${s.resourceType}|${s.name}|${s.size ?? ''}|${(s.locations ?? []).join(',')}`;
 const skuPath = `/subscriptions/${demoSubscription.id}/providers/Vendor.Compute/skus`;
+/** The published examples (reference/examples/arm), beside the repository as in CI. */
+const examplesDir = path.resolve('..', 'shared', 'reference', 'examples', 'arm');
 const isEdge = (l: { type?: string }) => l.type === 'EdgeZone';
 
 describe('compute SKUs', () => {
@@ -215,6 +219,38 @@ describe('compute SKUs', () => {
     assert.equal(r.status, 200);
     assert.deepEqual(r.body.value.slice(0, 5), plain.slice(0, 5));
     assert.equal(typeof r.body.nextLink, 'string');
+  });
+
+  test('the published examples, field by field: every field they show is served with the same type; the extended-location entry has the same form', { skip: !fs.existsSync(examplesDir) && 'no examples beside the repository' }, async () => {
+    const shapeOf = (v: unknown, at = '', out: Record<string, string> = {}): Record<string, string> => {
+      if (Array.isArray(v)) v.forEach((x) => shapeOf(x, `${at}[]`, out));
+      else if (v !== null && typeof v === 'object') for (const [k, x] of Object.entries(v)) shapeOf(x, `${at}/${k}`, out);
+      else out[at] = v === null ? 'null' : typeof v;
+      return out;
+    };
+    const westus = await listAll(`&includeExtendedLocations=true&$filter=${encodeURIComponent("location eq 'westus'")}`);
+    const all = await listAll('&includeExtendedLocations=true');
+    const ours = shapeOf({ value: all.records, nextLink: 'x' });
+    for (const file of ['ListAvailableResourceSkus.json', 'ListAvailableResourceSkusForARegion.json', 'ListAvailableResourceSkusWithExtendedLocations.json']) {
+      const ex = JSON.parse(fs.readFileSync(path.join(examplesDir, file), 'utf8'));
+      assert.equal(ex.parameters['api-version'], '2021-07-01', file);
+      const body = ex.responses['200'].body;
+      assert.deepEqual(Object.keys(body).sort(), ['nextLink', 'value'], file);
+      for (const [k, type] of Object.entries(shapeOf({ value: body.value }))) {
+        assert.ok(k in ours, `${file}: the example's field ${k} is never served`);
+        assert.equal(ours[k], type, `${file}: ${k}`);
+      }
+      // The example's capability names of a VM all occur on our VM records in westus.
+      const names = new Set(westus.records.filter((r) => r.resourceType === 'virtualMachines').flatMap((r) => r.capabilities.map((c: any) => c.name)));
+      for (const c of body.value[0].capabilities) assert.ok(names.has(c.name), `${file}: ${c.name}`);
+    }
+    // The extended-location entry: location, extendedLocations and type only (no zones), as in the example.
+    const ex = JSON.parse(fs.readFileSync(path.join(examplesDir, 'ListAvailableResourceSkusWithExtendedLocations.json'), 'utf8'));
+    const exEdge = ex.responses['200'].body.value.flatMap((r: any) => r.locationInfo).find((l: any) => l.type === 'EdgeZone');
+    const edge = westus.records.flatMap((r) => r.locationInfo).find((l: any) => l.type === 'EdgeZone');
+    assert.deepEqual(Object.keys(edge).sort(), Object.keys(exEdge).sort());
+    assert.equal(edge.location, 'westus');
+    assert.equal(westus.links.at(-1), null);
   });
 
   test('an unknown location gives an empty page with nextLink null', async () => {
