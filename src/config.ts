@@ -29,6 +29,10 @@ export interface Settings {
   mailWindowSeconds: number;
   /** Mail change-notification subscription: maximum lifetime, minutes. */
   mailSubscriptionMaxMinutes: number;
+  /** Mail change notifications: how long the validation handshake may take, milliseconds (reference mail §7.2: 10 s). */
+  mailSubscriptionValidationTimeoutMs: number;
+  /** Mail change notifications: poll interval of the background delivery worker, milliseconds. */
+  mailNotificationPollMs: number;
   /** Lifetime of issued access tokens, seconds. */
   tokenLifetimeSeconds: number;
 }
@@ -71,6 +75,8 @@ export const defaultSettings: Settings = {
   mailRequestsPerWindow: 10000,
   mailWindowSeconds: 600,
   mailSubscriptionMaxMinutes: 10080,
+  mailSubscriptionValidationTimeoutMs: 10000,
+  mailNotificationPollMs: 250,
   tokenLifetimeSeconds: 3600,
 };
 
@@ -85,6 +91,8 @@ const settingEnv: Record<keyof Settings, string> = {
   mailRequestsPerWindow: 'STRATUS_MAIL_REQUESTS_PER_WINDOW',
   mailWindowSeconds: 'STRATUS_MAIL_WINDOW_SECONDS',
   mailSubscriptionMaxMinutes: 'STRATUS_MAIL_SUBSCRIPTION_MAX_MINUTES',
+  mailSubscriptionValidationTimeoutMs: 'STRATUS_MAIL_SUBSCRIPTION_VALIDATION_TIMEOUT_MS',
+  mailNotificationPollMs: 'STRATUS_MAIL_NOTIFICATION_POLL_MS',
   tokenLifetimeSeconds: 'STRATUS_TOKEN_LIFETIME_SECONDS',
 };
 

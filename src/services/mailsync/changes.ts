@@ -82,3 +82,12 @@ export async function mailChangesSince(db: Kysely<any>, q: { tenantId: string; m
   const rows = await query.orderBy('seq').limit(q.limit).execute();
   return rows.map((r: any) => ({ seq: Number(r.seq), tenantId: r.tenant_id, mailboxId: r.mailbox_id, folderId: r.folder_id, messageId: r.message_id, changeType: r.change_type, at: r.at }));
 }
+
+/**
+ * Changes of every mailbox after `afterSeq`, oldest first, at most `limit` rows (the
+ * notification worker's global cursor; a primary-key range scan).
+ */
+export async function mailChangesAfter(db: Kysely<any>, afterSeq: number, limit: number): Promise<MailChangeRow[]> {
+  const rows = await db.selectFrom('mail_changes').selectAll().where('seq', '>', afterSeq).orderBy('seq').limit(limit).execute();
+  return rows.map((r: any) => ({ seq: Number(r.seq), tenantId: r.tenant_id, mailboxId: r.mailbox_id, folderId: r.folder_id, messageId: r.message_id, changeType: r.change_type, at: r.at }));
+}

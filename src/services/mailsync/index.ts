@@ -1,13 +1,23 @@
 /**
- * The mailsync area (work in progress: a module with no tables and no routes yet).
+ * The mailsync area: the mail change log (`changes.ts`, written by the mail area, read by
+ * delta and by notifications), subscriptions to message change notifications with the
+ * validation handshake (`routes.ts`, `subscriptions.ts`) and their background delivery with
+ * retries and lifecycle notifications (`worker.ts`). Reference mail.md §7.
  */
 import type { ServiceModule } from '../../context.ts';
 import { mailChangeMigrations } from './changes.ts';
+import { mailsyncMigrations, mailsyncTables } from './migrations.ts';
+import { registerSubscriptionRoutes } from './routes.ts';
+import { startNotificationWorker } from './worker.ts';
 
 /** The mailsync module. */
 export const mailsyncModule: ServiceModule = {
   name: 'mailsync',
-  migrations: { ...mailChangeMigrations },
-  tables: ['mail_changes'],
-  register() {},
+  migrations: { ...mailChangeMigrations, ...mailsyncMigrations },
+  tables: mailsyncTables,
+  register(app, ctx) {
+    registerSubscriptionRoutes(app, ctx);
+    const worker = startNotificationWorker(ctx);
+    ctx.onClose(() => worker.stop());
+  },
 };

@@ -1,0 +1,266 @@
+/**
+ * Routes of message change-notification subscriptions (reference mail.md §7.1, §9):
+ * `POST|GET /{v1.0|beta}/subscriptions`, `GET|PATCH|DELETE /{v1.0|beta}/subscriptions/{id}`,
+ * `POST /{v1.0|beta}/subscriptions/{id}/reauthorize`. Errors in the mail envelope.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { AppContext } from '../../context.ts';
+import { ApiError } from '../../core/errors.ts';
+import { AuthFailure, authenticate } from '../../core/auth.ts';
+import { nowIso } from '../../core/clock.ts';
+import { newUuid, isUuid } from '../../core/ids.ts';
+import { absoluteUrl, decodeToken, encodeToken } from '../../core/paging.ts';
+import type { Principal } from '../../core/identity/identity.ts';
+import { toJson } from '../../store/db.ts';
+import { latestMailChangeSeq } from './changes.ts';
+import { openMailbox, getFolder, hiddenFromMailboxList } from '../mail/store.ts';
+import {
+  accessDenied,
+  badPayload,
+  checkExpiration,
+  checkReceiverUrl,
+  findSubscription,
+  parseCreateBody,
+  parseResource,
+  renderSubscription,
+  subscriptionFromRow,
+  subscriptionNotFound,
+  validateReceivers,
+  type Subscription,
+} from './subscriptions.ts';
+
+/** Active subscriptions per mailbox across all apps (reference mail §7.1 "Count"). */
+export const maxSubscriptionsPerMailbox = 1000;
+const pageSize = 100;
+
+/** Delegated scopes and application roles that may subscribe to messages (reference mail §7.1 "Scope", §9). */
+const readScopes = ['Mail.ReadBasic', 'Mail.Read', 'Mail.ReadWrite'];
+const readRoles = ['Mail.ReadBasic', 'Mail.ReadBasic.All', 'Mail.Read', 'Mail.ReadWrite'];
+
+function authError(e: AuthFailure): ApiError {
+  const msg =
+    e.reason === 'missing'
+      ? 'Access token is empty.'
+      : e.reason === 'expired'
+        ? 'Lifetime validation failed, the token is expired.'
+        : e.reason === 'audience'
+          ? 'Invalid audience.'
+          : e.reason === 'invalid_signature'
+            ? 'Signature validation failed.'
+            : 'CompactToken parsing failed with error code: 80049217';
+  return new ApiError(401, 'InvalidAuthenticationToken', msg, { headers: { 'WWW-Authenticate': 'Bearer realm="", error="invalid_token"' } });
+}
+
+async function caller(ctx: AppContext, req: FastifyRequest): Promise<Principal> {
+  let p: Principal;
+  try {
+    p = await authenticate(req, ctx.identity, 'mail');
+  } catch (e) {
+    if (e instanceof AuthFailure) throw authError(e);
+    throw e;
+  }
+  if (p.audience !== 'mail') throw new ApiError(401, 'InvalidAuthenticationToken', 'Invalid audience.');
+  return p;
+}
+
+/** Who may see a subscription: the creating app, and for a delegated token only the user's own. */
+function owner(p: Principal): { tenantId: string; appId: string; creatorId?: string } {
+  return { tenantId: p.tenantId, appId: p.appId, ...(p.kind === 'user' ? { creatorId: p.objectId } : {}) };
+}
+
+function version(req: FastifyRequest): string {
+  return req.url.toLowerCase().startsWith('/beta/') ? 'beta' : 'v1.0';
+}
+
+function contextUrl(ctx: AppContext, req: FastifyRequest, suffix: string): string {
+  return `${ctx.origin()}/${version(req)}/$metadata#${suffix}`;
+}
+
+async function load(ctx: AppContext, p: Principal, id: string): Promise<Subscription> {
+  if (!isUuid(id)) throw subscriptionNotFound(id);
+  const s = await findSubscription(ctx.store.db, owner(p), id.toLowerCase());
+  if (!s || s.expiration <= nowIso()) throw subscriptionNotFound(id);
+  return s;
+}
+
+/**
+ * Resolves the mailbox and folder of a resource for the caller (reference mail §7.1 "Scope", §9).
+ * @throws ApiError 400 (`/me` with an app token, bad resource), 403 `ErrorAccessDenied`, 404 `ErrorInvalidUser` / `ErrorFolderNotFound`
+ */
+async function resolveResource(ctx: AppContext, p: Principal, resource: string): Promise<{ mailboxId: string; folderId: string | null; exclude: string[] }> {
+  const granted = p.kind === 'user' ? p.scopes.some((s) => readScopes.includes(s)) : p.roles.some((r) => readRoles.includes(r));
+  const path = parseResource(resource);
+  let userId: string;
+  if (path.user === 'me') {
+    if (p.kind !== 'user') throw new ApiError(400, 'BadRequest', '/me request is only valid with delegated authentication flow.');
+    userId = p.objectId;
+  } else userId = path.user.idOrUpn;
+  const user = await ctx.identity.directory.findUser(userId);
+  if (!user || user.tenantId !== p.tenantId) throw new ApiError(404, 'ErrorInvalidUser', `The requested user '${userId}' is invalid.`);
+  // Delegated tokens subscribe only to the signed-in user's own mailbox (reference mail §7.1).
+  if (p.kind === 'user' && user.id !== p.objectId) throw accessDenied();
+  if (!granted) throw accessDenied();
+  const db = ctx.store.db;
+  const mb = await openMailbox(db, { tenantId: user.tenantId, id: user.id, mail: user.mail, displayName: user.displayName });
+  if (path.folders.length === 0) return { mailboxId: user.id, folderId: null, exclude: hiddenFromMailboxList.map((n) => mb.wellKnown.get(n)!).filter(Boolean) };
+  let folder = await getFolder(db, mb, path.folders[0]!);
+  for (const child of path.folders.slice(1)) {
+    const f = await getFolder(db, mb, child);
+    if (f.parentId !== folder.id) throw new ApiError(404, 'ErrorFolderNotFound', 'The specified folder could not be found in the store.');
+    folder = f;
+  }
+  return { mailboxId: user.id, folderId: folder.id, exclude: [] };
+}
+
+async function create(ctx: AppContext, req: FastifyRequest, reply: FastifyReply): Promise<unknown> {
+  const p = await caller(ctx, req);
+  const s = ctx.config.settings;
+  const input = parseCreateBody(req.body, s.mailSubscriptionMaxMinutes);
+  const target = await resolveResource(ctx, p, input.resource);
+  const db = ctx.store.db;
+  const active = await db
+    .selectFrom('mail_subscriptions')
+    .select((eb) => eb.fn.countAll().as('n'))
+    .where('tenant_id', '=', p.tenantId)
+    .where('mailbox_id', '=', target.mailboxId)
+    .where('expiration', '>', nowIso())
+    .executeTakeFirst();
+  if (Number(active?.n ?? 0) >= maxSubscriptionsPerMailbox) throw new ApiError(403, 'ExtensionError', `The mailbox already has the maximum of ${maxSubscriptionsPerMailbox} active subscriptions.`);
+  await validateReceivers([input.notificationUrl, ...(input.lifecycleUrl ? [input.lifecycleUrl] : [])], s.mailSubscriptionValidationTimeoutMs);
+  const prefer = String(req.headers.prefer ?? '');
+  const sub: Subscription = {
+    id: newUuid(),
+    tenantId: p.tenantId,
+    mailboxId: target.mailboxId,
+    appId: p.appId,
+    creatorId: p.objectId,
+    resource: input.resource,
+    folderId: target.folderId,
+    excludeFolders: target.exclude,
+    changeTypes: input.changeTypes,
+    notificationUrl: input.notificationUrl,
+    lifecycleUrl: input.lifecycleUrl,
+    clientState: input.clientState,
+    expiration: input.expiration,
+    tlsVersion: input.tlsVersion,
+    notificationUrlAppId: input.notificationUrlAppId,
+    immutable: /IdType\s*=\s*"?ImmutableId"?/i.test(prefer),
+    startSeq: await latestMailChangeSeq(db),
+    reauthSent: false,
+    createdAt: nowIso(),
+  };
+  await db
+    .insertInto('mail_subscriptions')
+    .values({
+      id: sub.id,
+      tenant_id: sub.tenantId,
+      mailbox_id: sub.mailboxId,
+      app_id: sub.appId,
+      creator_id: sub.creatorId,
+      resource: sub.resource,
+      folder_id: sub.folderId,
+      exclude_folders: toJson(sub.excludeFolders),
+      change_types: sub.changeTypes.join(','),
+      notification_url: sub.notificationUrl,
+      lifecycle_url: sub.lifecycleUrl,
+      client_state: sub.clientState,
+      expiration: sub.expiration,
+      tls_version: sub.tlsVersion,
+      notification_url_app_id: sub.notificationUrlAppId,
+      immutable: sub.immutable ? 1 : 0,
+      start_seq: sub.startSeq,
+      reauth_sent: 0,
+      created_at: sub.createdAt,
+    })
+    .execute();
+  reply.code(201).header('Location', `${ctx.origin()}/${version(req)}/subscriptions/${sub.id}`);
+  return { '@odata.context': contextUrl(ctx, req, 'subscriptions/$entity'), ...renderSubscription(sub) };
+}
+
+async function list(ctx: AppContext, req: FastifyRequest): Promise<unknown> {
+  const p = await caller(ctx, req);
+  const o = owner(p);
+  const q = req.query as Record<string, string | undefined>;
+  let after = '';
+  if (q.$skiptoken !== undefined) {
+    const t = decodeToken<{ a?: unknown }>(q.$skiptoken);
+    if (!t || typeof t.a !== 'string') throw new ApiError(400, 'BadRequest', 'The $skiptoken is not valid.');
+    after = t.a;
+  }
+  let sel = ctx.store.db.selectFrom('mail_subscriptions').selectAll().where('tenant_id', '=', o.tenantId).where('app_id', '=', o.appId).where('expiration', '>', nowIso()).where('id', '>', after);
+  if (o.creatorId !== undefined) sel = sel.where('creator_id', '=', o.creatorId);
+  const rows = await sel.orderBy('id').limit(pageSize + 1).execute();
+  const subs = rows.slice(0, pageSize).map(subscriptionFromRow);
+  const body: Record<string, unknown> = { '@odata.context': contextUrl(ctx, req, 'subscriptions'), value: subs.map(renderSubscription) };
+  if (rows.length > pageSize) body['@odata.nextLink'] = absoluteUrl(ctx.origin(), `/${version(req)}/subscriptions`, { $skiptoken: encodeToken({ a: subs[subs.length - 1]!.id }) });
+  return body;
+}
+
+async function get(ctx: AppContext, req: FastifyRequest): Promise<unknown> {
+  const p = await caller(ctx, req);
+  const s = await load(ctx, p, (req.params as { id: string }).id);
+  return { '@odata.context': contextUrl(ctx, req, 'subscriptions/$entity'), ...renderSubscription(s) };
+}
+
+async function update(ctx: AppContext, req: FastifyRequest): Promise<unknown> {
+  const p = await caller(ctx, req);
+  const s = await load(ctx, p, (req.params as { id: string }).id);
+  const body = req.body;
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw badPayload();
+  const b = body as Record<string, unknown>;
+  const changes: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(b)) {
+    if (k.startsWith('@odata.')) continue;
+    if (k === 'expirationDateTime') {
+      if (typeof v !== 'string') throw badPayload();
+      s.expiration = checkExpiration(v, ctx.config.settings.mailSubscriptionMaxMinutes);
+      changes.expiration = s.expiration;
+      changes.reauth_sent = 0;
+    } else if (k === 'notificationUrl') {
+      if (typeof v !== 'string') throw badPayload();
+      s.notificationUrl = checkReceiverUrl('notificationUrl', v);
+      changes.notification_url = s.notificationUrl;
+    } else if (k === 'lifecycleNotificationUrl') {
+      throw new ApiError(400, 'InvalidRequest', 'The lifecycleNotificationUrl can only be set when the subscription is created.');
+    } else throw new ApiError(400, 'InvalidRequest', `The property '${k}' of a subscription cannot be updated; only expirationDateTime and notificationUrl can.`);
+  }
+  if (changes.notification_url !== undefined) await validateReceivers([s.notificationUrl], ctx.config.settings.mailSubscriptionValidationTimeoutMs);
+  if (Object.keys(changes).length > 0) {
+    const r = await ctx.store.db.updateTable('mail_subscriptions').set(changes).where('id', '=', s.id).where('tenant_id', '=', s.tenantId).executeTakeFirst();
+    if (Number(r.numUpdatedRows) === 0) throw subscriptionNotFound(s.id);
+  }
+  return { '@odata.context': contextUrl(ctx, req, 'subscriptions/$entity'), ...renderSubscription(s) };
+}
+
+async function remove(ctx: AppContext, req: FastifyRequest, reply: FastifyReply): Promise<unknown> {
+  const p = await caller(ctx, req);
+  const s = await load(ctx, p, (req.params as { id: string }).id);
+  await ctx.store.transaction(async (trx) => {
+    await trx.deleteFrom('mail_notifications').where('subscription_id', '=', s.id).where('kind', '=', 'change').execute();
+    await trx.deleteFrom('mail_subscriptions').where('id', '=', s.id).where('tenant_id', '=', s.tenantId).execute();
+  });
+  reply.code(204);
+  return reply.send();
+}
+
+async function reauthorize(ctx: AppContext, req: FastifyRequest, reply: FastifyReply): Promise<unknown> {
+  const p = await caller(ctx, req);
+  const s = await load(ctx, p, (req.params as { id: string }).id);
+  await resolveResource(ctx, p, s.resource);
+  await ctx.store.db.updateTable('mail_subscriptions').set({ reauth_sent: 0 }).where('id', '=', s.id).where('tenant_id', '=', s.tenantId).execute();
+  reply.code(204);
+  return reply.send();
+}
+
+/** Registers the subscription routes on both versions (mail family errors). */
+export function registerSubscriptionRoutes(app: FastifyInstance, ctx: AppContext): void {
+  const config = { family: 'mail' } as any;
+  for (const v of ['v1.0', 'beta']) {
+    app.post(`/${v}/subscriptions`, { config }, (req, reply) => create(ctx, req, reply));
+    app.get(`/${v}/subscriptions`, { config }, (req) => list(ctx, req));
+    app.get(`/${v}/subscriptions/:id`, { config }, (req) => get(ctx, req));
+    app.patch(`/${v}/subscriptions/:id`, { config }, (req) => update(ctx, req));
+    app.delete(`/${v}/subscriptions/:id`, { config }, (req, reply) => remove(ctx, req, reply));
+    app.post(`/${v}/subscriptions/:id/reauthorize`, { config }, (req, reply) => reauthorize(ctx, req, reply));
+  }
+}

@@ -1,0 +1,320 @@
+/**
+ * Subscriptions to message change notifications (reference mail.md §7.1, §7.2): the stored
+ * record, its JSON rendering, the checks of a creation or renewal body, the resource path
+ * parser and the validation handshake with the receiver.
+ */
+import type { Kysely } from 'kysely';
+import { ApiError } from '../../core/errors.ts';
+import { nowMs } from '../../core/clock.ts';
+import { newUuid } from '../../core/ids.ts';
+import { fromJson } from '../../store/db.ts';
+
+/** A stored subscription. Times are ISO 8601 UTC with milliseconds. */
+export interface Subscription {
+  id: string;
+  tenantId: string;
+  /** The watched mailbox owner's object id. */
+  mailboxId: string;
+  /** `applicationId`: the client id of the token that created it. */
+  appId: string;
+  /** `creatorId`: the user (delegated) or service principal (app) that created it. */
+  creatorId: string;
+  /** The resource path as given (`me/mailFolders('Inbox')/messages`, …). */
+  resource: string;
+  /** The watched folder, or null for the whole mailbox. */
+  folderId: string | null;
+  /** Folders outside a mailbox-wide subscription (the recoverable-items tree and the roots). */
+  excludeFolders: string[];
+  /** Subset of `created`, `updated`, `deleted`, in the order given. */
+  changeTypes: string[];
+  notificationUrl: string;
+  lifecycleUrl: string | null;
+  clientState: string | null;
+  expiration: string;
+  tlsVersion: string;
+  notificationUrlAppId: string | null;
+  /** Notifications carry immutable ids (`Prefer: IdType="ImmutableId"` at creation). */
+  immutable: boolean;
+  /** The change-log position at creation: only later changes are notified. */
+  startSeq: number;
+  /** A `reauthorizationRequired` lifecycle notification was queued for the current expiration. */
+  reauthSent: boolean;
+  createdAt: string;
+}
+
+/** Mail error for a subscription body that does not fit (reference mail §7.1 "Bad payload"). */
+export const badPayload = () => new ApiError(400, 'InvalidRequest', 'Could not process subscription creation payload. Are all property names spelled and camelCased properly?');
+/** Subscription not found (reference mail §8.2 internal code list: 404 `ErrorSubscriptionNotFound`). */
+export const subscriptionNotFound = (id: string) => new ApiError(404, 'ErrorSubscriptionNotFound', `The subscription '${id}' was not found.`);
+/** Access denied (reference mail §8.2). */
+export const accessDenied = () => new ApiError(403, 'ErrorAccessDenied', 'Access is denied. Check credentials and try again.');
+
+/** Row → {@link Subscription}. */
+export function subscriptionFromRow(r: any): Subscription {
+  return {
+    id: r.id,
+    tenantId: r.tenant_id,
+    mailboxId: r.mailbox_id,
+    appId: r.app_id,
+    creatorId: r.creator_id,
+    resource: r.resource,
+    folderId: r.folder_id ?? null,
+    excludeFolders: fromJson<string[]>(r.exclude_folders) ?? [],
+    changeTypes: String(r.change_types).split(','),
+    notificationUrl: r.notification_url,
+    lifecycleUrl: r.lifecycle_url ?? null,
+    clientState: r.client_state ?? null,
+    expiration: r.expiration,
+    tlsVersion: r.tls_version,
+    notificationUrlAppId: r.notification_url_app_id ?? null,
+    immutable: Number(r.immutable) === 1,
+    startSeq: Number(r.start_seq),
+    reauthSent: Number(r.reauth_sent) === 1,
+    createdAt: r.created_at,
+  };
+}
+
+/** The subscription resource as the API returns it (reference mail §7.1 response fields, in that order). */
+export function renderSubscription(s: Subscription): Record<string, unknown> {
+  return {
+    id: s.id,
+    resource: s.resource,
+    applicationId: s.appId,
+    changeType: s.changeTypes.join(','),
+    clientState: s.clientState,
+    notificationUrl: s.notificationUrl,
+    notificationQueryOptions: null,
+    lifecycleNotificationUrl: s.lifecycleUrl,
+    expirationDateTime: s.expiration,
+    creatorId: s.creatorId,
+    includeResourceData: false,
+    latestSupportedTlsVersion: s.tlsVersion,
+    encryptionCertificate: null,
+    encryptionCertificateId: null,
+    notificationUrlAppId: s.notificationUrlAppId,
+    notificationContentType: 'application/json',
+  };
+}
+
+const creatable = new Set([
+  'changeType',
+  'notificationUrl',
+  'resource',
+  'expirationDateTime',
+  'clientState',
+  'lifecycleNotificationUrl',
+  'latestSupportedTlsVersion',
+  'includeResourceData',
+  'encryptionCertificate',
+  'encryptionCertificateId',
+  'notificationUrlAppId',
+  'notificationQueryOptions',
+  'notificationContentType',
+  'id',
+  'applicationId',
+  'creatorId',
+]);
+const tlsVersions = ['v1_0', 'v1_1', 'v1_2', 'v1_3'];
+const changeTypeNames = ['created', 'updated', 'deleted'];
+
+/** The checked fields of a creation body. */
+export interface SubscriptionInput {
+  changeTypes: string[];
+  notificationUrl: string;
+  lifecycleUrl: string | null;
+  resource: string;
+  expiration: string;
+  clientState: string | null;
+  tlsVersion: string;
+  notificationUrlAppId: string | null;
+}
+
+function str(body: Record<string, unknown>, name: string, required: boolean): string | null {
+  const v = body[name];
+  if (v === undefined || v === null) {
+    if (required) throw new ApiError(400, 'InvalidRequest', `The property '${name}' is required to create a subscription.`);
+    return null;
+  }
+  if (typeof v !== 'string') throw badPayload();
+  return v;
+}
+
+/**
+ * Checks a `changeType` value: a comma list of `created`, `updated`, `deleted`, each once.
+ * @throws ApiError 400 `InvalidRequest`
+ */
+export function parseChangeTypes(text: string): string[] {
+  const parts = text.split(',').map((p) => p.trim());
+  const out: string[] = [];
+  for (const p of parts) {
+    const n = p.toLowerCase();
+    if (!changeTypeNames.includes(n) || out.includes(n)) throw new ApiError(400, 'InvalidRequest', `The changeType '${text}' is not valid: use a comma-separated list of created, updated and deleted.`);
+    out.push(n);
+  }
+  return out;
+}
+
+/**
+ * Checks a notification or lifecycle URL: absolute `https://`, or `http://` to a loopback
+ * receiver (127.0.0.1, ::1, localhost) for local development (issue 5). Returns it as given.
+ * @throws ApiError 400 `InvalidRequest`
+ */
+export function checkReceiverUrl(name: string, text: string): string {
+  let u: URL;
+  try {
+    u = new URL(text);
+  } catch {
+    throw new ApiError(400, 'InvalidRequest', `The ${name} '${text}' is not an absolute URL.`);
+  }
+  if (u.hash) throw new ApiError(400, 'InvalidRequest', `The ${name} must not carry a fragment.`);
+  if (u.protocol === 'https:') return text;
+  const host = u.hostname.toLowerCase();
+  if (u.protocol === 'http:' && (host === '127.0.0.1' || host === '[::1]' || host === 'localhost')) return text;
+  throw new ApiError(400, 'InvalidRequest', `The ${name} must use https; plain http is accepted only for a loopback receiver (127.0.0.1, ::1, localhost).`);
+}
+
+/**
+ * Checks an `expirationDateTime`: a date-time in the future, at most `maxMinutes` ahead.
+ * Returns it normalised to ISO 8601 UTC with milliseconds.
+ * @throws ApiError 400 `InvalidRequest` (not a date-time, in the past), 400 `ExtensionError` (beyond the maximum lifetime)
+ */
+export function checkExpiration(text: string, maxMinutes: number): string {
+  const ms = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/i.test(text) ? Date.parse(text) : NaN;
+  if (Number.isNaN(ms)) throw new ApiError(400, 'InvalidRequest', `The expirationDateTime '${text}' is not a valid date-time.`);
+  const now = nowMs();
+  if (ms <= now) throw new ApiError(400, 'InvalidRequest', 'Subscription expiration must be in the future.');
+  if (ms > now + maxMinutes * 60_000) throw new ApiError(400, 'ExtensionError', `Subscription expiration can only be ${maxMinutes} minutes in the future.`);
+  return new Date(ms).toISOString();
+}
+
+/**
+ * Checks a creation body (reference mail §7.1).
+ * @throws ApiError 400 `InvalidRequest` / `ExtensionError` for each broken rule
+ */
+export function parseCreateBody(body: unknown, maxMinutes: number): SubscriptionInput {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw badPayload();
+  const b = body as Record<string, unknown>;
+  for (const k of Object.keys(b)) if (!k.startsWith('@odata.') && !creatable.has(k)) throw badPayload();
+  const changeType = str(b, 'changeType', true)!;
+  const notificationUrl = checkReceiverUrl('notificationUrl', str(b, 'notificationUrl', true)!);
+  const resource = str(b, 'resource', true)!;
+  const expiration = checkExpiration(str(b, 'expirationDateTime', true)!, maxMinutes);
+  const lifecycle = str(b, 'lifecycleNotificationUrl', false);
+  const clientState = str(b, 'clientState', false);
+  if (clientState !== null && clientState.length > 128) throw new ApiError(400, 'InvalidRequest', 'The clientState must be at most 128 characters.');
+  const tls = str(b, 'latestSupportedTlsVersion', false) ?? 'v1_2';
+  if (!tlsVersions.includes(tls)) throw new ApiError(400, 'InvalidRequest', `The latestSupportedTlsVersion '${tls}' is not valid: use one of ${tlsVersions.join(', ')}.`);
+  if (b.includeResourceData !== undefined && b.includeResourceData !== null && typeof b.includeResourceData !== 'boolean') throw badPayload();
+  if (b.includeResourceData === true) throw new ApiError(400, 'InvalidRequest', 'Notifications with resource data (includeResourceData) are not supported for this resource on this server; subscribe with includeResourceData false.');
+  const ct = str(b, 'notificationContentType', false);
+  if (ct !== null && ct.toLowerCase() !== 'application/json') throw new ApiError(400, 'InvalidRequest', `The notificationContentType '${ct}' is not supported; use application/json.`);
+  return {
+    changeTypes: parseChangeTypes(changeType),
+    notificationUrl,
+    lifecycleUrl: lifecycle === null ? null : checkReceiverUrl('lifecycleNotificationUrl', lifecycle),
+    resource,
+    expiration,
+    clientState,
+    tlsVersion: tls,
+    notificationUrlAppId: str(b, 'notificationUrlAppId', false),
+  };
+}
+
+/** A parsed message resource path: whose mailbox and which folder chain (empty: the whole mailbox). */
+export interface ResourcePath {
+  /** `me`, or the user id / userPrincipalName after `users/`. */
+  user: 'me' | { idOrUpn: string };
+  /** Folder id or well-known name, then child folder ids. */
+  folders: string[];
+}
+
+function segments(path: string): string[] {
+  const out: string[] = [];
+  for (const raw of path.split('/').filter(Boolean)) {
+    let s: string;
+    try {
+      s = decodeURIComponent(raw);
+    } catch {
+      throw new ApiError(400, 'InvalidRequest', `The resource segment '${raw}' is not valid percent-encoding.`);
+    }
+    const m = /^([^()]+)\((?:'((?:[^']|'')*)'|([^)']*))\)$/.exec(s);
+    if (m) out.push(m[1]!, (m[2] ?? m[3] ?? '').replace(/''/g, "'"));
+    else out.push(s.replace(/^vendor\.graph\./i, ''));
+  }
+  return out;
+}
+
+/**
+ * Parses a message resource (reference mail §7.1): `me/messages`, `users/{id|upn}/messages`,
+ * `…/mailFolders/{id|name}[/childFolders/{id}]…/messages`, with key syntax
+ * (`mailFolders('Inbox')`) and an optional leading `/`.
+ * @throws ApiError 400 `InvalidRequest` for any other resource or a query part
+ */
+export function parseResource(resource: string): ResourcePath {
+  const unsupported = () =>
+    new ApiError(400, 'InvalidRequest', `The resource '${resource}' is not supported: subscribe to me/messages, users/{id}/messages or …/mailFolders/{id}/messages.`);
+  if (resource.includes('?')) throw new ApiError(400, 'InvalidRequest', 'Query options ($filter, $select) in the subscription resource are not supported by this server.');
+  const segs = segments(resource);
+  const eq = (i: number, name: string) => segs[i] !== undefined && segs[i]!.toLowerCase() === name.toLowerCase();
+  let i: number;
+  let user: ResourcePath['user'];
+  if (eq(0, 'me')) {
+    user = 'me';
+    i = 1;
+  } else if (eq(0, 'users') && segs[1]) {
+    user = { idOrUpn: segs[1] };
+    i = 2;
+  } else throw unsupported();
+  const folders: string[] = [];
+  if (eq(i, 'mailFolders')) {
+    if (!segs[i + 1]) throw unsupported();
+    folders.push(segs[i + 1]!);
+    i += 2;
+    while (eq(i, 'childFolders') && segs[i + 1]) {
+      folders.push(segs[i + 1]!);
+      i += 2;
+    }
+  }
+  if (!eq(i, 'messages') || segs.length !== i + 1) throw unsupported();
+  return { user, folders };
+}
+
+/** The verdict of a validation handshake. */
+export type ValidationResult = 'ok' | 'failed' | 'timeout';
+
+/**
+ * The validation handshake (reference mail §7.2): `POST {url}?validationToken={token}` with
+ * `Content-Type: text/plain; charset=utf-8`; the receiver must answer within `timeoutMs` with
+ * 200, a `text/plain` body equal to the URL-decoded token. Any query string of `url` is kept.
+ */
+export async function validateReceiver(url: string, timeoutMs: number): Promise<ValidationResult> {
+  const token = `Validation: Testing client application reachability for subscription Request-Id: ${newUuid()}`;
+  const target = `${url}${url.includes('?') ? '&' : '?'}validationToken=${encodeURIComponent(token)}`;
+  const signal = AbortSignal.timeout(timeoutMs);
+  try {
+    const res = await fetch(target, { method: 'POST', headers: { 'content-type': 'text/plain; charset=utf-8' }, body: '', redirect: 'manual', signal });
+    const text = await res.text();
+    const type = (res.headers.get('content-type') ?? '').toLowerCase();
+    return res.status === 200 && type.startsWith('text/plain') && text === token ? 'ok' : 'failed';
+  } catch {
+    return signal.aborted ? 'timeout' : 'failed';
+  }
+}
+
+/**
+ * Runs the handshake on every URL and turns a failure into the reference's error.
+ * @throws ApiError 400 `InvalidRequest` "Subscription validation request timed out." or 400 `ValidationError`
+ */
+export async function validateReceivers(urls: string[], timeoutMs: number): Promise<void> {
+  const results = await Promise.all([...new Set(urls)].map((u) => validateReceiver(u, timeoutMs)));
+  if (results.includes('timeout')) throw new ApiError(400, 'InvalidRequest', 'Subscription validation request timed out.');
+  if (results.includes('failed')) throw new ApiError(400, 'ValidationError', 'Subscription validation request failed. Notification endpoint must respond with 200 OK to validation request.');
+}
+
+/** A subscription by id, visible only to the app (and, for a delegated token, the user) that created it. */
+export async function findSubscription(db: Kysely<any>, who: { tenantId: string; appId: string; creatorId?: string }, id: string): Promise<Subscription | undefined> {
+  let q = db.selectFrom('mail_subscriptions').selectAll().where('id', '=', id).where('tenant_id', '=', who.tenantId).where('app_id', '=', who.appId);
+  if (who.creatorId !== undefined) q = q.where('creator_id', '=', who.creatorId);
+  const r = await q.executeTakeFirst();
+  return r ? subscriptionFromRow(r) : undefined;
+}

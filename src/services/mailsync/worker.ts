@@ -1,0 +1,293 @@
+/**
+ * The background delivery of message change notifications (reference mail.md §7.3, §7.4).
+ *
+ * Every tick (setting `mailNotificationPollMs`):
+ * 1. **Match**: read the mail change log after the worker's cursor (`mail_sync_state`), find
+ *    the active subscriptions of the changed mailboxes (index on tenant, mailbox, expiration),
+ *    keep the changes each one watches (folder or whole mailbox, change type, after its
+ *    creation) and write one outbox row per notification, moving the cursor in the same
+ *    transaction (compare-and-set, so several instances never deliver a change twice).
+ * 2. **Lifecycle**: queue `reauthorizationRequired` shortly before expiry, remove expired
+ *    subscriptions (queueing `subscriptionRemoved`).
+ * 3. **Deliver**: claim due outbox rows, batch them per receiver URL and POST them, a bounded
+ *    number of receivers at a time, each request with a timeout; a slow receiver only holds
+ *    its own slot. Failures are retried with exponential backoff stored in the row (a restart
+ *    resumes); after four hours the notifications are dropped and a `missed` lifecycle
+ *    notification is queued.
+ */
+import { performance } from 'node:perf_hooks';
+import type { Kysely } from 'kysely';
+import type { AppContext } from '../../context.ts';
+import { nowIso, nowMs } from '../../core/clock.ts';
+import { newUuid, randomToken } from '../../core/ids.ts';
+import { toJson } from '../../store/db.ts';
+import { latestMailChangeSeq, mailChangesAfter, type MailChangeRow } from './changes.ts';
+import { subscriptionFromRow, type Subscription } from './subscriptions.ts';
+import { openMailbox, findMessage, type Mailbox } from '../mail/store.ts';
+
+/** Changes read per tick. */
+const changeBatch = 500;
+/** Notifications per POST. */
+const deliveryBatch = 100;
+/** Receivers being posted to at once. */
+const maxConcurrentReceivers = 8;
+/** First retry delay; doubled per attempt up to {@link maxBackoffMs}. */
+const baseBackoffMs = 5_000;
+const maxBackoffMs = 10 * 60_000;
+/** How long a failing notification is retried (reference mail §7.3: up to 4 hours). */
+export const retryWindowMs = 4 * 3600_000;
+/** `reauthorizationRequired` is queued this long before expiry (reference mail §7.4). */
+export const reauthorizationLeadMs = 15 * 60_000;
+/** A hole in the change log (a transaction not yet committed, or rolled back) is waited for this long. */
+const gapWaitMs = 2_000;
+
+/** The lifecycle events (reference mail §7.4). */
+export type LifecycleEvent = 'reauthorizationRequired' | 'subscriptionRemoved' | 'missed';
+
+/** One queued notification. */
+interface OutboxRow {
+  tenant_id: string;
+  subscription_id: string;
+  kind: 'change' | 'lifecycle';
+  url: string;
+  payload: string;
+  attempts: number;
+  first_at: string;
+  due_at: string;
+  claim: null;
+}
+
+/** The lifecycle notification of a subscription (reference mail §7.4: no resource data). */
+export function lifecycleRow(s: Subscription, event: LifecycleEvent, at: string): OutboxRow {
+  const payload = { subscriptionId: s.id, subscriptionExpirationDateTime: s.expiration, tenantId: s.tenantId, clientState: s.clientState, lifecycleEvent: event };
+  return { tenant_id: s.tenantId, subscription_id: s.id, kind: 'lifecycle', url: s.lifecycleUrl!, payload: toJson(payload), attempts: 0, first_at: at, due_at: at, claim: null };
+}
+
+/** The worker's handle: `stop()` ends the loop and aborts deliveries in flight. */
+export interface NotificationWorker {
+  stop(): Promise<void>;
+}
+
+/** Starts the worker; call once per app, stop it at shutdown. */
+export function startNotificationWorker(ctx: AppContext): NotificationWorker {
+  const db = ctx.store.db;
+  const abort = new AbortController();
+  const inflight = new Map<string, Promise<void>>();
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> | undefined;
+  let gap: { seq: number; since: number } | undefined;
+
+  async function match(): Promise<void> {
+    const state = await db.selectFrom('mail_sync_state').select('seq').where('name', '=', 'cursor').executeTakeFirst();
+    if (!state) {
+      const latest = await latestMailChangeSeq(db);
+      await db.insertInto('mail_sync_state').values({ name: 'cursor', seq: latest }).onConflict((oc) => oc.column('name').doNothing()).execute();
+      return;
+    }
+    const cursor = Number(state.seq);
+    const changes = await mailChangesAfter(db, cursor, changeBatch);
+    if (changes.length === 0) return;
+    // Take the contiguous run after the cursor; wait a little for a hole to fill.
+    const usable: MailChangeRow[] = [];
+    let expect = cursor + 1;
+    for (const c of changes) {
+      if (c.seq !== expect) {
+        if (!gap || gap.seq !== expect) gap = { seq: expect, since: performance.now() };
+        if (performance.now() - gap.since < gapWaitMs) break;
+      }
+      usable.push(c);
+      expect = c.seq + 1;
+    }
+    if (usable.length === 0) return;
+    gap = undefined;
+    const next = usable[usable.length - 1]!.seq;
+    const now = nowIso();
+    const pairs = [...new Map(usable.map((c) => [`${c.tenantId}\n${c.mailboxId}`, c])).values()];
+    const subs = (
+      await db
+        .selectFrom('mail_subscriptions')
+        .selectAll()
+        .where((eb) => eb.or(pairs.map((c) => eb.and([eb('tenant_id', '=', c.tenantId), eb('mailbox_id', '=', c.mailboxId)]))))
+        .where('expiration', '>', now)
+        .execute()
+    ).map(subscriptionFromRow);
+    const rows: OutboxRow[] = [];
+    const mailboxes = new Map<string, Mailbox>();
+    for (const c of usable) {
+      for (const s of subs) {
+        if (s.tenantId !== c.tenantId || s.mailboxId !== c.mailboxId || c.seq <= s.startSeq || !s.changeTypes.includes(c.changeType)) continue;
+        if (s.folderId !== null ? c.folderId !== s.folderId : s.excludeFolders.includes(c.folderId)) continue;
+        let id = c.messageId;
+        let etag: string | undefined;
+        if (c.changeType !== 'deleted') {
+          const key = `${c.tenantId}\n${c.mailboxId}`;
+          let mb = mailboxes.get(key);
+          if (!mb) {
+            mb = await openMailbox(db, { tenantId: c.tenantId, id: c.mailboxId, mail: '', displayName: '' });
+            mailboxes.set(key, mb);
+          }
+          const m = await findMessage(db, mb, c.messageId).catch(() => undefined);
+          if (m) {
+            etag = `W/"${m.changeKey}"`;
+            if (s.immutable) id = m.immutableId;
+          }
+        }
+        const path = `Users/${c.mailboxId}/Messages/${id}`;
+        const payload = {
+          id: newUuid(),
+          subscriptionId: s.id,
+          subscriptionExpirationDateTime: s.expiration,
+          changeType: c.changeType,
+          resource: path,
+          resourceData: { '@odata.type': '#Vendor.Graph.Message', '@odata.id': path, ...(etag ? { '@odata.etag': etag } : {}), id },
+          clientState: s.clientState,
+          tenantId: s.tenantId,
+        };
+        rows.push({ tenant_id: s.tenantId, subscription_id: s.id, kind: 'change', url: s.notificationUrl, payload: toJson(payload), attempts: 0, first_at: now, due_at: now, claim: null });
+      }
+    }
+    await ctx.store.transaction(async (trx) => {
+      const r = await trx.updateTable('mail_sync_state').set({ seq: next }).where('name', '=', 'cursor').where('seq', '=', cursor).executeTakeFirst();
+      if (Number(r.numUpdatedRows) !== 1) throw new CursorMoved();
+      for (let i = 0; i < rows.length; i += 200) await trx.insertInto('mail_notifications').values(rows.slice(i, i + 200)).execute();
+    });
+  }
+
+  async function lifecycle(): Promise<void> {
+    const now = nowIso();
+    const soon = new Date(nowMs() + reauthorizationLeadMs).toISOString();
+    const due = (
+      await db.selectFrom('mail_subscriptions').selectAll().where('expiration', '<=', soon).orderBy('expiration').limit(200).execute()
+    ).map(subscriptionFromRow);
+    for (const s of due) {
+      if (s.expiration <= now) {
+        await ctx.store.transaction(async (trx) => {
+          const r = await trx.deleteFrom('mail_subscriptions').where('id', '=', s.id).executeTakeFirst();
+          if (Number(r.numDeletedRows) !== 1) return;
+          await trx.deleteFrom('mail_notifications').where('subscription_id', '=', s.id).where('kind', '=', 'change').execute();
+          if (s.lifecycleUrl) await trx.insertInto('mail_notifications').values(lifecycleRow(s, 'subscriptionRemoved', now)).execute();
+        });
+      } else if (s.lifecycleUrl && !s.reauthSent) {
+        await ctx.store.transaction(async (trx) => {
+          const r = await trx.updateTable('mail_subscriptions').set({ reauth_sent: 1 }).where('id', '=', s.id).where('reauth_sent', '=', 0).where('expiration', '=', s.expiration).executeTakeFirst();
+          if (Number(r.numUpdatedRows) === 1) await trx.insertInto('mail_notifications').values(lifecycleRow(s, 'reauthorizationRequired', now)).execute();
+        });
+      }
+    }
+  }
+
+  async function deliver(): Promise<void> {
+    const free = maxConcurrentReceivers - inflight.size;
+    if (free <= 0) return;
+    const now = nowIso();
+    const due = await db.selectFrom('mail_notifications').select(['seq', 'kind', 'url']).where('due_at', '<=', now).orderBy('due_at').orderBy('seq').limit(deliveryBatch * maxConcurrentReceivers).execute();
+    const groups = new Map<string, { kind: string; url: string; seqs: number[] }>();
+    for (const r of due as { seq: unknown; kind: string; url: string }[]) {
+      const key = `${r.kind}\n${r.url}`;
+      if (inflight.has(key)) continue;
+      let g = groups.get(key);
+      if (!g) {
+        if (groups.size >= free) continue;
+        g = { kind: r.kind, url: r.url, seqs: [] };
+        groups.set(key, g);
+      }
+      if (g.seqs.length < deliveryBatch) g.seqs.push(Number(r.seq));
+    }
+    const lease = new Date(nowMs() + ctx.config.settings.mailSubscriptionValidationTimeoutMs + 60_000).toISOString();
+    for (const [key, g] of groups) {
+      const claim = randomToken(16);
+      await db.updateTable('mail_notifications').set({ claim, due_at: lease }).where('seq', 'in', g.seqs).where('due_at', '<=', now).execute();
+      const p = post(g.url, claim)
+        .catch((e) => ctx.log.warn({ err: e }, 'mail notification delivery failed'))
+        .finally(() => inflight.delete(key));
+      inflight.set(key, p);
+    }
+  }
+
+  async function post(url: string, claim: string): Promise<void> {
+    const rows = await db.selectFrom('mail_notifications').selectAll().where('claim', '=', claim).orderBy('seq').execute();
+    if (rows.length === 0) return;
+    let ok = false;
+    try {
+      const signal = AbortSignal.any([abort.signal, AbortSignal.timeout(ctx.config.settings.mailSubscriptionValidationTimeoutMs)]);
+      const body = `{"value":[${rows.map((r: any) => r.payload).join(',')}]}`;
+      const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body, redirect: 'manual', signal });
+      await res.body?.cancel().catch(() => undefined);
+      ok = res.status >= 200 && res.status < 300;
+    } catch {
+      ok = false;
+    }
+    if (stopped && !ok) return; // shutting down: the lease expires and a later run retries
+    if (ok) {
+      await db.deleteFrom('mail_notifications').where('claim', '=', claim).execute();
+      return;
+    }
+    await failed(rows);
+  }
+
+  async function failed(rows: any[]): Promise<void> {
+    const at = nowMs();
+    const now = new Date(at).toISOString();
+    const retry: any[] = [];
+    const dropped: any[] = [];
+    for (const r of rows) (at - Date.parse(r.first_at) >= retryWindowMs ? dropped : retry).push(r);
+    if (retry.length > 0) {
+      // One attempt count per batch: rows of a batch fail together.
+      const attempts = Math.max(...retry.map((r) => Number(r.attempts))) + 1;
+      const delay = Math.min(maxBackoffMs, baseBackoffMs * 2 ** (attempts - 1));
+      await db
+        .updateTable('mail_notifications')
+        .set({ attempts, claim: null, due_at: new Date(at + delay).toISOString() })
+        .where('seq', 'in', retry.map((r) => Number(r.seq)))
+        .execute();
+    }
+    if (dropped.length > 0) {
+      await ctx.store.transaction(async (trx: Kysely<any>) => {
+        await trx.deleteFrom('mail_notifications').where('seq', 'in', dropped.map((r) => Number(r.seq))).execute();
+        const subIds = [...new Set(dropped.filter((r) => r.kind === 'change').map((r) => r.subscription_id as string))];
+        if (subIds.length === 0) return;
+        const subs = (await trx.selectFrom('mail_subscriptions').selectAll().where('id', 'in', subIds).where('lifecycle_url', 'is not', null).execute()).map(subscriptionFromRow);
+        for (const s of subs) await trx.insertInto('mail_notifications').values(lifecycleRow(s, 'missed', now)).execute();
+      });
+    }
+  }
+
+  async function tick(): Promise<void> {
+    try {
+      await match();
+    } catch (e) {
+      if (!(e instanceof CursorMoved) && !stopped) ctx.log.warn({ err: e }, 'mail change matching failed');
+    }
+    try {
+      await lifecycle();
+      await deliver();
+    } catch (e) {
+      if (!stopped) ctx.log.warn({ err: e }, 'mail notification worker failed');
+    }
+  }
+
+  function schedule(): void {
+    if (stopped) return;
+    timer = setTimeout(() => {
+      running = tick().finally(() => {
+        running = undefined;
+        schedule();
+      });
+    }, ctx.config.settings.mailNotificationPollMs);
+  }
+  schedule();
+
+  return {
+    async stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      abort.abort();
+      await running?.catch(() => undefined);
+      await Promise.allSettled([...inflight.values()]);
+    },
+  };
+}
+
+/** Another instance moved the cursor first; this tick's matches are discarded. */
+class CursorMoved extends Error {}

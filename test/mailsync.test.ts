@@ -1,0 +1,453 @@
+/**
+ * Mail change notifications (reference mail.md §7): subscriptions created with the official
+ * client, the validation handshake answered by a small HTTP receiver on 127.0.0.1, then
+ * notifications for messages created, updated and deleted through the mail API; retries with
+ * backoff across a restart; refusals (handshake timeout or failure, plain http off loopback,
+ * renewal beyond the maximum lifetime, another user's mailbox); DELETE stopping delivery;
+ * lifecycle notifications. On SQLite and PostgreSQL (STRATUS_TEST_DATABASE_URL).
+ */
+import { test, before, after, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { startTestServer, type TestServer } from './helpers/server.ts';
+import { userToken, appToken, identities } from './helpers/auth.ts';
+import { graphClient } from './mail-helpers.ts';
+import { demoAdmin, demoTenant, demoUser } from '../src/seed/demo.ts';
+
+const scopes = ['api://stratus/mail/Mail.ReadWrite', 'api://stratus/mail/Mail.Send'];
+
+interface Received {
+  path: string;
+  query: URLSearchParams;
+  contentType: string;
+  body: string;
+  json?: any;
+}
+
+/**
+ * A webhook receiver on 127.0.0.1. Per path: answers validation requests with the token
+ * (unless `noValidation` / `wrongToken`), fails the first `failures[path]` notification
+ * POSTs with 500, and never answers notification POSTs to paths in `hang`.
+ */
+class Receiver {
+  server = http.createServer((req, res) => this.handle(req, res));
+  received: Received[] = [];
+  failures = new Map<string, number>();
+  hang = new Set<string>();
+  noValidation = new Set<string>();
+  wrongToken = new Set<string>();
+  private waiters: { pred: (r: Received[]) => boolean; resolve: () => void }[] = [];
+  private open = new Set<http.ServerResponse>();
+  base = '';
+
+  async start(): Promise<void> {
+    await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', () => r()));
+    this.base = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  }
+
+  async stop(): Promise<void> {
+    for (const r of this.open) r.destroy();
+    this.server.closeAllConnections();
+    await new Promise<void>((r) => this.server.close(() => r()));
+  }
+
+  private handle(req: http.IncomingMessage, res: http.ServerResponse): void {
+    const chunks: Buffer[] = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => {
+      const u = new URL(req.url!, 'http://x');
+      const body = Buffer.concat(chunks).toString('utf8');
+      const rec: Received = { path: u.pathname, query: u.searchParams, contentType: String(req.headers['content-type'] ?? ''), body };
+      try {
+        rec.json = body ? JSON.parse(body) : undefined;
+      } catch {
+        /* text */
+      }
+      this.received.push(rec);
+      this.notify();
+      const token = u.searchParams.get('validationToken');
+      if (token !== null) {
+        if (this.noValidation.has(u.pathname)) {
+          this.open.add(res);
+          return;
+        }
+        res.writeHead(200, { 'content-type': 'text/plain' }).end(this.wrongToken.has(u.pathname) ? 'nope' : token);
+        return;
+      }
+      if (this.hang.has(u.pathname)) {
+        this.open.add(res);
+        return;
+      }
+      const left = this.failures.get(u.pathname) ?? 0;
+      if (left > 0) {
+        this.failures.set(u.pathname, left - 1);
+        res.writeHead(500).end();
+        return;
+      }
+      res.writeHead(202).end();
+    });
+  }
+
+  private notify(): void {
+    this.waiters = this.waiters.filter((w) => {
+      if (w.pred(this.received)) {
+        w.resolve();
+        return false;
+      }
+      return true;
+    });
+  }
+
+  /** Notification POSTs (not validation requests) to `path`. */
+  posts(path: string): Received[] {
+    return this.received.filter((r) => r.path === path && !r.query.has('validationToken'));
+  }
+
+  /** Notifications (the `value` items) delivered to `path`. */
+  notifications(path: string): any[] {
+    return this.posts(path).flatMap((r) => r.json?.value ?? []);
+  }
+
+  /** Resolves once `pred` holds over everything received (event-driven, no polling). */
+  until(pred: (r: Received[]) => boolean): Promise<void> {
+    if (pred(this.received)) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push({ pred, resolve }));
+  }
+
+  untilPosts(path: string, n: number): Promise<void> {
+    return this.until(() => this.posts(path).length >= n);
+  }
+
+  untilNotification(path: string, pred: (n: any) => boolean): Promise<any> {
+    return this.until(() => this.notifications(path).some(pred)).then(() => this.notifications(path).find(pred));
+  }
+}
+
+async function call(base: string, token: string | undefined, method: string, path: string, body?: unknown) {
+  const res = await fetch(base + path, {
+    method,
+    headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : undefined, headers: res.headers };
+}
+
+const inMinutes = (m: number) => new Date(Date.now() + m * 60_000).toISOString();
+
+async function advance(s: TestServer, seconds: number): Promise<void> {
+  const r = await fetch(`${s.url}/_stratus/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ advanceSeconds: seconds }) });
+  assert.equal(r.status, 200);
+}
+
+async function serverNow(s: TestServer): Promise<number> {
+  return Date.parse(((await (await fetch(`${s.url}/_stratus/clock`)).json()) as any).now);
+}
+
+describe('mail subscriptions: handshake, notifications, refusals', () => {
+  let s: TestServer;
+  const rx = new Receiver();
+  let user: string;
+  let admin: string;
+  before(async () => {
+    await rx.start();
+    s = await startTestServer({ settings: { mailNotificationPollMs: 50, mailSubscriptionValidationTimeoutMs: 1500, mailSubscriptionMaxMinutes: 4230 } });
+    user = await userToken(s.url, identities.user, scopes);
+    admin = await userToken(s.url, identities.admin, scopes);
+  });
+  after(async () => {
+    await s?.close();
+    await rx.stop();
+  });
+
+  test('creation runs the handshake and echoes the subscription; created, updated and deleted notifications follow mail API writes', async () => {
+    const client = graphClient(s.url, user);
+    const expiration = inMinutes(600);
+    const sub = await client.api('/subscriptions').post({
+      changeType: 'created,updated,deleted',
+      notificationUrl: `${rx.base}/all?tenant=a%20b`,
+      resource: 'me/messages',
+      expirationDateTime: expiration,
+      clientState: 'secretClientValue',
+      latestSupportedTlsVersion: 'v1_2',
+    });
+    assert.match(sub.id, /^[0-9a-f-]{36}$/);
+    assert.equal(sub['@odata.context'], `${s.url}/v1.0/$metadata#subscriptions/$entity`);
+    assert.equal(sub.resource, 'me/messages');
+    assert.equal(sub.changeType, 'created,updated,deleted');
+    assert.equal(sub.clientState, 'secretClientValue');
+    assert.equal(sub.notificationUrl, `${rx.base}/all?tenant=a%20b`);
+    assert.equal(sub.expirationDateTime, expiration);
+    assert.equal(sub.creatorId, demoUser.id);
+    assert.equal(sub.latestSupportedTlsVersion, 'v1_2');
+    assert.equal(sub.notificationContentType, 'application/json');
+    assert.equal(sub.includeResourceData, false);
+    assert.equal(sub.lifecycleNotificationUrl, null);
+    assert.equal(typeof sub.applicationId, 'string');
+
+    // The handshake: a POST with the token in the query (URL-decoded by the receiver), text/plain, the client's own query kept.
+    const v = rx.received.find((r) => r.path === '/all' && r.query.has('validationToken'))!;
+    assert.ok(v, 'validation request received');
+    assert.match(v.query.get('validationToken')!, /^Validation: Testing client application reachability for subscription Request-Id: [0-9a-f-]{36}$/);
+    assert.equal(v.query.get('tenant'), 'a b');
+    assert.match(v.contentType, /^text\/plain; charset=utf-8$/);
+
+    const got = await client.api(`/subscriptions/${sub.id}`).get();
+    assert.equal(got.id, sub.id);
+    const listed = await client.api('/subscriptions').get();
+    assert.ok(listed.value.some((x: any) => x.id === sub.id));
+    // Another user of the same app does not see it.
+    const others = await graphClient(s.url, admin).api('/subscriptions').get();
+    assert.ok(!others.value.some((x: any) => x.id === sub.id));
+
+    // created: a draft through the mail API.
+    const draft = await client.api('/me/messages').post({ subject: 'Hello', toRecipients: [{ emailAddress: { address: demoAdmin.userPrincipalName } }] });
+    const created = await rx.untilNotification('/all', (n) => n.changeType === 'created' && n.resourceData.id === draft.id);
+    assert.equal(created.subscriptionId, sub.id);
+    assert.equal(created.subscriptionExpirationDateTime, expiration);
+    assert.equal(created.clientState, 'secretClientValue');
+    assert.equal(created.tenantId, demoTenant.id);
+    assert.equal(created.resource, `Users/${demoUser.id}/Messages/${draft.id}`);
+    assert.deepEqual(created.resourceData, { '@odata.type': '#Vendor.Graph.Message', '@odata.id': `Users/${demoUser.id}/Messages/${draft.id}`, '@odata.etag': `W/"${draft.changeKey}"`, id: draft.id });
+    const post = rx.posts('/all').find((p) => p.json.value.includes(created))!;
+    assert.equal(post.contentType, 'application/json');
+    assert.equal(post.query.get('tenant'), 'a b', 'the query string of notificationUrl is kept on delivery');
+
+    // updated
+    const edited = await client.api(`/me/messages/${draft.id}`).patch({ subject: 'Hello again' });
+    const updated = await rx.untilNotification('/all', (n) => n.changeType === 'updated' && n.resourceData.id === draft.id && n.resourceData['@odata.etag'] === `W/"${edited.changeKey}"`);
+    assert.equal(updated.clientState, 'secretClientValue');
+
+    // deleted
+    await client.api(`/me/messages/${draft.id}`).delete();
+    const deleted = await rx.untilNotification('/all', (n) => n.changeType === 'deleted' && n.resourceData.id === draft.id);
+    assert.equal(deleted.resource, `Users/${demoUser.id}/Messages/${draft.id}`);
+  });
+
+  test('an Inbox subscription of the colleague gets the delivered message, and nothing from other folders or mailboxes', async () => {
+    const adminClient = graphClient(s.url, admin);
+    const sub = await adminClient.api('/subscriptions').post({ changeType: 'created', notificationUrl: `${rx.base}/inbox`, resource: "me/mailFolders('Inbox')/messages", expirationDateTime: inMinutes(600), clientState: 'inbox-state' });
+    const userClient = graphClient(s.url, user);
+    // A draft of the admin (Drafts folder) and the user's own writes must not reach this subscription.
+    await adminClient.api('/me/messages').post({ subject: 'admin draft' });
+    await userClient.api('/me/sendMail').post({ message: { subject: 'For your inbox', body: { contentType: 'Text', content: 'hi' }, toRecipients: [{ emailAddress: { address: demoAdmin.userPrincipalName } }] } });
+    const n = await rx.untilNotification('/inbox', (x) => x.changeType === 'created');
+    const inbox = await adminClient.api('/me/mailFolders/inbox/messages').filter("subject eq 'For your inbox'").get();
+    assert.equal(inbox.value.length, 1);
+    assert.equal(n.resourceData.id, inbox.value[0].id);
+    assert.equal(n.resource, `Users/${demoAdmin.id}/Messages/${inbox.value[0].id}`);
+    assert.equal(n.subscriptionId, sub.id);
+    assert.equal(n.clientState, 'inbox-state');
+    // Changes are matched in log order: anything earlier from Drafts or the sender's mailbox would already be here.
+    assert.equal(rx.notifications('/inbox').length, 1);
+  });
+
+  test('a failing receiver is retried with backoff, across a restart, until it succeeds', async () => {
+    rx.failures.set('/flaky', 2);
+    const client = graphClient(s.url, user);
+    const flaky = await client.api('/subscriptions').post({ changeType: 'created', notificationUrl: `${rx.base}/flaky`, resource: 'me/mailFolders/drafts/messages', expirationDateTime: inMinutes(600), clientState: 'flaky' });
+    const draft = await client.api('/me/messages').post({ subject: 'retry me' });
+    await rx.untilPosts('/flaky', 1);
+    // The retry waits for its backoff: move the clock past it.
+    await advance(s, 120);
+    await rx.untilPosts('/flaky', 2);
+    // A restart keeps the queued notification (the outbox lives in the store).
+    await s.restart();
+    await advance(s, 240);
+    await rx.untilPosts('/flaky', 3);
+    const posts = rx.posts('/flaky');
+    const ids = posts.map((p) => p.json.value[0].id);
+    assert.equal(new Set(ids).size, 1, 'the same notification is retried');
+    assert.equal(posts[2]!.json.value[0].resourceData.id, draft.id);
+    assert.equal(posts[2]!.json.value[0].clientState, 'flaky');
+    assert.equal(posts[2]!.json.value[0].subscriptionId, flaky.id);
+    // Delivered: the next notification to the same receiver (deliveries to one URL are in order)
+    // finds the first one gone from the outbox.
+    const next = await client.api('/me/messages').post({ subject: 'after retry' });
+    await rx.untilNotification('/flaky', (x) => x.resourceData.id === next.id);
+    const rows = await s.server.ctx.store.db.selectFrom('mail_notifications').select('payload').execute();
+    assert.ok(!rows.some((r: any) => r.payload.includes(ids[0])), 'the delivered notification left the outbox');
+    assert.equal(rx.posts('/flaky').length, 4);
+  });
+
+  test('a receiver that never answers does not hold back another subscription', async () => {
+    rx.hang.add('/slow');
+    const client = graphClient(s.url, user);
+    await client.api('/subscriptions').post({ changeType: 'created', notificationUrl: `${rx.base}/slow`, resource: 'me/messages', expirationDateTime: inMinutes(600) });
+    await client.api('/subscriptions').post({ changeType: 'created', notificationUrl: `${rx.base}/fast`, resource: 'me/messages', expirationDateTime: inMinutes(600) });
+    const draft = await client.api('/me/messages').post({ subject: 'slow and fast' });
+    await rx.untilPosts('/slow', 1);
+    const n = await rx.untilNotification('/fast', (x) => x.resourceData.id === draft.id);
+    assert.equal(n.changeType, 'created');
+    assert.equal(n.clientState, null);
+    rx.hang.delete('/slow');
+  });
+
+  test('DELETE stops delivery; the subscription is gone', async () => {
+    const client = graphClient(s.url, user);
+    const a = await client.api('/subscriptions').post({ changeType: 'created', notificationUrl: `${rx.base}/deleted-sub`, resource: 'me/messages', expirationDateTime: inMinutes(600) });
+    await client.api('/subscriptions').post({ changeType: 'created', notificationUrl: `${rx.base}/kept-sub`, resource: 'me/messages', expirationDateTime: inMinutes(600) });
+    const del = await call(s.url, user, 'DELETE', `/v1.0/subscriptions/${a.id}`);
+    assert.equal(del.status, 204);
+    const draft = await client.api('/me/messages').post({ subject: 'after delete' });
+    await rx.untilNotification('/kept-sub', (x) => x.resourceData.id === draft.id);
+    assert.equal(rx.posts('/deleted-sub').length, 0);
+    const get = await call(s.url, user, 'GET', `/v1.0/subscriptions/${a.id}`);
+    assert.equal(get.status, 404);
+    assert.equal(get.body.error.code, 'ErrorSubscriptionNotFound');
+    assert.ok(get.body.error.innerError['request-id']);
+  });
+
+  test('renewal by PATCH within the maximum lifetime; beyond it refused', async () => {
+    const client = graphClient(s.url, user);
+    const sub = await client.api('/subscriptions').post({ changeType: 'created', notificationUrl: `${rx.base}/renew`, resource: 'me/messages', expirationDateTime: inMinutes(60) });
+    const later = inMinutes(3000);
+    const renewed = await client.api(`/subscriptions/${sub.id}`).patch({ expirationDateTime: later });
+    assert.equal(renewed.expirationDateTime, later);
+    assert.equal((await client.api(`/subscriptions/${sub.id}`).get()).expirationDateTime, later);
+    const tooFar = await call(s.url, user, 'PATCH', `/v1.0/subscriptions/${sub.id}`, { expirationDateTime: inMinutes(4300) });
+    assert.equal(tooFar.status, 400);
+    assert.equal(tooFar.body.error.code, 'ExtensionError');
+    assert.equal(tooFar.body.error.message, 'Subscription expiration can only be 4230 minutes in the future.');
+    assert.equal((await client.api(`/subscriptions/${sub.id}`).get()).expirationDateTime, later, 'a refused renewal changes nothing');
+    const lifecycle = await call(s.url, user, 'PATCH', `/v1.0/subscriptions/${sub.id}`, { lifecycleNotificationUrl: `${rx.base}/x` });
+    assert.equal(lifecycle.status, 400);
+    const create = await call(s.url, user, 'POST', '/v1.0/subscriptions', { changeType: 'created', notificationUrl: `${rx.base}/renew`, resource: 'me/messages', expirationDateTime: inMinutes(5000) });
+    assert.equal(create.status, 400);
+    assert.equal(create.body.error.code, 'ExtensionError');
+    const past = await call(s.url, user, 'POST', '/v1.0/subscriptions', { changeType: 'created', notificationUrl: `${rx.base}/renew`, resource: 'me/messages', expirationDateTime: inMinutes(-5) });
+    assert.equal(past.status, 400);
+    assert.equal(past.body.error.code, 'InvalidRequest');
+  });
+
+  test('the handshake must succeed in time', async () => {
+    rx.noValidation.add('/silent');
+    const timedOut = await call(s.url, user, 'POST', '/v1.0/subscriptions', { changeType: 'created', notificationUrl: `${rx.base}/silent`, resource: 'me/messages', expirationDateTime: inMinutes(60) });
+    assert.equal(timedOut.status, 400);
+    assert.equal(timedOut.body.error.code, 'InvalidRequest');
+    assert.equal(timedOut.body.error.message, 'Subscription validation request timed out.');
+    rx.wrongToken.add('/wrong');
+    const wrong = await call(s.url, user, 'POST', '/v1.0/subscriptions', { changeType: 'created', notificationUrl: `${rx.base}/wrong`, resource: 'me/messages', expirationDateTime: inMinutes(60) });
+    assert.equal(wrong.status, 400);
+    assert.equal(wrong.body.error.code, 'ValidationError');
+    assert.equal(wrong.body.error.message, 'Subscription validation request failed. Notification endpoint must respond with 200 OK to validation request.');
+    // The lifecycle URL is validated too.
+    const badLifecycle = await call(s.url, user, 'POST', '/v1.0/subscriptions', { changeType: 'created', notificationUrl: `${rx.base}/ok`, lifecycleNotificationUrl: `${rx.base}/wrong`, resource: 'me/messages', expirationDateTime: inMinutes(60) });
+    assert.equal(badLifecycle.status, 400);
+    assert.equal(badLifecycle.body.error.code, 'ValidationError');
+    const nothing = await call(s.url, user, 'POST', '/v1.0/subscriptions', { changeType: 'created', notificationUrl: 'http://127.0.0.1:1/closed', resource: 'me/messages', expirationDateTime: inMinutes(60) });
+    assert.equal(nothing.status, 400);
+    assert.equal(nothing.body.error.code, 'ValidationError');
+  });
+
+  test('plain http only for loopback receivers; bad bodies refused in the mail envelope', async () => {
+    const base = { changeType: 'created', resource: 'me/messages', expirationDateTime: inMinutes(60) };
+    for (const url of ['http://example.com/hook', 'http://10.1.2.3/hook', 'ftp://127.0.0.1/hook', 'not a url']) {
+      const r = await call(s.url, user, 'POST', '/v1.0/subscriptions', { ...base, notificationUrl: url });
+      assert.equal(r.status, 400, url);
+      assert.equal(r.body.error.code, 'InvalidRequest', url);
+    }
+    const lc = await call(s.url, user, 'POST', '/v1.0/subscriptions', { ...base, notificationUrl: `${rx.base}/ok`, lifecycleNotificationUrl: 'http://example.com/lc' });
+    assert.equal(lc.status, 400);
+    const ok = await call(s.url, user, 'POST', '/v1.0/subscriptions', { ...base, notificationUrl: `http://localhost:${new URL(rx.base).port}/ok` });
+    assert.equal(ok.status, 201);
+    const typo = await call(s.url, user, 'POST', '/v1.0/subscriptions', { ...base, notificationUrl: `${rx.base}/ok`, clientstate: 'x' });
+    assert.equal(typo.status, 400);
+    assert.equal(typo.body.error.message, 'Could not process subscription creation payload. Are all property names spelled and camelCased properly?');
+    const badType = await call(s.url, user, 'POST', '/v1.0/subscriptions', { ...base, changeType: 'created,moved', notificationUrl: `${rx.base}/ok` });
+    assert.equal(badType.status, 400);
+    const badResource = await call(s.url, user, 'POST', '/v1.0/subscriptions', { ...base, resource: 'me/events', notificationUrl: `${rx.base}/ok` });
+    assert.equal(badResource.status, 400);
+    const longState = await call(s.url, user, 'POST', '/v1.0/subscriptions', { ...base, clientState: 'x'.repeat(129), notificationUrl: `${rx.base}/ok` });
+    assert.equal(longState.status, 400);
+    const missing = await call(s.url, user, 'POST', '/v1.0/subscriptions', { changeType: 'created', notificationUrl: `${rx.base}/ok` });
+    assert.equal(missing.status, 400);
+    assert.equal(missing.body.error.code, 'InvalidRequest');
+    const noFolder = await call(s.url, user, 'POST', '/v1.0/subscriptions', { ...base, resource: 'me/mailFolders/nosuchfolder/messages', notificationUrl: `${rx.base}/ok` });
+    assert.ok(noFolder.status === 400 || noFolder.status === 404);
+    const noToken = await call(s.url, undefined, 'POST', '/v1.0/subscriptions', { ...base, notificationUrl: `${rx.base}/ok` });
+    assert.equal(noToken.status, 401);
+    assert.equal(noToken.body.error.code, 'InvalidAuthenticationToken');
+  });
+
+  test("one user never subscribes to another's mailbox; an app token does, but not to /me", async () => {
+    const base = { changeType: 'created', expirationDateTime: inMinutes(60), notificationUrl: `${rx.base}/ok` };
+    const other = await call(s.url, user, 'POST', '/v1.0/subscriptions', { ...base, resource: `users/${demoAdmin.id}/messages` });
+    assert.equal(other.status, 403);
+    assert.equal(other.body.error.code, 'ErrorAccessDenied');
+    const byUpn = await call(s.url, user, 'POST', '/v1.0/subscriptions', { ...base, resource: `users/${demoAdmin.userPrincipalName}/mailFolders('Inbox')/messages` });
+    assert.equal(byUpn.status, 403);
+    const own = await call(s.url, user, 'POST', '/v1.0/subscriptions', { ...base, resource: `users/${demoUser.userPrincipalName}/messages` });
+    assert.equal(own.status, 201);
+    const otherTenant = await userToken(s.url, identities.eve, ['api://stratus/mail/Mail.Read']).catch(() => undefined);
+    if (otherTenant) {
+      const cross = await call(s.url, otherTenant, 'POST', '/v1.0/subscriptions', { ...base, resource: `users/${demoUser.id}/messages` });
+      assert.equal(cross.status, 404);
+      const peek = await call(s.url, otherTenant, 'GET', `/v1.0/subscriptions/${own.body.id}`);
+      assert.equal(peek.status, 404);
+    }
+    const app = await appToken(s.url, 'mail');
+    const meApp = await call(s.url, app, 'POST', '/v1.0/subscriptions', { ...base, resource: 'me/messages' });
+    assert.equal(meApp.status, 400);
+    assert.equal(meApp.body.error.message, '/me request is only valid with delegated authentication flow.');
+    const appSub = await call(s.url, app, 'POST', '/v1.0/subscriptions', { ...base, resource: `users/${demoAdmin.id}/messages` });
+    assert.equal(appSub.status, 201);
+    // The user's token does not see the app's subscription.
+    const peekUser = await call(s.url, user, 'GET', `/v1.0/subscriptions/${appSub.body.id}`);
+    assert.equal(peekUser.status, 404);
+    const noScope = await userToken(s.url, identities.user, ['api://stratus/mail/Mail.Send']);
+    const denied = await call(s.url, noScope, 'POST', '/v1.0/subscriptions', { ...base, resource: 'me/messages' });
+    assert.equal(denied.status, 403);
+  });
+});
+
+describe('mail subscriptions: lifecycle notifications', () => {
+  let s: TestServer;
+  const rx = new Receiver();
+  before(async () => {
+    await rx.start();
+    s = await startTestServer({ settings: { mailNotificationPollMs: 50, mailSubscriptionValidationTimeoutMs: 1500 } });
+  });
+  after(async () => {
+    await s?.close();
+    await rx.stop();
+  });
+
+  test('reauthorizationRequired shortly before expiry, subscriptionRemoved at expiry', async () => {
+    const user = await userToken(s.url, identities.user, scopes);
+    const now = await serverNow(s);
+    const expiration = new Date(now + 60 * 60_000).toISOString();
+    const sub = await graphClient(s.url, user).api('/subscriptions').post({ changeType: 'created', notificationUrl: `${rx.base}/n`, lifecycleNotificationUrl: `${rx.base}/lc`, resource: 'me/messages', expirationDateTime: expiration, clientState: 'lc-state' });
+    assert.equal(sub.lifecycleNotificationUrl, `${rx.base}/lc`);
+    assert.ok(rx.received.some((r) => r.path === '/lc' && r.query.has('validationToken')), 'the lifecycle URL gets the handshake too');
+    await advance(s, 50 * 60);
+    const reauth = await rx.untilNotification('/lc', (n) => n.lifecycleEvent === 'reauthorizationRequired');
+    assert.deepEqual(reauth, { subscriptionId: sub.id, subscriptionExpirationDateTime: expiration, tenantId: reauth.tenantId, clientState: 'lc-state', lifecycleEvent: 'reauthorizationRequired' });
+    await advance(s, 11 * 60);
+    const removed = await rx.untilNotification('/lc', (n) => n.lifecycleEvent === 'subscriptionRemoved');
+    assert.equal(removed.subscriptionId, sub.id);
+    const fresh = await userToken(s.url, identities.user, scopes);
+    const get = await call(s.url, fresh, 'GET', `/v1.0/subscriptions/${sub.id}`);
+    assert.equal(get.status, 404);
+    assert.equal(rx.notifications('/lc').filter((n) => n.lifecycleEvent === 'reauthorizationRequired').length, 1);
+  });
+
+  test('missed when delivery gave up after the retry window', async () => {
+    rx.failures.set('/down', 1_000_000);
+    const user = await userToken(s.url, identities.user, scopes);
+    const client = graphClient(s.url, user);
+    const sub = await client.api('/subscriptions').post({ changeType: 'created', notificationUrl: `${rx.base}/down`, lifecycleNotificationUrl: `${rx.base}/lc2`, resource: 'me/messages', expirationDateTime: inMinutesFrom(await serverNow(s), 3 * 24 * 60) });
+    await client.api('/me/messages').post({ subject: 'never delivered' });
+    await rx.untilPosts('/down', 1);
+    await advance(s, 4 * 3600 + 60);
+    const missed = await rx.untilNotification('/lc2', (n) => n.lifecycleEvent === 'missed');
+    assert.equal(missed.subscriptionId, sub.id);
+    const queued = await s.server.ctx.store.db.selectFrom('mail_notifications').select('seq').where('subscription_id', '=', sub.id).where('kind', '=', 'change').execute();
+    assert.equal(queued.length, 0, 'the dropped notification left the outbox');
+  });
+});
+
+function inMinutesFrom(ms: number, minutes: number): string {
+  return new Date(ms + minutes * 60_000).toISOString();
+}
