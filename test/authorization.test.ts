@@ -458,6 +458,11 @@ test('PATCH validation: every rule of §2.1 → 400 InvalidRoleManagementPolicy 
     [notif({ notificationRecipients: [42] }), /^The value 42 of 'properties\.rules\[0\]\.notificationRecipients\[0\]' is not a valid e-mail address/],
     [exp({ isExpirationRequired: 1 }), /^The value 1 of /],
     [notif({ notificationRecipients: [`${'a'.repeat(5000)}@b.test`] }), /^The value '(a{100})…' of /],
+    // Sizes are bounded (Stratus limits): a duration, an approver's description, the target's lists.
+    [exp({ maximumDuration: `P${'9'.repeat(100)}D` }), /maximumDuration' is not a valid ISO 8601 duration/],
+    [approval({ approvalStages: [{ ...stage, primaryApprovers: [{ ...approver, description: 'd'.repeat(1025) }] }] }), /description' is invalid: a string of at most 1024/],
+    [exp({ target: { ...t, targetObjects: Array.from({ length: 51 }, (_, i) => `o${i}`) } }), /targetObjects' may hold at most 50 strings/],
+    [exp({ target: { ...t, enforcedSettings: ['x'.repeat(257)] } }), /enforcedSettings' may hold at most 50 strings of at most 256/],
   ];
   for (const [body, message] of cases) {
     const r = await call('PATCH', path, adminToken, body);

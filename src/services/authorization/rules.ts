@@ -23,7 +23,7 @@ export const enums = {
 } as const;
 
 /** Limits on lists inside a rule (Stratus choices; the sources state none). */
-export const ruleLimits = { maxRules: 100, maxRecipients: 50, maxStages: 5, maxApprovers: 50, maxApprovalDays: 30, maxEscalationMinutes: 30 * 24 * 60, maxClaimValueLength: 256 };
+export const ruleLimits = { maxRules: 100, maxRecipients: 50, maxStages: 5, maxApprovers: 50, maxApprovalDays: 30, maxEscalationMinutes: 30 * 24 * 60, maxClaimValueLength: 256, maxDescriptionLength: 1024, maxDurationLength: 64, maxTargetItems: 50, maxTargetItemLength: 256 };
 
 /** ISO 8601 duration as used by the service (`P90D`, `PT7H`, `P1Y2M3DT4H5M6.5S`, `P2W`): at least one component. */
 const isoDuration = /^P(?!$)(\d+Y)?(\d+M)?(\d+W)?(\d+D)?(T(?=\d)(\d+H)?(\d+M)?(\d+(\.\d+)?S)?)?$/;
@@ -70,6 +70,9 @@ function checkInt(path: string, v: unknown, min: number, max: number): number {
 function checkStringArrayOrNull(path: string, v: unknown): string[] | null {
   if (v === null) return null;
   if (!Array.isArray(v) || v.some((x) => typeof x !== 'string')) throw bad(`The value of '${path}' is invalid: an array of strings or null is expected.`);
+  if (v.length > ruleLimits.maxTargetItems || v.some((x) => x.length > ruleLimits.maxTargetItemLength)) {
+    throw bad(`'${path}' may hold at most ${ruleLimits.maxTargetItems} strings of at most ${ruleLimits.maxTargetItemLength} characters.`);
+  }
   return [...v] as string[];
 }
 
@@ -78,7 +81,9 @@ function checkUserSet(path: string, v: unknown): Record<string, unknown> {
   if (!isObject(v)) throw bad(`The value of '${path}' is invalid: an approver object is expected.`);
   if (typeof v.id !== 'string' || !isUuid(v.id)) throw bad(`The value ${describe(v.id)} of '${path}.id' is invalid: the object id of the approving principal (a GUID) is expected.`);
   const out: Record<string, unknown> = { id: v.id.toLowerCase() };
-  if (v.description !== undefined && v.description !== null && typeof v.description !== 'string') throw bad(`The value of '${path}.description' is invalid: a string is expected.`);
+  if (v.description !== undefined && v.description !== null && (typeof v.description !== 'string' || v.description.length > ruleLimits.maxDescriptionLength)) {
+    throw bad(`The value of '${path}.description' is invalid: a string of at most ${ruleLimits.maxDescriptionLength} characters is expected.`);
+  }
   out.description = v.description ?? null;
   out.isBackup = v.isBackup === undefined ? false : checkBool(`${path}.isBackup`, v.isBackup);
   out.userType = checkEnum(`${path}.userType`, v.userType, enums.userType);
@@ -149,7 +154,7 @@ function checkOwnFields(path: string, type: RuleType, v: Record<string, unknown>
   switch (type) {
     case 'RoleManagementPolicyExpirationRule': {
       out.isExpirationRequired = checkBool(`${path}.isExpirationRequired`, out.isExpirationRequired);
-      if (typeof out.maximumDuration !== 'string' || !isIsoDuration(out.maximumDuration)) {
+      if (typeof out.maximumDuration !== 'string' || out.maximumDuration.length > ruleLimits.maxDurationLength || !isIsoDuration(out.maximumDuration)) {
         throw bad(`The value ${describe(out.maximumDuration)} of '${path}.maximumDuration' is not a valid ISO 8601 duration (for example 'P90D', 'PT8H', 'P1DT12H').`);
       }
       out.exceptionMembers = checkUserSets(`${path}.exceptionMembers`, out.exceptionMembers ?? null, true);
