@@ -178,7 +178,7 @@ export async function messageItem(mr: MailRequest, method: string, m: MessageRec
       need(mr, 'write');
       const doc = structuredClone(m.doc);
       const parsed = parseMessageInput(doc, mr.body, 'update', m.isDraft);
-      checkFrom(doc, mr.mb);
+      if (parsed.present.has('from') || parsed.present.has('sender')) checkFrom(doc, mr.mb);
       await resolveNames(mr.ctx.identity.directory, doc);
       const updated: MessageRecord = { ...m, doc, isRead: parsed.isRead ?? m.isRead, modifiedAt: nowIso(), changeKey: newChangeKey() };
       await tx(async (trx) => {
