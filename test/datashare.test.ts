@@ -218,7 +218,12 @@ test('consumer flow: invitation → share subscription → synchronize → run i
   const acct = await call('PUT', `${acctPath}/provider-acct`, { body: { location: 'eastus', identity: { type: 'SystemAssigned' }, tags: { team: 'data' } } });
   assert.equal(acct.status, 201);
   assert.equal(acct.body.systemData.createdBy, 'admin@stratus.test');
-  assert.equal((await call('PUT', `${acctPath}/provider-acct`, { body: { location: 'eastus', identity: { type: 'SystemAssigned' } } })).status, 200);
+  assert.equal((await call('PUT', `${acctPath}/provider-acct`, { body: { location: 'eastus', identity: { type: 'SystemAssigned' }, tags: { team: 'data' } } })).status, 200);
+  const patched = await call('PATCH', `${acctPath}/provider-acct`, { body: { tags: { team: 'sales' } } });
+  assert.equal(patched.status, 200);
+  assert.deepEqual(patched.body.tags, { team: 'sales' });
+  assert.equal(patched.body.systemData.createdAt, acct.body.systemData.createdAt);
+  assert.equal((await call('PATCH', `${acctPath}/provider-acct`, { body: { tags: { team: 5 } } })).status, 400);
   const share = await call('PUT', `${acctPath}/provider-acct/shares/orders`, { body: { properties: { description: 'Orders', shareKind: 'CopyBased', terms: 'none' } } });
   assert.equal(share.status, 201);
   const noTarget = await call('PUT', `${acctPath}/provider-acct/shares/orders/invitations/inv0`, { body: { properties: {} } });
@@ -267,6 +272,16 @@ test('consumer flow: invitation → share subscription → synchronize → run i
   assert.equal(full.consumerTenantName, 'Other Tenant');
   assert.equal(full.endTime, undefined);
   assert.equal(listed.body.value[0].synchronizationMode, 'FullSync');
+
+  // The consumer sees its own runs, without the consumer fields.
+  const mine = await call('POST', `${eveRg}/eve-acct/shareSubscriptions/orders-sub/listSynchronizations`, { token: eve, query: { $orderby: 'synchronizationMode desc' } });
+  assert.equal(mine.status, 200);
+  assert.deepEqual(
+    mine.body.value.map((x: any) => x.synchronizationId),
+    [sync2.body.synchronizationId, sync.body.synchronizationId],
+  );
+  assert.equal(mine.body.value[0].consumerEmail, undefined);
+  assert.equal((await call('POST', `${eveRg}/eve-acct/shareSubscriptions/orders-sub/listSynchronizations`, { token: eve, query: { $filter: "consumerName eq 'x'" } })).status, 400);
 
   // 60 s later the incremental run (30 s) is done, the full one (120 s) still running.
   await fetch(`${s.url}/_stratus/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ advanceSeconds: 60 }) });

@@ -19,7 +19,7 @@ import { compileFilter, compileOrderBy, ODataError, parseFilter, parseOrderBy } 
 import type { Principal } from '../../core/identity/identity.ts';
 import { armRoute, systemDataFor, type ArmCall, type ArmRouteOptions } from '../arm/gateway.ts';
 import { ArmStore, type ArmResourceRow } from '../arm/store.ts';
-import { DataShareStore, synchronizationFields } from './store.ts';
+import { consumerSynchronizationFields, DataShareStore, synchronizationFields } from './store.ts';
 
 /** api-versions of every data share operation (spec §9). */
 export const dataShareApiVersions = ['2021-08-01'];
@@ -246,6 +246,21 @@ export async function registerDataShareRoutes(app: FastifyInstance, ctx: AppCont
         });
         reply.code(existed ? 200 : 204);
         return existed ? {} : undefined;
+      },
+    });
+
+    route({
+      method: 'PATCH',
+      url: accountUrl,
+      action: 'Vendor.DataShare/accounts/write',
+      handler: async (req, _reply, call) => {
+        const account = await getAccount(req);
+        const body = bodyObject(req, true);
+        const at = nowIso();
+        const prev = account.body as any;
+        const resource = { ...prev, tags: body.tags === undefined ? prev.tags : checkTags(body.tags), systemData: systemDataFor(call.principal, at, prev.systemData) };
+        await arm.putResource({ ...account, body: resource, updatedAt: at });
+        return resource;
       },
     });
 
@@ -480,6 +495,36 @@ export async function registerDataShareRoutes(app: FastifyInstance, ctx: AppCont
       },
     });
 
+    /** Parses `$filter` / `$orderby` / `$skipToken` of a synchronization list. */
+    const listQuery = (req: FastifyRequest, fields: typeof synchronizationFields) => {
+      const filterText = queryValue(req, '$filter', 'filter');
+      const orderText = queryValue(req, '$orderby', '$orderBy', 'orderby', 'orderBy');
+      const token = queryValue(req, '$skipToken', '$skiptoken', 'skipToken');
+      let filter;
+      let orderBy: ReturnType<typeof compileOrderBy> = [];
+      try {
+        if (filterText !== undefined && filterText.trim() !== '') filter = compileFilter(parseFilter(filterText), fields);
+      } catch (e) {
+        if (e instanceof ODataError) throw dsError(400, 'InvalidFilter', `The $filter expression '${filterText}' is invalid${e.position !== undefined ? ` at position ${e.position}` : ''}: ${e.message}`, '$filter');
+        throw e;
+      }
+      try {
+        if (orderText !== undefined && orderText.trim() !== '') orderBy = compileOrderBy(parseOrderBy(orderText), fields);
+      } catch (e) {
+        if (e instanceof ODataError) throw dsError(400, 'InvalidOrderBy', `The $orderby expression '${orderText}' is invalid${e.position !== undefined ? ` at position ${e.position}` : ''}: ${e.message}`, '$orderby');
+        throw e;
+      }
+      let offset = 0;
+      if (token !== undefined) {
+        const t = decodeToken<{ o: number }>(token);
+        if (!t || !Number.isSafeInteger(t.o) || t.o < 0) throw dsError(400, 'InvalidSkipToken', `The value '${token}' of '$skipToken' is not valid.`, '$skipToken');
+        offset = t.o;
+      }
+      const nextLink = (path: string, apiVersion: string) =>
+        absoluteUrl(ctx.origin(), path, { 'api-version': apiVersion, $filter: filterText, $orderby: orderText, $skipToken: encodeToken({ o: offset + synchronizationPageSize }) });
+      return { filter, orderBy, offset, nextLink };
+    };
+
     // ---- listSynchronizations (spec §4.5) ----
     route({
       method: 'POST',
@@ -488,41 +533,31 @@ export async function registerDataShareRoutes(app: FastifyInstance, ctx: AppCont
       handler: async (req, _reply, call) => {
         const account = await getAccount(req);
         const share = await getChild(req, account, 'shares', types.share, (req.params as Record<string, string>).shareName!);
-        const filterText = queryValue(req, '$filter', 'filter');
-        const orderText = queryValue(req, '$orderby', '$orderBy', 'orderby', 'orderBy');
-        const token = queryValue(req, '$skipToken', '$skiptoken', 'skipToken');
-        let filter;
-        let orderBy: ReturnType<typeof compileOrderBy> = [];
-        try {
-          if (filterText !== undefined && filterText.trim() !== '') filter = compileFilter(parseFilter(filterText), synchronizationFields);
-        } catch (e) {
-          if (e instanceof ODataError) throw dsError(400, 'InvalidFilter', `The $filter expression '${filterText}' is invalid${e.position !== undefined ? ` at position ${e.position}` : ''}: ${e.message}`, '$filter');
-          throw e;
-        }
-        try {
-          if (orderText !== undefined && orderText.trim() !== '') orderBy = compileOrderBy(parseOrderBy(orderText), synchronizationFields);
-        } catch (e) {
-          if (e instanceof ODataError) throw dsError(400, 'InvalidOrderBy', `The $orderby expression '${orderText}' is invalid${e.position !== undefined ? ` at position ${e.position}` : ''}: ${e.message}`, '$orderby');
-          throw e;
-        }
-        let offset = 0;
-        if (token !== undefined) {
-          const t = decodeToken<{ o: number }>(token);
-          if (!t || !Number.isSafeInteger(t.o) || t.o < 0) throw dsError(400, 'InvalidSkipToken', `The value '${token}' of '$skipToken' is not valid.`, '$skipToken');
-          offset = t.o;
-        }
+        const q = listQuery(req, synchronizationFields);
         const shareIdLower = share.id.toLowerCase();
         await store.settle(shareIdLower, nowIso());
-        const page = await store.listSynchronizations({ tenantId: share.tenantId, shareIdLower, filter, orderBy, offset, limit: synchronizationPageSize });
+        const page = await store.listSynchronizations({ tenantId: share.tenantId, shareIdLower, filter: q.filter, orderBy: q.orderBy, offset: q.offset, limit: synchronizationPageSize });
         const body: Record<string, unknown> = { value: page.value };
-        if (page.more) {
-          body.nextLink = absoluteUrl(ctx.origin(), `${share.id}/listSynchronizations`, {
-            'api-version': call.apiVersion,
-            $filter: filterText,
-            $orderby: orderText,
-            $skipToken: encodeToken({ o: offset + synchronizationPageSize }),
-          });
-        }
+        if (page.more) body.nextLink = q.nextLink(`${share.id}/listSynchronizations`, call.apiVersion);
+        return body;
+      },
+    });
+
+    // ---- the consumer's runs (ShareSubscriptions_ListSynchronizations, outside the spec) ----
+    route({
+      method: 'POST',
+      url: `${ssUrl}/listSynchronizations`,
+      action: 'Vendor.DataShare/accounts/shareSubscriptions/listSynchronizations/action',
+      handler: async (req, _reply, call) => {
+        const ss = await getChild(req, await getAccount(req), 'shareSubscriptions', types.shareSubscription, (req.params as Record<string, string>).shareSubscriptionName!);
+        const q = listQuery(req, consumerSynchronizationFields);
+        const key = ss.id.toLowerCase();
+        await store.settle(key, nowIso(), 'shareSubscription');
+        const page = await store.listSynchronizations({ shareSubscriptionIdLower: key, filter: q.filter, orderBy: q.orderBy, offset: q.offset, limit: synchronizationPageSize });
+        const body: Record<string, unknown> = {
+          value: page.value.map(({ consumerName: _n, consumerEmail: _e, consumerTenantName: _t, ...rest }) => rest),
+        };
+        if (page.more) body.nextLink = q.nextLink(`${ss.id}/listSynchronizations`, call.apiVersion);
         return body;
       },
     });

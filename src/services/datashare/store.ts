@@ -98,6 +98,11 @@ export const datashareMigrations: Migrations = {
       await db.schema.createIndex('datashare_sync_due').on('datashare_synchronizations').columns(['share_id_lower', 'status', 'due_at']).execute();
     },
   },
+  datashare_0002_consumer_index: {
+    async up(db: Kysely<any>) {
+      await db.schema.createIndex('datashare_sync_consumer').on('datashare_synchronizations').columns(['share_subscription_id_lower', 'start_time', 'seq']).execute();
+    },
+  },
 };
 
 /** The OData properties of a ShareSynchronization and their columns (spec §2.4). */
@@ -113,6 +118,9 @@ export const synchronizationFields: FieldMap = {
   consumerEmail: { column: 'consumer_email', type: 'string' },
   consumerTenantName: { column: 'consumer_tenant_name', type: 'string' },
 };
+
+/** The OData properties of a consumer's ShareSubscriptionSynchronization (no consumer fields). */
+export const consumerSynchronizationFields: FieldMap = Object.fromEntries(Object.entries(synchronizationFields).filter(([k]) => !k.startsWith('consumer')));
 
 function toSync(r: any): ShareSynchronization {
   const out: ShareSynchronization = { synchronizationId: r.synchronization_id, synchronizationMode: r.synchronization_mode, status: r.status, startTime: r.start_time };
@@ -200,12 +208,12 @@ export class DataShareStore {
       .execute();
   }
 
-  /** Completes the runs of a share whose `due_at` has passed (`InProgress` → `Succeeded`). */
-  async settle(shareIdLower: string, nowIso: string): Promise<void> {
+  /** Completes the runs of a share (or, with `by: 'shareSubscription'`, of a consumer's share subscription) whose `due_at` has passed (`InProgress` → `Succeeded`). */
+  async settle(keyLower: string, nowIso: string, by: 'share' | 'shareSubscription' = 'share'): Promise<void> {
     await this.db
       .updateTable('datashare_synchronizations')
       .set({ status: 'Succeeded', end_time: sql`due_at`, duration_ms: sql`planned_duration_ms`, message: 'Synchronization completed.' })
-      .where('share_id_lower', '=', shareIdLower)
+      .where(by === 'share' ? 'share_id_lower' : 'share_subscription_id_lower', '=', keyLower)
       .where('status', '=', 'InProgress')
       .where('due_at', '<=', nowIso)
       .execute();
@@ -216,8 +224,20 @@ export class DataShareStore {
    * `startTime desc`; nulls last ascending, first descending), ties broken by insertion order; `offset` rows skipped, up to `limit`.
    * Returns one extra row's worth of knowledge as `more`.
    */
-  async listSynchronizations(opts: { tenantId: string; shareIdLower: string; filter?: Expression<SqlBool>; orderBy: CompiledOrderBy[]; offset: number; limit: number }): Promise<{ value: ShareSynchronization[]; more: boolean }> {
-    let q = this.db.selectFrom('datashare_synchronizations').selectAll().where('tenant_id', '=', opts.tenantId).where('share_id_lower', '=', opts.shareIdLower);
+  async listSynchronizations(opts: {
+    /** The provider share's runs (scoped by the provider tenant) … */
+    shareIdLower?: string;
+    tenantId?: string;
+    /** … or a consumer share subscription's runs (its id is bound to the consumer's subscription). */
+    shareSubscriptionIdLower?: string;
+    filter?: Expression<SqlBool>;
+    orderBy: CompiledOrderBy[];
+    offset: number;
+    limit: number;
+  }): Promise<{ value: ShareSynchronization[]; more: boolean }> {
+    let q = this.db.selectFrom('datashare_synchronizations').selectAll();
+    if (opts.shareSubscriptionIdLower !== undefined) q = q.where('share_subscription_id_lower', '=', opts.shareSubscriptionIdLower);
+    else q = q.where('tenant_id', '=', opts.tenantId!).where('share_id_lower', '=', opts.shareIdLower!);
     if (opts.filter) q = q.where(opts.filter);
     if (opts.orderBy.length === 0) q = q.orderBy('start_time', 'desc').orderBy('seq', 'desc');
     else {
