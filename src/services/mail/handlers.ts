@@ -72,8 +72,8 @@ export async function delta(mr: MailRequest, folder: FolderRow): Promise<unknown
 }
 
 /** Parses a MIME (base64) create body into a message document. @throws ApiError 400 `ErrorMimeContentInvalidBase64String` */
-function mimeToInput(buf: Buffer): Record<string, unknown> {
-  const text = buf.toString('utf8').trim();
+function mimeToInput(buf: Buffer | string): Record<string, unknown> {
+  const text = (typeof buf === 'string' ? buf : buf.toString('utf8')).trim();
   if (!/^[A-Za-z0-9+/=\r\n]+$/.test(text)) throw new ApiError(400, 'ErrorMimeContentInvalidBase64String', 'Invalid base64 string for MIME content.');
   const mime = Buffer.from(text, 'base64').toString('utf8');
   const split = mime.search(/\r?\n\r?\n/);
@@ -107,7 +107,7 @@ async function applyExtras(mr: MailRequest, trx: any, m: MessageRecord, parsed: 
 
 /** POST messages: a new draft (JSON or base64 MIME). */
 export async function createMessage(mr: MailRequest, folder: FolderRow): Promise<unknown> {
-  const input = Buffer.isBuffer(mr.body) ? mimeToInput(mr.body) : mr.body;
+  const input = Buffer.isBuffer(mr.body) || typeof mr.body === 'string' ? mimeToInput(mr.body) : mr.body;
   const doc = emptyDoc();
   const parsed = parseMessageInput(doc, input, 'create', true);
   checkFrom(doc, mr.mb);
@@ -123,7 +123,7 @@ export async function createMessage(mr: MailRequest, folder: FolderRow): Promise
 export async function sendMail(mr: MailRequest): Promise<unknown> {
   let messageInput: unknown;
   let save = true;
-  if (Buffer.isBuffer(mr.body)) messageInput = mimeToInput(mr.body);
+  if (Buffer.isBuffer(mr.body) || typeof mr.body === 'string') messageInput = mimeToInput(mr.body);
   else {
     if (!mr.body || typeof mr.body !== 'object' || Array.isArray(mr.body)) throw new ApiError(400, 'RequestBodyRead', "The request body must be {\"message\": {…}, \"saveToSentItems\": true|false}.");
     const o = mr.body as Record<string, unknown>;
