@@ -89,7 +89,16 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
     assert.deepEqual(d.parts.map((p) => p.path), ['eventstream.json', 'eventstreamProperties.json', '.platform']);
     const n = uniqueName();
     assert.equal(checkDisplayName(n), n);
-    assert.throws(() => checkDisplayName(' lead'), /white space/);
-    assert.throws(() => checkDisplayName('a'.repeat(124)), /at most 123/);
+    const detail = (f: () => unknown): string => {
+      try {
+        f();
+      } catch (e) {
+        return (e as { options: { details: { message: string }[] } }).options.details[0]!.message;
+      }
+      throw new Error('no error');
+    };
+    assert.match(detail(() => checkDisplayName(' lead')), /white space/);
+    assert.match(detail(() => checkDisplayName('a'.repeat(124))), /at most 123/);
+    assert.match(detail(() => checkDisplayName('lone \ud800 surrogate')), /lone surrogates/);
   });
 }

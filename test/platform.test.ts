@@ -193,7 +193,9 @@ describe('eventstream creation completing at once (no provisioning delay)', () =
     }
     const long = await call(s.url, 'POST', esPath, sp, { displayName: uniqueName(), description: 'x'.repeat(257) });
     assertPlatformError(long, 400, 'InvalidInput');
-    assert.match(long.body.message, /256/);
+    assert.equal(long.body.message, 'The request has an invalid input');
+    assert.equal(long.body.moreDetails[0].errorCode, 'InvalidParameter');
+    assert.match(long.body.moreDetails[0].message, /description.*256/);
     const ok = await call(s.url, 'POST', esPath, sp, { displayName: `${uniqueName()}${'a'.repeat(112)}` });
     assert.equal(ok.status, 201, ok.text);
     assert.equal(ok.body.displayName.length, 123);

@@ -5,7 +5,7 @@
  * getDefinition / updateDefinition of eventstreams — on `/eventstreams` and on the generic
  * `/items` collection — plus read-only workspace and folder discovery.
  */
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../context.ts';
 import { ApiError } from '../../core/errors.ts';
 import { isUuid, newUuid } from '../../core/ids.ts';
@@ -43,6 +43,24 @@ import {
   partPaths,
   platformFilePayload,
 } from './validate.ts';
+import {
+  CreateEventstreamRequest,
+  DeleteQuery,
+  GetDefinitionQuery,
+  ItemParams,
+  ListQuery,
+  OperationParams,
+  UpdateDefinitionQuery,
+  UpdateDefinitionRequest,
+  UpdateEventstreamRequest,
+  WorkspaceParams,
+  platformValidator,
+  requireJsonContent,
+  throwIfInvalid,
+  type CreateEventstreamBody,
+  type UpdateDefinitionBody,
+  type UpdateEventstreamBody,
+} from './schemas.ts';
 
 /** The item type this area serves. */
 export const eventstreamType = 'Eventstream';
@@ -99,29 +117,49 @@ function definitionParts(r: ItemRow): { path: string; payload: string; payloadTy
 }
 
 type WsParams = { workspaceId: string };
+type ItemIds = { workspaceId: string; eventstreamId: string };
 /** The collections the eventstream routes answer on. */
 const collections = ['eventstreams', 'items'] as const;
-type ItemParams = { workspaceId: string; eventstreamId: string };
+
+/**
+ * The caller of a platform route: the bearer token and the request budget first, then —
+ * for a route that takes a body — the JSON media type, then the route's schema validation
+ * (attached, so that a caller without a token gets 401 rather than 400).
+ */
+async function callerOf(req: FastifyRequest, ctx: AppContext, scopes: string[], takesBody = false): Promise<Principal> {
+  const p = await platformCaller(req, ctx, scopes);
+  if (takesBody) requireJsonContent(req);
+  throwIfInvalid(req);
+  return p;
+}
 
 /** Registers the platform routes inside their own plugin (its hook sets the platform's cache headers). */
 export async function registerPlatformRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
   await app.register(async (r) => {
+    // Headers the service sends on every answer, errors included (reference §2.2, §3.3, §4.1).
     r.addHook('onSend', async (_req, reply, payload) => {
       reply.header('Cache-Control', 'no-store, must-revalidate, no-cache');
       reply.header('Pragma', 'no-cache');
+      reply.header('Strict-Transport-Security', 'max-age=31536000; includeSubDomains');
+      reply.header('X-Frame-Options', 'deny');
+      reply.header('X-Content-Type-Options', 'nosniff');
+      if (!reply.hasHeader('Access-Control-Expose-Headers')) reply.header('Access-Control-Expose-Headers', 'RequestId');
       return payload;
     });
-    const cfg = { config: { family: 'platform' as const } };
+    // Shapes are checked by the routes' TypeBox schemas, compiled by TypeBox (no coercion).
+    r.setValidatorCompiler(platformValidator);
+    const cfg = { config: { family: 'platform' as const }, attachValidation: true };
+    const withSchema = <S extends object>(schema: S) => ({ ...cfg, schema });
 
     // Every eventstream route also answers on the generic items collection (reference §2.5;
     // clients such as command-line tools read eventstreams through `/items`).
     for (const coll of collections) {
       // Create (spec §4.2).
-      r.post<{ Params: WsParams }>(`/v1/workspaces/:workspaceId/${coll}`, cfg, async (req, reply) => {
-        const p = await platformCaller(req, ctx, writeScopes);
+      r.post<{ Params: WsParams; Body: CreateEventstreamBody }>(`/v1/workspaces/:workspaceId/${coll}`, withSchema({ params: WorkspaceParams, body: CreateEventstreamRequest }), async (req, reply) => {
+        const p = await callerOf(req, ctx, writeScopes, true);
         const { workspace } = await requireWorkspaceRole(ctx, p, req.params.workspaceId, 'Contributor');
         if (coll === 'items') {
-          const type = (req.body as { type?: unknown } | undefined)?.type;
+          const type = req.body.type;
           if (type === undefined || type === null) throw new ApiError(400, 'InvalidInput', "The item 'type' is required when creating through /items.", { isRetriable: false });
           if (type !== eventstreamType) throw new ApiError(400, 'UnsupportedItemType', `Stratus creates only Eventstream items; '${String(type)}' is not supported.`, { isRetriable: false });
         }
@@ -227,19 +265,19 @@ export async function registerPlatformRoutes(app: FastifyInstance, ctx: AppConte
       });
 
       // List (reference §2.5).
-      r.get<{ Params: WsParams; Querystring: Record<string, string | string[] | undefined> }>(`/v1/workspaces/:workspaceId/${coll}`, cfg, async (req) => {
-        const p = await platformCaller(req, ctx, readScopes);
+      r.get<{ Params: WsParams; Querystring: { continuationToken?: string; type?: string } }>(`/v1/workspaces/:workspaceId/${coll}`, withSchema({ params: WorkspaceParams, querystring: ListQuery }), async (req) => {
+        const p = await callerOf(req, ctx, readScopes);
         const { workspace } = await requireWorkspaceRole(ctx, p, req.params.workspaceId, 'Viewer');
         const raw = req.query.continuationToken;
         let after: { k: string; id: string } | undefined;
         if (raw !== undefined) {
-          const t = typeof raw === 'string' ? decodeToken<{ k?: unknown; id?: unknown; w?: unknown }>(raw) : undefined;
+          const t = decodeToken<{ k?: unknown; id?: unknown; w?: unknown }>(raw);
           if (!t || typeof t.k !== 'string' || typeof t.id !== 'string' || t.w !== workspace.id) throw new ApiError(400, 'InvalidContinuationToken', 'The continuationToken is not valid for this list.', { isRetriable: false });
           after = { k: t.k, id: t.id };
         }
         const typeFilter = coll === 'items' ? req.query.type : undefined;
         if (typeFilter !== undefined) {
-          if (typeof typeFilter !== 'string' || !itemTypes.includes(typeFilter)) throw new ApiError(400, 'InvalidItemType', `The item type '${String(typeFilter)}' is not valid.`, { isRetriable: false });
+          if (!itemTypes.includes(typeFilter)) throw new ApiError(400, 'InvalidItemType', `The item type '${typeFilter}' is not valid.`, { isRetriable: false });
           if (typeFilter !== eventstreamType) return { value: [] };
         }
         const rows = await listItems(ctx.store.db, p.tenantId, workspace.id, eventstreamType, listPageSize, after);
@@ -249,14 +287,14 @@ export async function registerPlatformRoutes(app: FastifyInstance, ctx: AppConte
           const last = page[page.length - 1]!;
           const token = encodeToken({ w: workspace.id, k: last.name_key, id: last.id });
           out.continuationToken = token;
-          out.continuationUri = absoluteUrl(ctx.origin(), `/v1/workspaces/${workspace.id}/${coll}`, { continuationToken: token, ...(typeof typeFilter === 'string' ? { type: typeFilter } : {}) });
+          out.continuationUri = absoluteUrl(ctx.origin(), `/v1/workspaces/${workspace.id}/${coll}`, { continuationToken: token, ...(typeFilter !== undefined ? { type: typeFilter } : {}) });
         }
         return out;
       });
 
       // Get (reference §2.5).
-      r.get<{ Params: ItemParams }>(`/v1/workspaces/:workspaceId/${coll}/:eventstreamId`, cfg, async (req, reply) => {
-        const p = await platformCaller(req, ctx, readScopes);
+      r.get<{ Params: ItemIds }>(`/v1/workspaces/:workspaceId/${coll}/:eventstreamId`, withSchema({ params: ItemParams }), async (req, reply) => {
+        const p = await callerOf(req, ctx, readScopes);
         const { workspace } = await requireWorkspaceRole(ctx, p, req.params.workspaceId, 'Viewer');
         const row = await activeItem(ctx, p, workspace.id, req.params.eventstreamId);
         reply.header('ETag', '""').header('Access-Control-Expose-Headers', 'RequestId,ETag');
@@ -264,8 +302,8 @@ export async function registerPlatformRoutes(app: FastifyInstance, ctx: AppConte
       });
 
       // Update (reference §2.5).
-      r.patch<{ Params: ItemParams }>(`/v1/workspaces/:workspaceId/${coll}/:eventstreamId`, cfg, async (req, reply) => {
-        const p = await platformCaller(req, ctx, writeScopes);
+      r.patch<{ Params: ItemIds; Body: UpdateEventstreamBody }>(`/v1/workspaces/:workspaceId/${coll}/:eventstreamId`, withSchema({ params: ItemParams, body: UpdateEventstreamRequest }), async (req, reply) => {
+        const p = await callerOf(req, ctx, writeScopes, true);
         const { workspace } = await requireWorkspaceRole(ctx, p, req.params.workspaceId, 'Contributor');
         const row = await activeItem(ctx, p, workspace.id, req.params.eventstreamId);
         const u = checkUpdateRequest(req.body);
@@ -285,40 +323,40 @@ export async function registerPlatformRoutes(app: FastifyInstance, ctx: AppConte
       });
 
       // Delete (reference §2.5): 200 with an empty body; `hardDelete` accepted, deletion is always permanent.
-      r.delete<{ Params: ItemParams }>(`/v1/workspaces/:workspaceId/${coll}/:eventstreamId`, cfg, async (req, reply) => {
-        const p = await platformCaller(req, ctx, writeScopes);
+      r.delete<{ Params: ItemIds; Querystring: { hardDelete?: string } }>(`/v1/workspaces/:workspaceId/${coll}/:eventstreamId`, withSchema({ params: ItemParams, querystring: DeleteQuery }), async (req, reply) => {
+        const p = await callerOf(req, ctx, writeScopes);
         const { workspace } = await requireWorkspaceRole(ctx, p, req.params.workspaceId, 'Contributor');
         const row = await activeItem(ctx, p, workspace.id, req.params.eventstreamId);
         if (!(await deleteItem(ctx.store.db, p.tenantId, row.id))) throw itemNotFound(row.id);
-        return reply.code(200).send();
+        // Observed: an empty body typed application/octet-stream.
+        return reply.code(200).type('application/octet-stream').send('');
       });
 
       // Get definition (reference §2.5, §5): synchronous 200, as observed on the service.
-      r.post<{ Params: ItemParams; Querystring: { format?: string } }>(`/v1/workspaces/:workspaceId/${coll}/:eventstreamId/getDefinition`, cfg, async (req, reply: FastifyReply) => {
-        const p = await platformCaller(req, ctx, writeScopes);
+      r.post<{ Params: ItemIds; Querystring: { format?: string } }>(`/v1/workspaces/:workspaceId/${coll}/:eventstreamId/getDefinition`, withSchema({ params: ItemParams, querystring: GetDefinitionQuery }), async (req, reply) => {
+        const p = await callerOf(req, ctx, writeScopes);
         const { workspace } = await requireWorkspaceRole(ctx, p, req.params.workspaceId, 'Contributor');
         const row = await activeItem(ctx, p, workspace.id, req.params.eventstreamId);
         const format = req.query.format;
-        if (format !== undefined && !['eventstream', 'default'].includes(String(format).toLowerCase())) {
-          throw new ApiError(400, 'InvalidDefinitionFormat', `The definition format '${String(format)}' is not supported; use 'eventstream' or omit it.`, { isRetriable: false });
+        if (format !== undefined && !['eventstream', 'default'].includes(format.toLowerCase())) {
+          throw new ApiError(400, 'InvalidDefinitionFormat', `The definition format '${format}' is not supported; use 'eventstream' or omit it.`, { isRetriable: false });
         }
         reply.header('Access-Control-Expose-Headers', 'RequestId');
         return { definition: { parts: definitionParts(row) } };
       });
 
       // Update definition (reference §2.5, §5): synchronous 200; `.platform` is honoured only with updateMetadata=true.
-      r.post<{ Params: ItemParams; Querystring: { updateMetadata?: string } }>(`/v1/workspaces/:workspaceId/${coll}/:eventstreamId/updateDefinition`, cfg, async (req: FastifyRequest<{ Params: ItemParams; Querystring: { updateMetadata?: string } }>, reply) => {
-        const p = await platformCaller(req, ctx, writeScopes);
+      const updateDefinitionSchema = withSchema({ params: ItemParams, querystring: UpdateDefinitionQuery, body: UpdateDefinitionRequest });
+      r.post<{ Params: ItemIds; Querystring: { updateMetadata?: string }; Body: UpdateDefinitionBody }>(`/v1/workspaces/:workspaceId/${coll}/:eventstreamId/updateDefinition`, updateDefinitionSchema, async (req, reply) => {
+        const p = await callerOf(req, ctx, writeScopes, true);
         const { workspace } = await requireWorkspaceRole(ctx, p, req.params.workspaceId, 'Contributor');
         const row = await activeItem(ctx, p, workspace.id, req.params.eventstreamId);
-        const b = req.body as { definition?: unknown } | undefined;
-        if (!b || typeof b !== 'object' || b.definition === undefined || b.definition === null) throw new ApiError(400, 'InvalidInput', 'The request body must be {"definition": {...}}.', { isRetriable: false });
-        const def = checkDefinition(b.definition);
+        const def = checkDefinition(req.body.definition);
         const old = fromJson<StoredDefinition>(row.definition);
         const platformPart = def.parts.find((x) => x.path === '.platform');
         const stored: StoredDefinition = { parts: def.parts.filter((x) => x.path !== '.platform').map((x) => ({ path: x.path, payload: x.payload, payloadType: x.payloadType })), logicalId: old.logicalId };
         const patch: { display_name?: string; name_key?: string; description?: string; definition: string; updated_at: string } = { definition: toJson(stored), updated_at: nowIso() };
-        if (String(req.query.updateMetadata).toLowerCase() === 'true' && platformPart) {
+        if (req.query.updateMetadata?.toLowerCase() === 'true' && platformPart) {
           const md = platformPart.json?.metadata ?? {};
           if (typeof md.displayName === 'string' && md.displayName !== row.display_name) {
             checkDisplayName(md.displayName);
@@ -341,12 +379,12 @@ export async function registerPlatformRoutes(app: FastifyInstance, ctx: AppConte
     }
 
     // Workspaces of the caller, one workspace, its folders (discovery of the ids the item routes need).
-    r.get<{ Querystring: Record<string, string | string[] | undefined> }>('/v1/workspaces', cfg, async (req) => {
-      const p = await platformCaller(req, ctx, readScopes);
+    r.get<{ Querystring: { continuationToken?: string } }>('/v1/workspaces', withSchema({ querystring: ListQuery }), async (req) => {
+      const p = await callerOf(req, ctx, readScopes);
       const raw = req.query.continuationToken;
       let afterId: string | undefined;
       if (raw !== undefined) {
-        const t = typeof raw === 'string' ? decodeToken<{ ws?: unknown }>(raw) : undefined;
+        const t = decodeToken<{ ws?: unknown }>(raw);
         if (!t || typeof t.ws !== 'string') throw new ApiError(400, 'InvalidContinuationToken', 'The continuationToken is not valid for this list.', { isRetriable: false });
         afterId = t.ws;
       }
@@ -361,22 +399,22 @@ export async function registerPlatformRoutes(app: FastifyInstance, ctx: AppConte
       return out;
     });
 
-    r.get<{ Params: WsParams }>('/v1/workspaces/:workspaceId', cfg, async (req) => {
-      const p = await platformCaller(req, ctx, readScopes);
+    r.get<{ Params: WsParams }>('/v1/workspaces/:workspaceId', withSchema({ params: WorkspaceParams }), async (req) => {
+      const p = await callerOf(req, ctx, readScopes);
       const { workspace } = await requireWorkspaceRole(ctx, p, req.params.workspaceId, 'Viewer');
       return { id: workspace.id, displayName: workspace.display_name, description: workspace.description, type: 'Workspace' };
     });
 
-    r.get<{ Params: WsParams }>('/v1/workspaces/:workspaceId/folders', cfg, async (req) => {
-      const p = await platformCaller(req, ctx, readScopes);
+    r.get<{ Params: WsParams }>('/v1/workspaces/:workspaceId/folders', withSchema({ params: WorkspaceParams }), async (req) => {
+      const p = await callerOf(req, ctx, readScopes);
       const { workspace } = await requireWorkspaceRole(ctx, p, req.params.workspaceId, 'Viewer');
       const rows = await listFolders(ctx.store.db, p.tenantId, workspace.id);
       return { value: rows.map((f) => ({ id: f.id, displayName: f.display_name, workspaceId: workspace.id, ...(f.parent_folder_id ? { parentFolderId: f.parent_folder_id } : {}) })) };
     });
 
     // Operation state (reference §3.2, §3.3).
-    r.get<{ Params: { operationId: string } }>('/v1/operations/:operationId', cfg, async (req, reply) => {
-      const p = await platformCaller(req, ctx, writeScopes);
+    r.get<{ Params: { operationId: string } }>('/v1/operations/:operationId', withSchema({ params: OperationParams }), async (req, reply) => {
+      const p = await callerOf(req, ctx, writeScopes);
       const op = await readOperation(ctx, p.tenantId, p.objectId, req.params.operationId);
       reply.header('x-vendor-operation-id', op.row.id);
       if (op.status === 'Running') {
@@ -390,8 +428,8 @@ export async function registerPlatformRoutes(app: FastifyInstance, ctx: AppConte
     });
 
     // Operation result (reference §3.2, §3.3).
-    r.get<{ Params: { operationId: string } }>('/v1/operations/:operationId/result', cfg, async (req, reply) => {
-      const p = await platformCaller(req, ctx, writeScopes);
+    r.get<{ Params: { operationId: string } }>('/v1/operations/:operationId/result', withSchema({ params: OperationParams }), async (req, reply) => {
+      const p = await callerOf(req, ctx, writeScopes);
       const op = await readOperation(ctx, p.tenantId, p.objectId, req.params.operationId);
       if (op.status !== 'Succeeded' || !op.row.item_id) throw new ApiError(400, 'OperationHasNoResult', 'The operation has no result', { isRetriable: false });
       const item = await getItemById(ctx.store.db, p.tenantId, op.row.item_id);

@@ -4,8 +4,9 @@
  * base64 whose JSON content fits the part) and the sensitivity label settings. Every
  * failure is an {@link ApiError} in the platform envelope.
  */
-import { ApiError, type ErrorDetail } from '../../core/errors.ts';
+import { ApiError } from '../../core/errors.ts';
 import { isUuid } from '../../core/ids.ts';
+import { invalidInput, type CreateEventstreamBody, type DefinitionBody, type UpdateEventstreamBody } from './schemas.ts';
 
 /** Longest display name (reference §2.4: the vendor's provider validates ≤ 123 for eventstreams). */
 export const maxDisplayNameLength = 123;
@@ -26,33 +27,36 @@ export interface CreateRequest {
   sensitivityLabelSettings?: { labelId: string; sensitivityLabelApplyStrategy: 'ApplyOrFail' | 'Ignore' };
 }
 
-function invalid(message: string, details?: ErrorDetail[]): ApiError {
-  return new ApiError(400, 'InvalidInput', message, { details, isRetriable: false });
-}
+/** A lone UTF-16 surrogate: text that is not well-formed Unicode (it would not survive UTF-8 storage). */
+const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 /**
  * Checks a display name against the naming rules: a string of 1–123 characters, not blank,
- * without leading or trailing white space, control characters or any of `\ / : * ? " < > | # %`.
- * @throws ApiError 400 `InvalidInput` (with a `moreDetails` entry `InvalidDisplayName`).
+ * without leading or trailing white space, control characters, lone surrogates or any of
+ * `\ / : * ? " < > | # %`.
+ * @throws ApiError 400 `InvalidInput` (with a `moreDetails` entry `InvalidParameter` giving the rule).
  */
 export function checkDisplayName(v: unknown): string {
-  const fail = (why: string) => invalid(`The displayName is invalid: ${why}`, [{ code: 'InvalidDisplayName', message: why }]);
-  if (typeof v !== 'string') throw fail('displayName is required and must be a string.');
-  if (v.trim() === '') throw fail('displayName must not be empty or blank.');
-  if ([...v].length > maxDisplayNameLength) throw fail(`displayName must be at most ${maxDisplayNameLength} characters.`);
-  if (v !== v.trim()) throw fail('displayName must not start or end with white space.');
-  if (forbiddenNameChars.test(v)) throw fail('displayName must not contain control characters or any of \\ / : * ? " < > | # %.');
+  const fail = (why: string) => invalidInput(`The property 'displayName' is invalid: ${why}`);
+  if (typeof v !== 'string') throw fail('it is required and must be a string.');
+  if (v.trim() === '') throw fail('it must not be empty or blank.');
+  if ([...v].length > maxDisplayNameLength) throw fail(`it must be at most ${maxDisplayNameLength} characters.`);
+  if (v !== v.trim()) throw fail('it must not start or end with white space.');
+  if (forbiddenNameChars.test(v) || loneSurrogate.test(v)) throw fail('it must not contain control characters, lone surrogates or any of \\ / : * ? " < > | # %.');
   return v;
 }
 
 /**
- * Checks a description: a string of at most 256 characters (null/absent allowed).
- * @throws ApiError 400 `InvalidInput`.
+ * Checks a description: a string of at most 256 characters (spec §8), without NUL characters
+ * or lone surrogates (neither store keeps them); null/absent allowed.
+ * @throws ApiError 400 `InvalidInput` (with a `moreDetails` entry `InvalidParameter`).
  */
 export function checkDescription(v: unknown): string | undefined {
   if (v === undefined || v === null) return undefined;
-  if (typeof v !== 'string') throw invalid('The description must be a string.');
-  if ([...v].length > maxDescriptionLength) throw invalid(`The description must be at most ${maxDescriptionLength} characters (got ${[...v].length}).`, [{ code: 'DescriptionTooLong', message: `Maximum length is ${maxDescriptionLength} characters.` }]);
+  if (typeof v !== 'string') throw invalidInput("The property 'description' must be a string.");
+  const length = [...v].length;
+  if (length > maxDescriptionLength) throw invalidInput(`The property 'description' is too long: maximum length is ${maxDescriptionLength} characters (got ${length}).`);
+  if (v.includes('\u0000') || loneSurrogate.test(v)) throw invalidInput("The property 'description' must not contain NUL characters or lone surrogates.");
   return v;
 }
 
@@ -139,27 +143,23 @@ export function checkPlatformFile(j: any): void {
 }
 
 /**
- * Validates an `EventstreamDefinition` (spec §2.2, reference §5): `parts` a non-empty array
- * of `{path, payload, payloadType: InlineBase64}` with known, distinct paths, `eventstream.json`
- * present, each payload valid base64 of JSON that fits its part; `format` absent, null,
- * `eventstream` or `Default`.
- * @throws ApiError 400 `InvalidInput` for a wrong shape, `CorruptedPayload` for a part's content.
+ * Validates the content of an `EventstreamDefinition` whose shape the route schema checked
+ * (spec §2.2, reference §5): known, distinct part paths (case-insensitive), `eventstream.json`
+ * present, `payloadType` `InlineBase64`, each payload valid base64 of JSON that fits its part;
+ * `format` absent, null, `eventstream` or `Default`.
+ * @throws ApiError 400 `InvalidInput` for an unsupported format or payload type,
+ * `CorruptedPayload` for a part's path or content.
  */
-export function checkDefinition(d: unknown): NonNullable<CreateRequest['definition']> {
-  if (!isObject(d)) throw invalid('The definition must be an object with parts.');
-  if (d.format !== undefined && d.format !== null && (typeof d.format !== 'string' || !['eventstream', 'default'].includes(d.format.toLowerCase()))) {
-    throw invalid(`The definition format '${String(d.format)}' is not supported; use 'eventstream' or omit it.`, [{ code: 'InvalidDefinitionFormat', message: 'Supported formats: eventstream.' }]);
+export function checkDefinition(d: DefinitionBody): NonNullable<CreateRequest['definition']> {
+  if (d.format !== undefined && d.format !== null && !['eventstream', 'default'].includes(d.format.toLowerCase())) {
+    throw invalidInput(`The definition format '${d.format}' is not supported; use 'eventstream' or omit it.`);
   }
-  if (!Array.isArray(d.parts) || d.parts.length === 0) throw invalid('The definition must have a non-empty parts array.');
   const out: NonNullable<CreateRequest['definition']>['parts'] = [];
   for (const [i, part] of d.parts.entries()) {
-    if (!isObject(part)) throw invalid(`definition.parts[${i}] must be an object.`);
-    if (typeof part.path !== 'string') throw invalid(`definition.parts[${i}].path is required.`);
     const path = partPaths.find((p) => p.toLowerCase() === part.path.toLowerCase());
     if (!path) throw corrupted(`The part path '${part.path}' is not a part of an eventstream definition (${partPaths.join(', ')}).`, part.path);
     if (out.some((o) => o.path === path)) throw corrupted(`The part '${path}' is given twice.`, path);
-    if (part.payloadType !== 'InlineBase64') throw invalid(`definition.parts[${i}].payloadType must be 'InlineBase64'.`, [{ code: 'InvalidPayloadType', message: 'Supported payload types: InlineBase64.' }]);
-    if (typeof part.payload !== 'string') throw corrupted(`The payload of part '${path}' is missing.`, path);
+    if (part.payloadType !== 'InlineBase64') throw invalidInput(`The property 'definition/parts/${i}/payloadType' must be 'InlineBase64' (the only supported payload type).`);
     const json = decodePayload(path, part.payload);
     if (path === 'eventstream.json') checkTopology(json);
     else if (path === 'eventstreamProperties.json') checkProperties(json);
@@ -167,42 +167,38 @@ export function checkDefinition(d: unknown): NonNullable<CreateRequest['definiti
     out.push({ path, payload: part.payload.replace(/\s+/g, ''), payloadType: 'InlineBase64', json });
   }
   if (!out.some((p) => p.path === 'eventstream.json')) throw corrupted("The definition has no 'eventstream.json' part.", 'eventstream.json');
-  return { format: typeof d.format === 'string' ? d.format : undefined, parts: out };
+  return { format: d.format ?? undefined, parts: out };
 }
 
 /**
- * Validates a `CreateEventstreamRequest` (spec §2.2). Extra keys (`type`, observed in real
- * requests) are accepted; `type`, when given, must be `Eventstream`.
+ * Applies the domain rules to a `CreateEventstreamRequest` whose shape the route schema
+ * checked (spec §2.2): the naming rules, the description limit, the definition content,
+ * the label strategy. Extra keys (`type`, observed in real requests) are accepted; `type`,
+ * when given, must be `Eventstream`.
  * @throws ApiError 400 `InvalidInput` / `CorruptedPayload` / `InvalidItemType`.
  */
-export function checkCreateRequest(body: unknown): CreateRequest {
-  if (!isObject(body)) throw invalid('The request body must be a JSON object (CreateEventstreamRequest).');
-  if (body.type !== undefined && body.type !== null && body.type !== 'Eventstream') throw new ApiError(400, 'InvalidItemType', `The item type '${String(body.type)}' is not valid here; this endpoint creates Eventstream items.`, { isRetriable: false });
+export function checkCreateRequest(body: CreateEventstreamBody): CreateRequest {
+  if (body.type !== undefined && body.type !== null && body.type !== 'Eventstream') throw new ApiError(400, 'InvalidItemType', `The item type '${body.type}' is not valid here; this endpoint creates Eventstream items.`, { isRetriable: false });
   const out: CreateRequest = { displayName: checkDisplayName(body.displayName) };
   const description = checkDescription(body.description);
   if (description !== undefined) out.description = description;
-  if (body.folderId !== undefined && body.folderId !== null) {
-    if (typeof body.folderId !== 'string' || !isUuid(body.folderId)) throw invalid('The folderId must be a uuid.');
-    out.folderId = body.folderId.toLowerCase();
-  }
+  if (body.folderId !== undefined && body.folderId !== null) out.folderId = body.folderId.toLowerCase();
   if (body.definition !== undefined && body.definition !== null) out.definition = checkDefinition(body.definition);
   const s = body.sensitivityLabelSettings;
   if (s !== undefined && s !== null) {
-    if (!isObject(s)) throw invalid('sensitivityLabelSettings must be an object.');
-    if (typeof s.labelId !== 'string' || !isUuid(s.labelId)) throw invalid('sensitivityLabelSettings.labelId is required and must be a uuid.');
     const strategy = s.sensitivityLabelApplyStrategy ?? 'ApplyOrFail';
-    if (strategy !== 'ApplyOrFail' && strategy !== 'Ignore') throw invalid("sensitivityLabelSettings.sensitivityLabelApplyStrategy must be 'ApplyOrFail' or 'Ignore'.");
+    if (strategy !== 'ApplyOrFail' && strategy !== 'Ignore') throw invalidInput("The property 'sensitivityLabelSettings/sensitivityLabelApplyStrategy' must be 'ApplyOrFail' or 'Ignore'.");
     out.sensitivityLabelSettings = { labelId: s.labelId.toLowerCase(), sensitivityLabelApplyStrategy: strategy };
   }
   return out;
 }
 
 /**
- * Validates an update request `{displayName?, description?}` (reference §2.5).
- * @throws ApiError 400 `InvalidRequest` when it changes nothing or is not an object; `InvalidInput` for a bad value.
+ * Applies the domain rules to an update request `{displayName?, description?}` whose shape
+ * the route schema checked (reference §2.5).
+ * @throws ApiError 400 `InvalidRequest` when it changes nothing; `InvalidInput` for a bad value.
  */
-export function checkUpdateRequest(body: unknown): { displayName?: string; description?: string } {
-  if (!isObject(body)) throw new ApiError(400, 'InvalidRequest', 'Invalid update request: the body must be a JSON object.', { isRetriable: false });
+export function checkUpdateRequest(body: UpdateEventstreamBody): { displayName?: string; description?: string } {
   const out: { displayName?: string; description?: string } = {};
   if (body.displayName !== undefined && body.displayName !== null) out.displayName = checkDisplayName(body.displayName);
   if (body.description !== undefined && body.description !== null) out.description = checkDescription(body.description) ?? '';
