@@ -124,10 +124,10 @@ class Receiver {
   }
 }
 
-async function call(base: string, token: string | undefined, method: string, path: string, body?: unknown) {
+async function call(base: string, token: string | undefined, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
   const res = await fetch(base + path, {
     method,
-    headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+    headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await res.text();
@@ -241,6 +241,18 @@ describe('mail subscriptions: handshake, notifications, refusals', () => {
     assert.equal(n.clientState, 'inbox-state');
     // Changes are matched in log order: anything earlier from Drafts or the sender's mailbox would already be here.
     assert.equal(rx.notifications('/inbox').length, 1);
+  });
+
+  test('Prefer: IdType="ImmutableId" at creation makes notifications carry immutable ids (beta path too)', async () => {
+    const sub = await call(s.url, user, 'POST', '/beta/subscriptions', { changeType: 'created', notificationUrl: `${rx.base}/immutable`, resource: 'me/mailFolders/drafts/messages', expirationDateTime: inMinutes(600) }, { prefer: 'IdType="ImmutableId"' });
+    assert.equal(sub.status, 201);
+    assert.equal(sub.body['@odata.context'], `${s.url}/beta/$metadata#subscriptions/$entity`);
+    const draft = await graphClient(s.url, user).api('/me/messages').post({ subject: 'immutable' });
+    const immutable = await call(s.url, user, 'GET', `/v1.0/me/messages/${draft.id}?$select=id`, undefined, { prefer: 'IdType="ImmutableId"' });
+    assert.equal(immutable.status, 200);
+    assert.notEqual(immutable.body.id, draft.id);
+    const n = await rx.untilNotification('/immutable', (x) => x.resourceData.id === immutable.body.id);
+    assert.equal(n.resource, `Users/${demoUser.id}/Messages/${immutable.body.id}`);
   });
 
   test('a failing receiver is retried with backoff, across a restart, until it succeeds', async () => {

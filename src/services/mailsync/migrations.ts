@@ -60,6 +60,12 @@ export const mailsyncMigrations: Migrations = {
         .execute();
     },
   },
+  mailsync_0003_notifications_by_receiver: {
+    async up(db: Kysely<any>) {
+      // Due notifications grouped per receiver (delivery picks receivers, then their rows).
+      await db.schema.createIndex('mail_notifications_receiver').on('mail_notifications').columns(['kind', 'url', 'due_at', 'seq']).execute();
+    },
+  },
 };
 
 /** The area's data tables, children first (cleared by the control-plane reset). */

@@ -112,11 +112,16 @@ export function startNotificationWorker(ctx: AppContext): NotificationWorker {
         .where('expiration', '>', now)
         .execute()
     ).map(subscriptionFromRow);
+    const byMailbox = new Map<string, Subscription[]>();
+    for (const s of subs) {
+      const key = `${s.tenantId}\n${s.mailboxId}`;
+      byMailbox.set(key, [...(byMailbox.get(key) ?? []), s]);
+    }
     const rows: OutboxRow[] = [];
     const mailboxes = new Map<string, Mailbox>();
     for (const c of usable) {
-      for (const s of subs) {
-        if (s.tenantId !== c.tenantId || s.mailboxId !== c.mailboxId || c.seq <= s.startSeq || !s.changeTypes.includes(c.changeType)) continue;
+      for (const s of byMailbox.get(`${c.tenantId}\n${c.mailboxId}`) ?? []) {
+        if (c.seq <= s.startSeq || !s.changeTypes.includes(c.changeType)) continue;
         if (s.folderId !== null ? c.folderId !== s.folderId : s.excludeFolders.includes(c.folderId)) continue;
         let id = c.messageId;
         let etag: string | undefined;
@@ -158,7 +163,14 @@ export function startNotificationWorker(ctx: AppContext): NotificationWorker {
     const now = nowIso();
     const soon = new Date(nowMs() + reauthorizationLeadMs).toISOString();
     const due = (
-      await db.selectFrom('mail_subscriptions').selectAll().where('expiration', '<=', soon).orderBy('expiration').limit(200).execute()
+      await db
+        .selectFrom('mail_subscriptions')
+        .selectAll()
+        .where('expiration', '<=', soon)
+        .where((eb) => eb.or([eb('expiration', '<=', now), eb.and([eb('lifecycle_url', 'is not', null), eb('reauth_sent', '=', 0)])]))
+        .orderBy('expiration')
+        .limit(200)
+        .execute()
     ).map(subscriptionFromRow);
     for (const s of due) {
       if (s.expiration <= now) {
@@ -181,31 +193,33 @@ export function startNotificationWorker(ctx: AppContext): NotificationWorker {
     const free = maxConcurrentReceivers - inflight.size;
     if (free <= 0) return;
     const now = nowIso();
-    const due = await db.selectFrom('mail_notifications').select(['seq', 'kind', 'url']).where('due_at', '<=', now).orderBy('due_at').orderBy('seq').limit(deliveryBatch * maxConcurrentReceivers).execute();
-    const groups = new Map<string, { kind: string; url: string; seqs: number[] }>();
-    for (const r of due as { seq: unknown; kind: string; url: string }[]) {
-      const key = `${r.kind}\n${r.url}`;
-      if (inflight.has(key)) continue;
-      let g = groups.get(key);
-      if (!g) {
-        if (groups.size >= free) continue;
-        g = { kind: r.kind, url: r.url, seqs: [] };
-        groups.set(key, g);
-      }
-      if (g.seqs.length < deliveryBatch) g.seqs.push(Number(r.seq));
-    }
+    // Receivers with due notifications, longest waiting first; one receiver's backlog never hides another's.
+    const receivers = (await db
+      .selectFrom('mail_notifications')
+      .select(['kind', 'url', (eb) => eb.fn.min('due_at').as('first_due')])
+      .where('due_at', '<=', now)
+      .groupBy(['kind', 'url'])
+      .orderBy('first_due')
+      .limit(free + inflight.size)
+      .execute()) as { kind: string; url: string }[];
     const lease = new Date(nowMs() + ctx.config.settings.mailSubscriptionValidationTimeoutMs + 60_000).toISOString();
-    for (const [key, g] of groups) {
+    let started = 0;
+    for (const r of receivers) {
+      const key = `${r.kind}\n${r.url}`;
+      if (inflight.has(key) || started >= free) continue;
+      const seqs = (await db.selectFrom('mail_notifications').select('seq').where('kind', '=', r.kind).where('url', '=', r.url).where('due_at', '<=', now).orderBy('due_at').orderBy('seq').limit(deliveryBatch).execute()).map((x: any) => Number(x.seq));
+      if (seqs.length === 0) continue;
       const claim = randomToken(16);
-      await db.updateTable('mail_notifications').set({ claim, due_at: lease }).where('seq', 'in', g.seqs).where('due_at', '<=', now).execute();
-      const p = post(g.url, claim)
+      await db.updateTable('mail_notifications').set({ claim, due_at: lease }).where('seq', 'in', seqs).where('due_at', '<=', now).execute();
+      started++;
+      const p = post(r.kind, r.url, claim)
         .catch((e) => ctx.log.warn({ err: e }, 'mail notification delivery failed'))
         .finally(() => inflight.delete(key));
       inflight.set(key, p);
     }
   }
 
-  async function post(url: string, claim: string): Promise<void> {
+  async function post(kind: string, url: string, claim: string): Promise<void> {
     const rows = await db.selectFrom('mail_notifications').selectAll().where('claim', '=', claim).orderBy('seq').execute();
     if (rows.length === 0) return;
     let ok = false;
@@ -223,10 +237,10 @@ export function startNotificationWorker(ctx: AppContext): NotificationWorker {
       await db.deleteFrom('mail_notifications').where('claim', '=', claim).execute();
       return;
     }
-    await failed(rows);
+    await failed(kind, url, rows);
   }
 
-  async function failed(rows: any[]): Promise<void> {
+  async function failed(kind: string, url: string, rows: any[]): Promise<void> {
     const at = nowMs();
     const now = new Date(at).toISOString();
     const retry: any[] = [];
@@ -236,11 +250,10 @@ export function startNotificationWorker(ctx: AppContext): NotificationWorker {
       // One attempt count per batch: rows of a batch fail together.
       const attempts = Math.max(...retry.map((r) => Number(r.attempts))) + 1;
       const delay = Math.min(maxBackoffMs, baseBackoffMs * 2 ** (attempts - 1));
-      await db
-        .updateTable('mail_notifications')
-        .set({ attempts, claim: null, due_at: new Date(at + delay).toISOString() })
-        .where('seq', 'in', retry.map((r) => Number(r.seq)))
-        .execute();
+      const due = new Date(at + delay).toISOString();
+      await db.updateTable('mail_notifications').set({ attempts, claim: null, due_at: due }).where('seq', 'in', retry.map((r) => Number(r.seq))).execute();
+      // The receiver is failing: hold back the rest of its queue too, instead of trying it every tick.
+      await db.updateTable('mail_notifications').set({ due_at: due }).where('kind', '=', kind).where('url', '=', url).where('due_at', '<', due).where('claim', 'is', null).execute();
     }
     if (dropped.length > 0) {
       await ctx.store.transaction(async (trx: Kysely<any>) => {
