@@ -179,7 +179,9 @@ describe('eventstream items', () => {
     const name = uniqueName('generic');
     const c = await call(s.url, 'POST', items, sp, { displayName: name, type: 'Eventstream', folderId: null });
     assert.equal(c.status, 201, c.text);
-    assertPlatformError(await call(s.url, 'POST', items, sp, { displayName: uniqueName() }), 400, 'InvalidInput');
+    const noType = await call(s.url, 'POST', items, sp, { displayName: uniqueName() });
+    assertPlatformError(noType, 400, 'InvalidInput');
+    assert.deepEqual(noType.body.moreDetails, [{ errorCode: 'InvalidParameter', message: "The property 'type' is required when creating through /items." }]);
     assertPlatformError(await call(s.url, 'POST', items, sp, { displayName: uniqueName(), type: 'Notebook' }), 400, 'UnsupportedItemType');
     const g = await call(s.url, 'GET', `${items}/${c.body.id}`, sp);
     assert.deepEqual(g.body, c.body);

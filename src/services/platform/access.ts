@@ -10,6 +10,7 @@ import { authenticate, AuthFailure } from '../../core/auth.ts';
 import { isUuid } from '../../core/ids.ts';
 import { nowMs } from '../../core/clock.ts';
 import type { Principal } from '../../core/identity/identity.ts';
+import { invalidInput } from './schemas.ts';
 import { getRole, getWorkspace, settleDueOperations, workspaceRoles, type WorkspaceRole, type WorkspaceRow } from './store.ts';
 
 /** Delegated scopes that allow writing eventstreams (spec §5). */
@@ -65,7 +66,7 @@ export function blockedUntil(ms: number): string {
  * operations before returning, so that reads see the items they created.
  */
 export async function requireWorkspaceRole(ctx: AppContext, p: Principal, workspaceId: string, minimum: WorkspaceRole): Promise<{ workspace: WorkspaceRow; role: WorkspaceRole }> {
-  if (!isUuid(workspaceId)) throw new ApiError(400, 'InvalidInput', `The workspaceId '${workspaceId}' is not a uuid.`, { isRetriable: false });
+  if (!isUuid(workspaceId)) throw invalidInput("The path parameter 'workspaceId' must be a uuid.");
   const id = workspaceId.toLowerCase();
   const workspace = await getWorkspace(ctx.store.db, p.tenantId, id);
   if (!workspace) throw new ApiError(404, 'WorkspaceNotFound', 'The requested workspace was not found.', { isRetriable: false, relatedResource: { resourceId: id, resourceType: 'Workspace' } });

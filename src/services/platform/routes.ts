@@ -56,6 +56,7 @@ import {
   WorkspaceParams,
   platformValidator,
   requireJsonContent,
+  invalidInput,
   throwIfInvalid,
   type CreateEventstreamBody,
   type UpdateDefinitionBody,
@@ -160,7 +161,7 @@ export async function registerPlatformRoutes(app: FastifyInstance, ctx: AppConte
         const { workspace } = await requireWorkspaceRole(ctx, p, req.params.workspaceId, 'Contributor');
         if (coll === 'items') {
           const type = req.body.type;
-          if (type === undefined || type === null) throw new ApiError(400, 'InvalidInput', "The item 'type' is required when creating through /items.", { isRetriable: false });
+          if (type === undefined || type === null) throw invalidInput("The property 'type' is required when creating through /items.");
           if (type !== eventstreamType) throw new ApiError(400, 'UnsupportedItemType', `Stratus creates only Eventstream items; '${String(type)}' is not supported.`, { isRetriable: false });
         }
         const body = checkCreateRequest(req.body);
