@@ -160,6 +160,16 @@ describe('mail: draft, send, deliver, reply', () => {
     const text = await user.api(`/me/messages/${p.id}`).header('Prefer', 'outlook.body-content-type="text"').get();
     assert.equal(text.body.contentType, 'text');
     assert.ok(!text.body.content.includes('<p>'));
+    const pref = await call(s.url, t.user, 'GET', `/v1.0/me/messages/${p.id}`, undefined, { Prefer: 'outlook.body-content-type="text"' });
+    assert.equal(pref.headers.get('preference-applied'), 'outlook.body-content-type="text"');
+
+    // Mentions: in bodyPreview, mentionsPreview set by the server, the navigation only with $expand.
+    const men = await user.api('/me/messages').version('beta').post({ subject: 'mention', body: { contentType: 'text', content: 'please review' }, mentions: [{ mentioned: { name: 'Stratus Administrator', address: demoAdmin.userPrincipalName } }] });
+    assert.equal(men.bodyPreview, '@Stratus Administrator please review');
+    assert.deepEqual(men.mentionsPreview, { isMentioned: true });
+    assert.equal(men.mentions, undefined);
+    const menExp = await user.api(`/me/messages/${men.id}`).version('beta').expand('mentions').get();
+    assert.equal(menExp.mentions[0].mentioned.address, demoAdmin.userPrincipalName);
   });
 
   test('move and copy change the id; immutable ids stay; permanent delete hides the message', async () => {

@@ -132,4 +132,11 @@ export const mailMigrations: Migrations = {
       }
     },
   },
+  mail_0002_order_indexes: {
+    /** Indexes that end in the tie-breaker `pk`, so newest-first pages read in index order on PostgreSQL too. */
+    async up(db: Kysely<any>) {
+      await db.schema.createIndex('mail_messages_received_pk').on('mail_messages').columns(['tenant_id', 'mailbox_id', 'received_at', 'pk']).execute();
+      await db.schema.createIndex('mail_messages_folder_received_pk').on('mail_messages').columns(['tenant_id', 'mailbox_id', 'folder_id', 'received_at', 'pk']).execute();
+    },
+  },
 };
