@@ -360,3 +360,16 @@ test('a reset restores the demo set', async () => {
   assert.equal((await call('GET', `${accounts}/many-account`)).status, 404);
   assert.equal((await invoke(`${s.url}/automation/webhooks?token=${demoWebhookToken}`)).status, 202);
 });
+
+test('concurrent creates of one webhook: one 201, the rest 200 or 409, never a 500', async () => {
+  await call('PUT', `${accounts}/race-account`, { body: { location: 'eastus' } });
+  await call('PUT', `${accounts}/race-account/runbooks/rb`, { body: { properties: { runbookType: 'PowerShell' } } });
+  const uri = (await call('POST', `${accounts}/race-account/webhooks/generateUri`)).body;
+  const results = await Promise.all(Array.from({ length: 8 }, () => call('PUT', `${accounts}/race-account/webhooks/racer`, { body: { properties: { uri, runbook: { name: 'rb' }, isEnabled: true } } })));
+  const statuses = results.map((r) => r.status);
+  assert.equal(statuses.filter((x) => x === 201).length, 1, statuses.join(','));
+  assert.ok(statuses.every((x) => x === 201 || x === 200 || x === 409), statuses.join(','));
+  const listed = await call('GET', `${accounts}/race-account/webhooks`);
+  assert.equal(listed.body.value.length, 1);
+  assert.equal((await invoke(uri)).status, 202);
+});

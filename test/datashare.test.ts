@@ -346,3 +346,22 @@ test('a reset restores the demo set', async () => {
   const { runs } = await listAll(salesPath);
   assert.equal(runs.length, demo.length);
 });
+
+test('concurrent acceptances of one invitation: exactly one share subscription', async () => {
+  await call('PUT', `${acctPath}/race-provider`, { body: { location: 'eastus', identity: { type: 'SystemAssigned' } } });
+  await call('PUT', `${acctPath}/race-provider/shares/s1`, { body: { properties: {} } });
+  const inv = await call('PUT', `${acctPath}/race-provider/shares/s1/invitations/to-admin`, { body: { properties: { targetEmail: 'ADMIN@stratus.test' } } });
+  const invitationId = inv.body.properties.invitationId;
+  await call('PUT', `${acctPath}/race-consumer`, { body: { location: 'eastus', identity: { type: 'SystemAssigned' } } });
+  const results = await Promise.all(
+    Array.from({ length: 6 }, (_, i) => call('PUT', `${acctPath}/race-consumer/shareSubscriptions/sub-${i}`, { body: { properties: { invitationId, sourceShareLocation: 'eastus' } } })),
+  );
+  const statuses = results.map((r) => r.status);
+  assert.equal(statuses.filter((x) => x === 201).length, 1, statuses.join(','));
+  assert.ok(statuses.every((x) => x === 201 || x === 409), statuses.join(','));
+  // Concurrent creates of one account: one 201, never a 500.
+  const accts = await Promise.all(Array.from({ length: 6 }, () => call('PUT', `${acctPath}/race-same`, { body: { location: 'eastus', identity: { type: 'SystemAssigned' } } })));
+  const a = accts.map((r) => r.status);
+  assert.equal(a.filter((x) => x === 201).length, 1, a.join(','));
+  assert.ok(a.every((x) => x === 201 || x === 200 || x === 409), a.join(','));
+});

@@ -20,7 +20,7 @@ import { compileFilter, ODataError, parseFilter } from '../../core/odata/index.t
 import type { Principal } from '../../core/identity/identity.ts';
 import { armErrors, armRoute, systemDataFor, type ArmCall } from '../arm/gateway.ts';
 import { ArmStore, type ArmResourceRow } from '../arm/store.ts';
-import { AutomationStore, tokenHash, webhookFields, type JobRow, type WebhookRow } from './store.ts';
+import { AutomationStore, isUniqueViolation, tokenHash, webhookFields, type JobRow, type WebhookRow } from './store.ts';
 
 /** api-versions of the automation operations (spec §9). */
 export const automationApiVersions = ['2024-10-23'];
@@ -156,6 +156,15 @@ export function registerAutomationRoutes(app: FastifyInstance, ctx: AppContext):
   const params = (req: FastifyRequest) => req.params as Record<string, string>;
   const rgId = (req: FastifyRequest) => `/subscriptions/${params(req).subscriptionId}/resourceGroups/${params(req).resourceGroupName}`;
 
+  /** `arm.putResource`, with a concurrent create of the same resource answered 409 instead of a 500. */
+  const putTracked = async (row: Parameters<ArmStore['putResource']>[0]) => {
+    try {
+      return await arm.putResource(row);
+    } catch (e) {
+      if (isUniqueViolation(e)) throw new ApiError(409, 'Conflict', `The resource '${row.name}' was created by a concurrent request; retry.`);
+      throw e;
+    }
+  };
   const getAccount = async (req: FastifyRequest): Promise<ArmResourceRow> => {
     const name = params(req).automationAccountName!;
     const row = await arm.getResource(`${rgId(req)}/providers/${ns}/automationAccounts/${name}`);
@@ -222,8 +231,8 @@ export function registerAutomationRoutes(app: FastifyInstance, ctx: AppContext):
           disableLocalAuth: false,
         },
       };
-      await arm.putResource({ id: resource.id, tenantId: call.principal.tenantId, subscriptionId: params(req).subscriptionId!, resourceGroup: call.resourceGroup!.name, type: automationTypes.account, name: resource.name, parentId: rgId(req), body: resource, createdAt: existing?.createdAt ?? at, updatedAt: at });
-      reply.code(existing ? 200 : 201);
+      const created = await putTracked({ id: resource.id, tenantId: call.principal.tenantId, subscriptionId: params(req).subscriptionId!, resourceGroup: call.resourceGroup!.name, type: automationTypes.account, name: resource.name, parentId: rgId(req), body: resource, createdAt: existing?.createdAt ?? at, updatedAt: at });
+      reply.code(created ? 201 : 200);
       return resource;
     },
   });
@@ -294,8 +303,8 @@ export function registerAutomationRoutes(app: FastifyInstance, ctx: AppContext):
           provisioningState: 'Succeeded',
         },
       };
-      await arm.putResource({ id: resource.id, tenantId: call.principal.tenantId, subscriptionId: account.subscriptionId, resourceGroup: account.resourceGroup, type: automationTypes.runbook, name: resource.name, parentId: account.id, body: resource, createdAt: existing?.createdAt ?? at, updatedAt: at });
-      reply.code(existing ? 200 : 201);
+      const created = await putTracked({ id: resource.id, tenantId: call.principal.tenantId, subscriptionId: account.subscriptionId, resourceGroup: account.resourceGroup, type: automationTypes.runbook, name: resource.name, parentId: account.id, body: resource, createdAt: existing?.createdAt ?? at, updatedAt: at });
+      reply.code(created ? 201 : 200);
       return resource;
     },
   });
@@ -432,7 +441,13 @@ export function registerAutomationRoutes(app: FastifyInstance, ctx: AppContext):
         reply.code(200);
         return showWebhook(row, '');
       }
-      await store.insertWebhook(row, hash!);
+      try {
+        await store.insertWebhook(row, hash!);
+      } catch (e) {
+        // A concurrent create of the same webhook or with the same URI won the race.
+        if (isUniqueViolation(e)) throw new ApiError(409, 'Conflict', `The webhook '${name}' or its uri was created by a concurrent request; read it and retry.`);
+        throw e;
+      }
       reply.code(201);
       return showWebhook(row, uri!);
     },

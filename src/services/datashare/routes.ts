@@ -19,7 +19,7 @@ import { compileFilter, compileOrderBy, ODataError, parseFilter, parseOrderBy } 
 import type { Principal } from '../../core/identity/identity.ts';
 import { armRoute, systemDataFor, type ArmCall, type ArmRouteOptions } from '../arm/gateway.ts';
 import { ArmStore, type ArmResourceRow } from '../arm/store.ts';
-import { consumerSynchronizationFields, DataShareStore, synchronizationFields } from './store.ts';
+import { consumerSynchronizationFields, DataShareStore, isUniqueViolation, synchronizationFields } from './store.ts';
 
 /** api-versions of every data share operation (spec §9). */
 export const dataShareApiVersions = ['2021-08-01'];
@@ -162,6 +162,24 @@ export async function registerDataShareRoutes(app: FastifyInstance, ctx: AppCont
     const accountUrl = `${accountBase}/:accountName`;
     const shareUrl = `${accountUrl}/shares/:shareName`;
 
+    /** Runs a create; a concurrent create of the same resource (unique-key violation) → 409, not a 500. */
+    const conflictSafe = async <T>(name: string, fn: () => Promise<T>): Promise<T> => {
+      try {
+        return await fn();
+      } catch (e) {
+        if (isUniqueViolation(e)) throw dsError(409, 'Conflict', `The resource '${name}' was created by a concurrent request; retry.`);
+        throw e;
+      }
+    };
+    /** `arm.putResource`, with a concurrent create of the same resource answered 409 instead of a 500. */
+    const putTracked = async (row: Parameters<ArmStore['putResource']>[0]) => {
+      try {
+        return await arm.putResource(row);
+      } catch (e) {
+        if (isUniqueViolation(e)) throw dsError(409, 'Conflict', `The resource '${row.name}' was created by a concurrent request; retry.`);
+        throw e;
+      }
+    };
     const getAccount = async (req: FastifyRequest): Promise<ArmResourceRow> => {
       const { rgId, rg } = rgPath(req);
       const name = (req.params as Record<string, string>).accountName!;
@@ -221,8 +239,8 @@ export async function registerDataShareRoutes(app: FastifyInstance, ctx: AppCont
           systemData: systemDataFor(call.principal, at, prev?.systemData),
           properties: { createdAt: prev?.properties?.createdAt ?? at, provisioningState: 'Succeeded', userEmail: prev?.properties?.userEmail ?? user.userEmail, userName: prev?.properties?.userName ?? user.userName },
         };
-        await arm.putResource({ id: resource.id, tenantId: call.principal.tenantId, subscriptionId: sub, resourceGroup: call.resourceGroup!.name, type: types.account, name: resource.name, parentId: rgId, body: resource, createdAt: existing?.createdAt ?? at, updatedAt: at });
-        reply.code(existing ? 200 : 201);
+        const created = await putTracked({ id: resource.id, tenantId: call.principal.tenantId, subscriptionId: sub, resourceGroup: call.resourceGroup!.name, type: types.account, name: resource.name, parentId: rgId, body: resource, createdAt: existing?.createdAt ?? at, updatedAt: at });
+        reply.code(created ? 201 : 200);
         return resource;
       },
     });
@@ -290,8 +308,8 @@ export async function registerDataShareRoutes(app: FastifyInstance, ctx: AppCont
           systemData: systemDataFor(call.principal, at, prev?.systemData),
           properties: { createdAt: prev?.properties?.createdAt ?? at, description, provisioningState: 'Succeeded', shareKind, terms, userEmail: user.userEmail, userName: user.userName },
         };
-        await arm.putResource({ id: resource.id, tenantId: call.principal.tenantId, subscriptionId: account.subscriptionId, resourceGroup: account.resourceGroup, type: types.share, name: resource.name, parentId: account.id, body: resource, createdAt: existing?.createdAt ?? at, updatedAt: at });
-        reply.code(existing ? 200 : 201);
+        const created = await putTracked({ id: resource.id, tenantId: call.principal.tenantId, subscriptionId: account.subscriptionId, resourceGroup: account.resourceGroup, type: types.share, name: resource.name, parentId: account.id, body: resource, createdAt: existing?.createdAt ?? at, updatedAt: at });
+        reply.code(created ? 201 : 200);
         return resource;
       },
     });
@@ -357,13 +375,13 @@ export async function registerDataShareRoutes(app: FastifyInstance, ctx: AppCont
           systemData: systemDataFor(call.principal, at),
           properties: { invitationId, invitationStatus: 'Pending', sentAt: at, targetEmail, targetActiveDirectoryId, targetObjectId, userEmail: user.userEmail, userName: user.userName },
         };
-        await ctx.store.transaction(async (tx) => {
+        await conflictSafe(name, () => ctx.store.transaction(async (tx) => {
           await arm.putResource({ id, tenantId: call.principal.tenantId, subscriptionId: account.subscriptionId, resourceGroup: account.resourceGroup, type: types.invitation, name, parentId: share.id, body: resource, createdAt: at, updatedAt: at }, tx);
           await store.addInvitation(
             { invitationId, tenantId: call.principal.tenantId, invitationResourceId: id, shareIdLower: share.id.toLowerCase(), targetEmailLower: targetEmail?.toLowerCase(), targetTenantId: targetActiveDirectoryId?.toLowerCase(), targetObjectId: targetObjectId?.toLowerCase(), status: 'Pending' },
             tx,
           );
-        });
+        }));
         reply.code(201);
         return resource;
       },
@@ -442,11 +460,11 @@ export async function registerDataShareRoutes(app: FastifyInstance, ctx: AppCont
         };
         const ib = invitation.body as any;
         const acceptedInvitation = { ...ib, properties: { ...ib.properties, invitationStatus: 'Accepted', respondedAt: at } };
-        await ctx.store.transaction(async (tx) => {
+        await conflictSafe(name, () => ctx.store.transaction(async (tx) => {
           await arm.putResource({ id, tenantId: p.tenantId, subscriptionId: account.subscriptionId, resourceGroup: account.resourceGroup, type: types.shareSubscription, name, parentId: account.id, body: resource, createdAt: at, updatedAt: at }, tx);
           await arm.putResource({ ...invitation, body: acceptedInvitation, updatedAt: at }, tx);
-          await store.setInvitationStatus(inv.invitationId, 'Accepted', tx);
-        });
+          if (!(await store.acceptInvitation(inv.invitationId, tx))) throw dsError(409, 'InvitationAlreadyAccepted', `The invitation '${invitationId}' has already been accepted.`, 'properties.invitationId');
+        }));
         reply.code(201);
         return resource;
       },

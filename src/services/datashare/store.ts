@@ -56,6 +56,12 @@ export interface InvitationRow {
   status: string;
 }
 
+/** True when `e` is a unique-key violation on either dialect (a concurrent create won the race). */
+export function isUniqueViolation(e: unknown): boolean {
+  const err = e as { code?: string; message?: string } | undefined;
+  return err?.code === '23505' || (typeof err?.code === 'string' && err.code.startsWith('SQLITE_CONSTRAINT')) || /UNIQUE constraint failed/.test(err?.message ?? '');
+}
+
 /** Tables of the area, children first. */
 export const datashareTables = ['datashare_synchronizations', 'datashare_invitations'];
 
@@ -171,9 +177,10 @@ export class DataShareStore {
       : undefined;
   }
 
-  /** Sets an invitation's status. */
-  async setInvitationStatus(invitationId: string, status: string, db: Kysely<any> = this.db): Promise<void> {
-    await db.updateTable('datashare_invitations').set({ status }).where('invitation_id', '=', invitationId.toLowerCase()).execute();
+  /** Marks a `Pending` invitation `Accepted`; false when it was no longer pending (a concurrent acceptance won). */
+  async acceptInvitation(invitationId: string, db: Kysely<any> = this.db): Promise<boolean> {
+    const r = await db.updateTable('datashare_invitations').set({ status: 'Accepted' }).where('invitation_id', '=', invitationId.toLowerCase()).where('status', '=', 'Pending').executeTakeFirst();
+    return Number(r.numUpdatedRows) === 1;
   }
 
   /** Removes the invitations and synchronizations of shares at or below `idLower` (a share or an account). */
