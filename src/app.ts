@@ -67,6 +67,17 @@ export async function buildApp(config: Config): Promise<BuiltApp> {
     bodyLimit: 150 * 1024 * 1024,
     routerOptions: { ignoreDuplicateSlashes: true, ignoreTrailingSlash: true, caseSensitive: false, maxParamLength: 2000 },
     ajv: { customOptions: { coerceTypes: 'array', removeAdditional: false, allErrors: false } },
+    // Router-level failures (a malformed percent-encoding, an over-long path segment) in the family's envelope.
+    frameworkErrors: (error: Error & { code?: string }, req: any, reply: any) => {
+      const rawPath = String(req.raw?.url ?? req.url ?? '/').split('?')[0]!;
+      const family = familyOfPath(rawPath);
+      const tooLong = error.code === 'FST_ERR_MAX_PARAM_LENGTH';
+      const code = family === 'mail' ? 'ErrorInvalidRequest' : family === 'oauth' ? 'invalid_request' : tooLong ? 'RequestUriTooLong' : 'BadRequest';
+      const message = tooLong ? 'A path segment of the request URL is too long.' : 'The request URL is malformed (invalid percent-encoding).';
+      const r = renderError(family, new ApiError(tooLong ? 414 : 400, code, message), { requestId: req.id ?? newUuid(), clientRequestId: undefined, date: nowIso() });
+      reply.code(r.status).headers(r.headers);
+      return r.body === undefined ? reply.send() : reply.send(r.body);
+    },
   } as any) as unknown as FastifyInstance;
 
   const store = await openStore({

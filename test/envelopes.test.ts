@@ -58,3 +58,17 @@ test('analytics error body and the wopi bodiless 401', async () => {
   assert.equal(await wopi.text(), '');
   assert.match(wopi.headers.get('www-authenticate') ?? '', /^Bearer authorization_uri="[^"]+",tokenIssuance_uri="[^"]+"/);
 });
+
+test('router-level failures come back in the family envelope, not the framework body', async () => {
+  const bad = await fetch(`${s.url}/subscriptions/${sub}/resourceGroups/%ED%A0%80?api-version=2021-04-01`);
+  assert.equal(bad.status, 400);
+  const body = (await bad.json()) as any;
+  assert.equal(body.error.code, 'BadRequest');
+  assert.equal(body.code, undefined);
+  const long = await fetch(`${s.url}/subscriptions/${sub}/resourceGroups/${'a'.repeat(2100)}?api-version=2021-04-01`);
+  assert.equal(long.status, 414);
+  assert.equal(((await long.json()) as any).error.code, 'RequestUriTooLong');
+  const mail = await fetch(`${s.url}/v1.0/users/%ED%A0%80/messages`);
+  assert.equal(mail.status, 400);
+  assert.equal(((await mail.json()) as any).error.code, 'ErrorInvalidRequest');
+});
