@@ -435,7 +435,8 @@ export async function registerPlatformRoutes(app: FastifyInstance, ctx: AppConte
       if (op.status !== 'Succeeded' || !op.row.item_id) throw new ApiError(400, 'OperationHasNoResult', 'The operation has no result', { isRetriable: false });
       const item = await getItemById(ctx.store.db, p.tenantId, op.row.item_id);
       if (!item) throw itemNotFound(op.row.item_id);
-      return reply.type('application/json').send(eventstreamBody(item));
+      // Observed: `application/json` without a charset (a Buffer keeps the type as set).
+      return reply.type('application/json').send(Buffer.from(JSON.stringify(eventstreamBody(item)), 'utf8'));
     });
   });
 }
