@@ -247,6 +247,9 @@ test('webhook validation', async () => {
   assert.equal((await call('PUT', `${accounts}/val-account2`, { body: { location: 'x', properties: { sku: { name: 'Gold' } } } })).body.error.target, 'properties.sku.name');
   assert.equal((await call('PUT', `${accounts}/val-account/runbooks/rb2`, { body: { properties: { runbookType: 'Cobol' } } })).body.error.target, 'properties.runbookType');
   assert.equal((await call('PUT', `${accounts}/val-account/runbooks/1rb`, { body: { properties: { runbookType: 'Python3' } } })).body.error.target, 'runbookName');
+  // Bodies above 512 KB are refused.
+  const big = await fetch(`${s.url}/automation/webhooks?token=${demoWebhookToken}`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'x'.repeat(600 * 1024) });
+  assert.equal(big.status, 413);
   // Invocation with a malformed token.
   assert.equal((await invoke(`${s.url}/automation/webhooks?token=short`)).status, 400);
   assert.equal((await invoke(`${s.url}/automation/webhooks?token=${'x'.repeat(43)}`)).status, 404);
@@ -286,6 +289,15 @@ test('gateway rules: api-version, subscription id, resource group, unknown accou
   assert.equal(forbidden.body.error.code, 'AuthorizationFailed');
   assert.equal((await call('POST', `${demoAcct}/webhooks/generateUri`, { token: user })).status, 403);
   assert.equal((await call('GET', `${demoAcct}/jobs`, { token: user })).status, 403);
+  // Permission is checked before the body: the user without roles gets 403 even for a bad body.
+  const badBody = await call('PUT', `${demoAcct}/webhooks/new-hook`, { token: user, raw: '{not json' });
+  assert.equal(badBody.status, 403);
+  assert.equal(badBody.body.error.code, 'AuthorizationFailed');
+  // Another tenant does not see the subscription.
+  const eve = await userToken(s.url, identities.eve, ['api://stratus/arm/user_impersonation']);
+  const foreign = await call('GET', hook, { token: eve });
+  assert.equal(foreign.status, 404);
+  assert.equal(foreign.body.error.code, 'SubscriptionNotFound');
   // The managed identity is a Reader: it reads but does not write.
   assert.equal((await call('GET', hook, { token: mi })).status, 200);
   const miWrite = await call('PATCH', hook, { token: mi, body: { properties: { isEnabled: false } } });

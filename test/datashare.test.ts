@@ -10,7 +10,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, type TestServer } from './helpers/server.ts';
-import { identities, userToken } from './helpers/auth.ts';
+import { appToken, identities, userToken } from './helpers/auth.ts';
 import { demoSubscription, otherSubscription } from '../src/seed/demo.ts';
 import { demoSynchronizations } from '../src/services/datashare/seed.ts';
 import { synchronizationPageSize } from '../src/services/datashare/routes.ts';
@@ -191,6 +191,18 @@ test('the user without roles gets 403 AuthorizationFailed on reads and writes', 
     assert.equal(r.status, 403, `${m} ${p}`);
     assert.equal(r.body.error.code, 'AuthorizationFailed');
   }
+});
+
+test('a Reader (the managed identity) reads accounts and shares but may not run listSynchronizations (an action)', async () => {
+  const mi = await appToken(s.url, 'arm', identities.mi);
+  assert.equal((await call('GET', salesPath, { token: mi })).status, 200);
+  const r = await call('POST', `${salesPath}/listSynchronizations`, { token: mi });
+  assert.equal(r.status, 403);
+  assert.equal(r.body.error.code, 'AuthorizationFailed');
+  assert.match(r.body.error.message, /Vendor\.DataShare\/accounts\/shares\/listSynchronizations\/action/);
+  // The service principal (Contributor) may.
+  const sp = await appToken(s.url, 'arm', identities.sp);
+  assert.equal((await call('POST', `${salesPath}/listSynchronizations`, { token: sp })).status, 200);
 });
 
 test('account and share validation', async () => {
