@@ -323,6 +323,10 @@ describe('mail subscriptions: handshake, notifications, refusals', () => {
     assert.equal(tooFar.body.error.code, 'ExtensionError');
     assert.equal(tooFar.body.error.message, 'Subscription expiration can only be 4230 minutes in the future.');
     assert.equal((await client.api(`/subscriptions/${sub.id}`).get()).expirationDateTime, later, 'a refused renewal changes nothing');
+    const reauth = await call(s.url, user, 'POST', `/v1.0/subscriptions/${sub.id}/reauthorize`);
+    assert.equal(reauth.status, 204);
+    const unknown = await call(s.url, user, 'POST', `/v1.0/subscriptions/${'0'.repeat(8)}-0000-4000-8000-${'0'.repeat(12)}/reauthorize`);
+    assert.equal(unknown.status, 404);
     const lifecycle = await call(s.url, user, 'PATCH', `/v1.0/subscriptions/${sub.id}`, { lifecycleNotificationUrl: `${rx.base}/x` });
     assert.equal(lifecycle.status, 400);
     const create = await call(s.url, user, 'POST', '/v1.0/subscriptions', { changeType: 'created', notificationUrl: `${rx.base}/renew`, resource: 'me/messages', expirationDateTime: inMinutes(5000) });
@@ -371,6 +375,11 @@ describe('mail subscriptions: handshake, notifications, refusals', () => {
     assert.equal(badType.status, 400);
     const badResource = await call(s.url, user, 'POST', '/v1.0/subscriptions', { ...base, resource: 'me/events', notificationUrl: `${rx.base}/ok` });
     assert.equal(badResource.status, 400);
+    const rich = await call(s.url, user, 'POST', '/v1.0/subscriptions', { ...base, includeResourceData: true, notificationUrl: `${rx.base}/ok` });
+    assert.equal(rich.status, 400);
+    assert.equal(rich.body.error.code, 'InvalidRequest');
+    const filtered = await call(s.url, user, 'POST', '/v1.0/subscriptions', { ...base, resource: "me/messages?$filter=isRead eq false", notificationUrl: `${rx.base}/ok` });
+    assert.equal(filtered.status, 400);
     const longState = await call(s.url, user, 'POST', '/v1.0/subscriptions', { ...base, clientState: 'x'.repeat(129), notificationUrl: `${rx.base}/ok` });
     assert.equal(longState.status, 400);
     const missing = await call(s.url, user, 'POST', '/v1.0/subscriptions', { changeType: 'created', notificationUrl: `${rx.base}/ok` });
@@ -411,6 +420,41 @@ describe('mail subscriptions: handshake, notifications, refusals', () => {
     const noScope = await userToken(s.url, identities.user, ['api://stratus/mail/Mail.Send']);
     const denied = await call(s.url, noScope, 'POST', '/v1.0/subscriptions', { ...base, resource: 'me/messages' });
     assert.equal(denied.status, 403);
+  });
+});
+
+describe('mail subscriptions: listing pages', () => {
+  let s: TestServer;
+  const rx = new Receiver();
+  before(async () => {
+    await rx.start();
+    s = await startTestServer({ settings: { mailNotificationPollMs: 50 } });
+  });
+  after(async () => {
+    await s?.close();
+    await rx.stop();
+  });
+
+  test('GET /subscriptions pages with an absolute @odata.nextLink', async () => {
+    const token = await userToken(s.url, identities.user, ['api://stratus/mail/Mail.Read']);
+    const created = new Set<string>();
+    for (let i = 0; i < 105; i++) {
+      const r = await call(s.url, token, 'POST', '/v1.0/subscriptions', { changeType: 'created', notificationUrl: `${rx.base}/p${i}`, resource: 'me/messages', expirationDateTime: inMinutes(60) });
+      assert.equal(r.status, 201);
+      created.add(r.body.id);
+    }
+    const first = await call(s.url, token, 'GET', '/v1.0/subscriptions');
+    assert.equal(first.status, 200);
+    assert.equal(first.body['@odata.context'], `${s.url}/v1.0/$metadata#subscriptions`);
+    assert.equal(first.body.value.length, 100);
+    assert.ok(first.body['@odata.nextLink'].startsWith(`${s.url}/v1.0/subscriptions?`));
+    const second = await call(s.url, token, 'GET', first.body['@odata.nextLink'].slice(s.url.length));
+    assert.equal(second.body.value.length, 5);
+    assert.equal(second.body['@odata.nextLink'], undefined);
+    const seen = new Set([...first.body.value, ...second.body.value].map((x: any) => x.id));
+    assert.deepEqual(seen, created);
+    const bad = await call(s.url, token, 'GET', '/v1.0/subscriptions?$skiptoken=%%%');
+    assert.equal(bad.status, 400);
   });
 });
 
