@@ -69,6 +69,18 @@ describe('mail delta', () => {
     assert.ok(arch.items.some((i) => i.subject === b.subject));
   });
 
+  test('with Prefer IdType="ImmutableId" delta ids, including @removed ones, are immutable', async () => {
+    const imm = { Prefer: 'IdType="ImmutableId", odata.maxpagesize=500' };
+    let r = await call(s.url, t.user, 'GET', '/v1.0/me/mailFolders/archive/messages/delta', undefined, imm);
+    while (r.body['@odata.nextLink']) r = await call(s.url, t.user, 'GET', r.body['@odata.nextLink'].slice(s.url.length), undefined, imm);
+    const link = r.body['@odata.deltaLink'].slice(s.url.length);
+    const m = await call(s.url, t.user, 'POST', '/v1.0/me/mailFolders/archive/messages', { subject: 'imm delta' }, imm);
+    const moved = await call(s.url, t.user, 'POST', `/v1.0/me/messages/${m.body.id}/move`, { destinationId: 'inbox' }, imm);
+    assert.equal(moved.body.id, m.body.id);
+    const r2 = await call(s.url, t.user, 'GET', link, undefined, imm);
+    assert.deepEqual(r2.body.value.map((v: any) => [v.id, !!v['@removed']]), [[m.body.id, true]]);
+  });
+
   test('PageIterator follows delta next links and exposes the delta link', async () => {
     const first = await user.api('/me/mailFolders/sentitems/messages/delta').header('Prefer', 'odata.maxpagesize=10').get();
     let n = 0;

@@ -11,7 +11,7 @@ import { contextUrl, destinationId, need, nextLink, paging, send } from './route
 import { countMessages, listMessageRows, loadExpansions, parseExpand, parseSelect, type ExpandItem } from './query.ts';
 import { deltaPage } from './delta.ts';
 import { emptyDoc, parseMessageInput, renderMessage, type MessageRecord, type MessageInput } from './message.ts';
-import { getFolder, insertMessages, messageFromRow, moveMessage, copyMessage, updateMessage, writeExtendedProperties, notFound, type FolderRow, computeHasAttachments } from './store.ts';
+import { getFolder, insertMessages, messageFromRow, moveMessage, copyMessage, updateMessage, writeExtendedProperties, notFound, type FolderRow, computeHasAttachments, immutableIdsOf } from './store.ts';
 import { buildResponseDraft, checkFrom, draftRecord, readReplyInput, resolveNames, sendMessage } from './actions.ts';
 import * as att from './attachments.ts';
 import { newChangeKey } from './ids.ts';
@@ -63,7 +63,8 @@ export async function delta(mr: MailRequest, folder: FolderRow): Promise<unknown
   const msgs = page.items.filter((i): i is { message: MessageRecord } => 'message' in i).map((i) => i.message);
   const rendered = await present(mr, msgs, select, []);
   let k = 0;
-  const value = page.items.map((i) => ('removed' in i ? { '@odata.type': '#vendor.graph.message', id: i.removed, '@removed': { reason: 'deleted' } } : { '@odata.type': '#vendor.graph.message', ...rendered[k++] }));
+  const immutable = mr.immutable ? await immutableIdsOf(mr.ctx.store.db, mr.mb, page.items.flatMap((i) => ('removed' in i ? [i.removed] : []))) : new Map<string, string>();
+  const value = page.items.map((i) => ('removed' in i ? { '@odata.type': '#vendor.graph.message', id: immutable.get(i.removed) ?? i.removed, '@removed': { reason: 'deleted' } } : { '@odata.type': '#vendor.graph.message', ...rendered[k++] }));
   const body: Record<string, unknown> = { '@odata.context': `${mr.ctx.origin()}/${mr.version}/$metadata#Collection(message)` };
   if (page.nextLink) body['@odata.nextLink'] = page.nextLink;
   if (page.deltaLink) body['@odata.deltaLink'] = page.deltaLink;

@@ -10,7 +10,7 @@ import { sql, type Kysely } from 'kysely';
 import { autoIncrementKey, isPostgres, type Migrations } from '../../store/db.ts';
 
 /** The mail area's tables, children first (cleared by `POST /_stratus/reset`). */
-export const mailTables = ['mail_outbound', 'mail_extensions', 'mail_attachments', 'mail_multi_props', 'mail_single_props', 'mail_categories', 'mail_messages', 'mail_folders'];
+export const mailTables = ['mail_id_history', 'mail_outbound', 'mail_extensions', 'mail_attachments', 'mail_multi_props', 'mail_single_props', 'mail_categories', 'mail_messages', 'mail_folders'];
 
 /** Migrations of the mail area. */
 export const mailMigrations: Migrations = {
@@ -137,6 +137,18 @@ export const mailMigrations: Migrations = {
     async up(db: Kysely<any>) {
       await db.schema.createIndex('mail_messages_received_pk').on('mail_messages').columns(['tenant_id', 'mailbox_id', 'received_at', 'pk']).execute();
       await db.schema.createIndex('mail_messages_folder_received_pk').on('mail_messages').columns(['tenant_id', 'mailbox_id', 'folder_id', 'received_at', 'pk']).execute();
+    },
+  },
+  mail_0003_id_history: {
+    /** Former REST ids of moved or removed messages → their immutable id (delta `@removed` with `Prefer: IdType="ImmutableId"`). */
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable('mail_id_history')
+        .addColumn('rest_id', 'varchar(200)', (c) => c.primaryKey())
+        .addColumn('immutable_id', 'varchar(200)', (c) => c.notNull())
+        .addColumn('tenant_id', 'varchar(64)', (c) => c.notNull())
+        .addColumn('mailbox_id', 'varchar(64)', (c) => c.notNull())
+        .execute();
     },
   },
 };

@@ -262,6 +262,7 @@ export async function moveMessage(db: Kysely<any>, m: MessageRecord, folderId: s
   const at = nowIso();
   const moved: MessageRecord = { ...m, id: newMessageId(), folderId, modifiedAt: at, changeKey: newChangeKey() };
   await db.updateTable('mail_messages').set({ id: moved.id, folder_id: folderId, modified_at: at, change_key: moved.changeKey }).where('pk', '=', m.pk).execute();
+  await rememberId(db, m);
   await recordMailChanges(db, [change(m, 'deleted', at), change(moved, 'created', at)]);
   return moved;
 }
@@ -299,5 +300,18 @@ export async function writeExtendedProperties(db: Kysely<any>, pk: number, singl
 export async function deleteMessageRow(db: Kysely<any>, m: MessageRecord): Promise<void> {
   for (const t of ['mail_categories', 'mail_single_props', 'mail_multi_props', 'mail_extensions', 'mail_attachments']) await db.deleteFrom(t).where('message_pk', '=', m.pk).execute();
   await db.deleteFrom('mail_messages').where('pk', '=', m.pk).execute();
+  await rememberId(db, m);
   await recordMailChanges(db, [change(m, 'deleted', nowIso())]);
+}
+
+/** Keeps a former REST id → immutable id mapping (for delta `@removed` entries with immutable ids). */
+async function rememberId(db: Kysely<any>, m: MessageRecord): Promise<void> {
+  await db.insertInto('mail_id_history').values({ rest_id: m.id, immutable_id: m.immutableId, tenant_id: m.tenantId, mailbox_id: m.mailboxId }).onConflict((oc) => oc.doNothing()).execute();
+}
+
+/** Immutable ids of former REST ids of a mailbox (unknown ids are left out). */
+export async function immutableIdsOf(db: Kysely<any>, mb: Mailbox, restIds: string[]): Promise<Map<string, string>> {
+  if (restIds.length === 0) return new Map();
+  const rows = await db.selectFrom('mail_id_history').select(['rest_id', 'immutable_id']).where('tenant_id', '=', mb.tenantId).where('mailbox_id', '=', mb.mailboxId).where('rest_id', 'in', restIds).execute();
+  return new Map(rows.map((r: any) => [r.rest_id, r.immutable_id]));
 }
