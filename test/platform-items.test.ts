@@ -151,6 +151,14 @@ describe('eventstream items', () => {
     assertPlatformError(bad, 400, 'CorruptedPayload');
     const d2 = await call(s.url, 'POST', `${esPath}/${c.body.id}/getDefinition`, sp);
     assert.deepEqual(JSON.parse(decode(d2.body.definition.parts[1])), props);
+    // A .platform name taken by another eventstream of the workspace (any case) is 409, and nothing changes.
+    const other = await call(s.url, 'POST', esPath, sp, { displayName: uniqueName('taken') });
+    def.parts[1]!.payload = b64({ retentionTimeInDays: 2 });
+    def.parts[2]!.payload = b64({ metadata: { type: 'Eventstream', displayName: other.body.displayName.toUpperCase() } });
+    assertPlatformError(await call(s.url, 'POST', `${esPath}/${c.body.id}/updateDefinition?updateMetadata=true`, sp, { definition: def }), 409, 'ItemDisplayNameAlreadyInUse');
+    assert.equal((await call(s.url, 'GET', `${esPath}/${c.body.id}`, sp)).body.displayName, `${name}_meta`);
+    const d3 = await call(s.url, 'POST', `${esPath}/${c.body.id}/getDefinition`, sp);
+    assert.deepEqual(JSON.parse(decode(d3.body.definition.parts[1])), props);
   });
 
   test('another tenant cannot reach an item; unknown ids are 404 ItemNotFound; unknown routes answer in the platform envelope', async () => {

@@ -103,6 +103,26 @@ async function activeItem(ctx: AppContext, p: Principal, workspaceId: string, it
   return row;
 }
 
+/** The columns a PATCH or updateDefinition may change (`name_key` follows `display_name`). */
+type ItemPatch = { display_name?: string; description?: string; definition?: string; updated_at: string };
+
+/**
+ * Writes a change of an active item: a new name must be free among the workspace's
+ * eventstreams (also when another request takes it meanwhile).
+ * @throws ApiError 409 `ItemDisplayNameAlreadyInUse`; 404 `ItemNotFound` when the item is gone.
+ */
+async function patchItem(ctx: AppContext, p: Principal, workspaceId: string, row: ItemRow, patch: ItemPatch): Promise<void> {
+  const db = ctx.store.db;
+  const name = patch.display_name;
+  if (name !== undefined && (await nameInUse(db, p.tenantId, workspaceId, eventstreamType, name, row.id))) throw nameTaken(name);
+  try {
+    if (!(await updateItem(db, p.tenantId, row.id, name === undefined ? patch : { ...patch, name_key: name.toLowerCase() }))) throw itemNotFound(row.id);
+  } catch (e) {
+    if (isUniqueViolation(e)) throw nameTaken(name ?? row.display_name);
+    throw e;
+  }
+}
+
 /** The definition parts of an item as getDefinition returns them (reference §5: the three parts, `.platform` current). */
 function definitionParts(r: ItemRow): { path: string; payload: string; payloadType: 'InlineBase64' }[] {
   const d = fromJson<StoredDefinition>(r.definition);
@@ -308,16 +328,10 @@ export async function registerPlatformRoutes(app: FastifyInstance, ctx: AppConte
         const { workspace } = await requireWorkspaceRole(ctx, p, req.params.workspaceId, 'Contributor');
         const row = await activeItem(ctx, p, workspace.id, req.params.eventstreamId);
         const u = checkUpdateRequest(req.body);
-        if (u.displayName !== undefined && (await nameInUse(ctx.store.db, p.tenantId, workspace.id, eventstreamType, u.displayName, row.id))) throw nameTaken(u.displayName);
-        const patch: { display_name?: string; name_key?: string; description?: string; updated_at: string } = { updated_at: nowIso() };
-        if (u.displayName !== undefined) Object.assign(patch, { display_name: u.displayName, name_key: u.displayName.toLowerCase() });
+        const patch: ItemPatch = { updated_at: nowIso() };
+        if (u.displayName !== undefined) patch.display_name = u.displayName;
         if (u.description !== undefined) patch.description = u.description;
-        try {
-          if (!(await updateItem(ctx.store.db, p.tenantId, row.id, patch))) throw itemNotFound(row.id);
-        } catch (e) {
-          if (isUniqueViolation(e)) throw nameTaken(u.displayName ?? row.display_name);
-          throw e;
-        }
+        await patchItem(ctx, p, workspace.id, row, patch);
         const updated = (await getItem(ctx.store.db, p.tenantId, workspace.id, eventstreamType, row.id)) ?? row;
         reply.header('ETag', '""').header('Access-Control-Expose-Headers', 'RequestId,ETag');
         return eventstreamBody(updated);
@@ -356,25 +370,13 @@ export async function registerPlatformRoutes(app: FastifyInstance, ctx: AppConte
         const old = fromJson<StoredDefinition>(row.definition);
         const platformPart = def.parts.find((x) => x.path === '.platform');
         const stored: StoredDefinition = { parts: def.parts.filter((x) => x.path !== '.platform').map((x) => ({ path: x.path, payload: x.payload, payloadType: x.payloadType })), logicalId: old.logicalId };
-        const patch: { display_name?: string; name_key?: string; description?: string; definition: string; updated_at: string } = { definition: toJson(stored), updated_at: nowIso() };
+        const patch: ItemPatch = { definition: toJson(stored), updated_at: nowIso() };
         if (req.query.updateMetadata?.toLowerCase() === 'true' && platformPart) {
           const md = platformPart.json?.metadata ?? {};
-          if (typeof md.displayName === 'string' && md.displayName !== row.display_name) {
-            checkDisplayName(md.displayName);
-            if (await nameInUse(ctx.store.db, p.tenantId, workspace.id, eventstreamType, md.displayName, row.id)) throw nameTaken(md.displayName);
-            patch.display_name = md.displayName;
-            patch.name_key = md.displayName.toLowerCase();
-          }
-          if (typeof md.description === 'string') {
-            patch.description = checkDescription(md.description) ?? '';
-          }
+          if (typeof md.displayName === 'string' && md.displayName !== row.display_name) patch.display_name = checkDisplayName(md.displayName);
+          if (typeof md.description === 'string') patch.description = checkDescription(md.description) ?? '';
         }
-        try {
-          if (!(await updateItem(ctx.store.db, p.tenantId, row.id, patch))) throw itemNotFound(row.id);
-        } catch (e) {
-          if (isUniqueViolation(e)) throw nameTaken(patch.display_name ?? row.display_name);
-          throw e;
-        }
+        await patchItem(ctx, p, workspace.id, row, patch);
         return reply.code(200).send();
       });
     }
