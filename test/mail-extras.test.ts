@@ -59,6 +59,34 @@ describe('mail attachments, extensions, extended properties, beta actions', () =
     assert.deepEqual(got.value[0].attachments.map((a: any) => a.name).sort(), ['forwarded', 'notes.txt']);
   });
 
+  test('upload session: 5 MB in two chunks, then the attachment exists; small files refused; cancel', async () => {
+    const m = await user.api('/me/messages').post({ subject: 'large attachment' });
+    const size = 5 * 1024 * 1024;
+    const bytes = Buffer.alloc(size, 7);
+    const small = await call(s.url, t.user, 'POST', `/v1.0/me/messages/${m.id}/attachments/createUploadSession`, { AttachmentItem: { attachmentType: 'file', name: 'small.bin', size: 1000 } });
+    assert.equal(small.status, 400);
+    assert.equal(small.body.error.code, 'ErrorAttachmentSizeShouldNotBeLessThanMinimumSize');
+    const session = await user.api(`/me/messages/${m.id}/attachments/createUploadSession`).post({ AttachmentItem: { attachmentType: 'file', name: 'big.bin', size } });
+    assert.deepEqual(session.nextExpectedRanges, ['0-']);
+    assert.ok(session.uploadUrl.startsWith(s.url + '/v1.0/'));
+    const put = (from: number, to: number) => fetch(session.uploadUrl, { method: 'PUT', headers: { 'content-type': 'application/octet-stream', 'content-range': `bytes ${from}-${to}/${size}` }, body: bytes.subarray(from, to + 1) });
+    const wrong = await put(100, 200);
+    assert.equal(wrong.status, 416);
+    const first = await put(0, 4 * 1024 * 1024 - 1);
+    assert.equal(first.status, 200);
+    assert.deepEqual(((await first.json()) as any).nextExpectedRanges, [String(4 * 1024 * 1024)]);
+    const last = await put(4 * 1024 * 1024, size - 1);
+    assert.equal(last.status, 201);
+    assert.match(last.headers.get('location')!, /\/attachments\('/);
+    const list = await user.api(`/me/messages/${m.id}/attachments`).get();
+    assert.equal(list.value[0].size, size);
+    assert.equal((await user.api(`/me/messages/${m.id}`).get()).hasAttachments, true);
+    const s2 = await user.api(`/me/messages/${m.id}/attachments/createUploadSession`).post({ AttachmentItem: { attachmentType: 'file', name: 'cancel.bin', size } });
+    assert.equal((await fetch(s2.uploadUrl, { method: 'DELETE' })).status, 204);
+    const gone = await fetch(s2.uploadUrl, { method: 'PUT', headers: { 'content-type': 'application/octet-stream', 'content-range': `bytes 0-9/${size}` }, body: bytes.subarray(0, 10) });
+    assert.equal(gone.status, 404);
+  });
+
   test('create with file attachments and MIME; bad base64 MIME', async () => {
     const m = await user.api('/me/messages').post({ subject: 'att at creation', attachments: [{ '@odata.type': '#vendor.graph.fileAttachment', name: 'a.txt', contentBytes: Buffer.from('a').toString('base64') }] });
     assert.equal(m.hasAttachments, true);

@@ -24,7 +24,7 @@ const kindOf = (t: unknown): 'file' | 'item' | 'reference' | undefined => {
  * updates the message).
  * @throws ApiError 400 `RequestBodyRead` / `ErrorInvalidRequest`, 413 `ErrorAttachmentSizeLimitExceeded`
  */
-export async function insertAttachment(db: Kysely<any>, messagePk: number, input: unknown): Promise<Record<string, unknown>> {
+export async function insertAttachment(db: Kysely<any>, messagePk: number, input: unknown, maxBytes = maxAttachmentBytes): Promise<Record<string, unknown>> {
   if (!input || typeof input !== 'object' || Array.isArray(input) || Buffer.isBuffer(input)) throw new ApiError(400, 'RequestBodyRead', 'The request body must be an attachment object.');
   const o = input as Record<string, unknown>;
   const kind = kindOf(o['@odata.type']);
@@ -40,7 +40,7 @@ export async function insertAttachment(db: Kysely<any>, messagePk: number, input
     if (typeof o.contentBytes !== 'string' || !/^[A-Za-z0-9+/=\s]*$/.test(o.contentBytes)) throw new ApiError(400, 'ErrorInvalidRequest', "A file attachment needs 'contentBytes' in base64.");
     const bytes = Buffer.from(o.contentBytes, 'base64');
     size = bytes.length;
-    if (size > maxAttachmentBytes) throw new ApiError(413, 'ErrorAttachmentSizeLimitExceeded', `The attachment is ${size} bytes; attachments over ${maxAttachmentBytes} bytes need an upload session.`);
+    if (size > maxBytes) throw new ApiError(413, 'ErrorAttachmentSizeLimitExceeded', `The attachment is ${size} bytes; attachments over ${maxAttachmentBytes} bytes need an upload session.`);
     contentType = typeof o.contentType === 'string' ? o.contentType : 'application/octet-stream';
     doc = { '@odata.type': '#vendor.graph.fileAttachment', id, lastModifiedDateTime: toSecond(at), name: o.name, contentType, size, isInline, contentId: typeof o.contentId === 'string' ? o.contentId : null, contentLocation: null, contentBytes: bytes.toString('base64') };
   } else if (kind === 'item') {

@@ -15,6 +15,7 @@ import { getFolder, insertMessages, messageFromRow, moveMessage, copyMessage, up
 import { buildResponseDraft, checkFrom, draftRecord, readReplyInput, resolveNames, sendMessage } from './actions.ts';
 import * as att from './attachments.ts';
 import { newChangeKey } from './ids.ts';
+import { createUploadSession } from './upload.ts';
 
 /** Renders messages with `$select`, `Prefer` and `$expand`. */
 async function present(mr: MailRequest, recs: MessageRecord[], select: string[] | undefined, expand: ExpandItem[]): Promise<Record<string, unknown>[]> {
@@ -321,7 +322,11 @@ async function attachments(mr: MailRequest, method: string, m: MessageRecord, re
     }
     throw new ApiError(405, 'ErrorInvalidRequest', `The HTTP method '${method}' is not allowed for this resource.`);
   }
-  if (rest[0]!.toLowerCase() === 'createuploadsession') throw new ApiError(501, 'ErrorInvalidRequest', 'Upload sessions are not supported by this server; post attachments under 3 MB directly.');
+  if (rest[0]!.toLowerCase() === 'createuploadsession' && rest.length === 1) {
+    if (method !== 'POST') throw new ApiError(405, 'ErrorInvalidRequest', `The HTTP method '${method}' is not allowed for this resource.`);
+    need(mr, 'write');
+    return send(mr, 201, await createUploadSession(mr.ctx, m, mr.body, mr.version));
+  }
   const a = await att.getAttachment(db, m.pk, rest[0]!);
   if (rest.length === 2 && rest[1] === '$value' && method === 'GET') {
     need(mr, 'read');

@@ -7,6 +7,7 @@ import type { ServiceModule } from '../../context.ts';
 import { mailMigrations, mailTables } from './migrations.ts';
 import { registerMailRoutes } from './routes.ts';
 import { seedMail } from './seed.ts';
+import { registerUploadRoutes } from './upload.ts';
 
 /** The mail module. */
 export const mailModule: ServiceModule = {
@@ -16,5 +17,6 @@ export const mailModule: ServiceModule = {
   seed: seedMail,
   register(app, ctx) {
     registerMailRoutes(app, ctx);
+    registerUploadRoutes(app, ctx);
   },
 };

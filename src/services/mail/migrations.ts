@@ -10,7 +10,7 @@ import { sql, type Kysely } from 'kysely';
 import { autoIncrementKey, isPostgres, type Migrations } from '../../store/db.ts';
 
 /** The mail area's tables, children first (cleared by `POST /_stratus/reset`). */
-export const mailTables = ['mail_id_history', 'mail_outbound', 'mail_extensions', 'mail_attachments', 'mail_multi_props', 'mail_single_props', 'mail_categories', 'mail_messages', 'mail_folders'];
+export const mailTables = ['mail_upload_chunks', 'mail_upload_sessions', 'mail_id_history', 'mail_outbound', 'mail_extensions', 'mail_attachments', 'mail_multi_props', 'mail_single_props', 'mail_categories', 'mail_messages', 'mail_folders'];
 
 /** Migrations of the mail area. */
 export const mailMigrations: Migrations = {
@@ -148,6 +148,32 @@ export const mailMigrations: Migrations = {
         .addColumn('immutable_id', 'varchar(200)', (c) => c.notNull())
         .addColumn('tenant_id', 'varchar(64)', (c) => c.notNull())
         .addColumn('mailbox_id', 'varchar(64)', (c) => c.notNull())
+        .execute();
+    },
+  },
+  mail_0004_upload_sessions: {
+    /** Attachment upload sessions (reference §2.9) and their received byte ranges. */
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable('mail_upload_sessions')
+        .addColumn('token', 'varchar(100)', (c) => c.primaryKey())
+        .addColumn('tenant_id', 'varchar(64)', (c) => c.notNull())
+        .addColumn('mailbox_id', 'varchar(64)', (c) => c.notNull())
+        .addColumn('message_pk', 'bigint', (c) => c.notNull())
+        .addColumn('name', 'varchar(400)', (c) => c.notNull())
+        .addColumn('size', 'integer', (c) => c.notNull())
+        .addColumn('content_type', 'varchar(200)', (c) => c.notNull())
+        .addColumn('is_inline', 'integer', (c) => c.notNull())
+        .addColumn('content_id', 'varchar(400)')
+        .addColumn('next_offset', 'integer', (c) => c.notNull())
+        .addColumn('expires_at', 'varchar(32)', (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createTable('mail_upload_chunks')
+        .addColumn('token', 'varchar(100)', (c) => c.notNull())
+        .addColumn('start_offset', 'integer', (c) => c.notNull())
+        .addColumn('data', 'text', (c) => c.notNull())
+        .addPrimaryKeyConstraint('mail_upload_chunks_pk', ['token', 'start_offset'])
         .execute();
     },
   },
