@@ -58,7 +58,7 @@ function serve(): ChildProcess {
 }
 
 async function ready(child: ChildProcess): Promise<void> {
-  for (let i = 0; i < 300; i++) {
+  for (let i = 0; i < 900; i++) {
     if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`);
     const ok = await fetch(`${origin}/_stratus/health`).then((r) => r.ok).catch(() => false);
     if (ok) return;
@@ -143,7 +143,7 @@ test('`stratus token` prints a token the running server accepts; `stratus reset`
     STRATUS_LOG_LEVEL: 'silent',
     ...(dbUrl ? { STRATUS_DATABASE_URL: dbUrl, STRATUS_DATABASE_SCHEMA: schema! } : {}),
   };
-  const cli = (...args: string[]) => execFileSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], { env, encoding: 'utf8' }).trim();
+  const cli = (...args: string[]) => execFileSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], { env, encoding: 'utf8', timeout: 120_000 }).trim();
   current = serve();
   await ready(current);
   const token = cli('token', '--user', 'admin@stratus.test', '--audience', 'arm');
