@@ -42,10 +42,17 @@ test('the header counts down per subscription, then 429 with Retry-After until t
     seen.push(r.remaining);
   }
   assert.deepEqual(seen, ['4', '3', '2', '1', '0']);
-  // A gateway rejection (missing token) carries the remainder without counting.
+  // A gateway rejection of the subscription's own tenant carries the remainder without counting.
+  const badVersion = await fetch(`${s.url}${salesPath}/listSynchronizations?api-version=2019-11-01`, { method: 'POST', headers: { authorization: `Bearer ${admin}` } });
+  assert.equal(badVersion.status, 400);
+  assert.equal(badVersion.headers.get('x-vendor-ratelimit-remaining-subscription-reads'), '0');
+  // An anonymous caller or another tenant learns nothing about the subscription's budget.
   const anon = await fetch(`${s.url}${salesPath}/listSynchronizations?api-version=${api}`, { method: 'POST' });
   assert.equal(anon.status, 401);
-  assert.equal(anon.headers.get('x-vendor-ratelimit-remaining-subscription-reads'), '0');
+  assert.equal(anon.headers.get('x-vendor-ratelimit-remaining-subscription-reads'), null);
+  const stranger = await post(`${salesPath}/listSynchronizations`, eve);
+  assert.equal(stranger.status, 404);
+  assert.equal(stranger.remaining, null);
   const limited = await post(`${salesPath}/listSynchronizations`);
   assert.equal(limited.status, 429);
   assert.equal(limited.body.error.code, 'TooManyRequests');

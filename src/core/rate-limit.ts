@@ -62,6 +62,27 @@ export class RateLimiter {
     };
   }
 
+  /**
+   * Reads `bucket`'s budget without counting a request (e.g. for the remainder header of a
+   * response the gateway rejected). Same `limit` / `windowSeconds` as {@link hit}; a bucket
+   * never hit, or whose window has expired, reports the full budget. `allowed` is false when
+   * the next {@link hit} in this window would be refused; `retryAfterSeconds` is the time to
+   * the window's end (the whole window when there is none).
+   */
+  async peek(bucket: string, limit: number, windowSeconds: number): Promise<RateDecision> {
+    const now = nowMs();
+    const windowMs = windowSeconds * 1000;
+    const r = await this.db.selectFrom('rate_limits').select(['window_start_ms', 'count']).where('bucket', '=', bucket).executeTakeFirst();
+    const start = r ? Number(r.window_start_ms) : now;
+    const count = r && now - start < windowMs ? Number(r.count) : 0;
+    return {
+      allowed: count < limit,
+      remaining: Math.max(0, limit - count),
+      retryAfterSeconds: count === 0 ? Math.max(1, windowSeconds) : Math.max(1, Math.ceil((start + windowMs - now) / 1000)),
+      limit,
+    };
+  }
+
   /** Forgets every window (control-plane reset). */
   async clear(): Promise<void> {
     await this.db.deleteFrom('rate_limits').execute();

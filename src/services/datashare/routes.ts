@@ -7,13 +7,15 @@
  * included) and carries `x-vendor-ratelimit-remaining-subscription-reads`: each request
  * that passes the gateway counts against its subscription's budget
  * (`settings.armReadsPerWindow` per `settings.armReadWindowSeconds`); at zero → 429 with
- * `Retry-After`. Responses the gateway rejected carry the current remainder uncounted.
+ * `Retry-After`. Responses the gateway rejected carry the current remainder uncounted
+ * (`RateLimiter.peek`), when the caller's valid token belongs to the subscription's tenant.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../context.ts';
 import { ApiError } from '../../core/errors.ts';
 import { nowIso, nowMs } from '../../core/clock.ts';
-import { newUuid, stableUuid } from '../../core/ids.ts';
+import { isUuid, newUuid, stableUuid } from '../../core/ids.ts';
+import { authenticate } from '../../core/auth.ts';
 import { absoluteUrl, decodeToken, encodeToken } from '../../core/paging.ts';
 import { compileFilter, compileOrderBy, ODataError, parseFilter, parseOrderBy } from '../../core/odata/index.ts';
 import type { Principal } from '../../core/identity/identity.ts';
@@ -125,17 +127,23 @@ export async function registerDataShareRoutes(app: FastifyInstance, ctx: AppCont
     const store = new DataShareStore(ctx.store.db);
     const settings = () => ctx.config.settings;
 
-    // Responses the gateway rejected (or 404s of the handler before counting) still carry
-    // the remainder of the subscription's budget, read without counting.
+    // Responses the gateway rejected still carry the remainder of the subscription's
+    // budget, read without counting — but only to a caller whose token is valid and whose
+    // tenant owns the subscription: an anonymous caller or another tenant learns nothing
+    // about the subscription (tenant isolation), so their rejections carry no header.
     scoped.addHook('onSend', async (req, reply, payload) => {
       if (reply.hasHeader('x-vendor-ratelimit-remaining-subscription-reads')) return payload;
       const sub = (req.params as Record<string, string> | undefined)?.subscriptionId;
-      if (typeof sub === 'string' && sub.length <= 64) {
-        const r = await ctx.store.db.selectFrom('rate_limits').select(['window_start_ms', 'count']).where('bucket', '=', readBucket(sub)).executeTakeFirst();
-        const limit = settings().armReadsPerWindow;
-        const live = r && nowMs() - Number(r.window_start_ms) < settings().armReadWindowSeconds * 1000;
-        reply.header('x-vendor-ratelimit-remaining-subscription-reads', String(live ? Math.max(0, limit - Number(r.count)) : limit));
+      if (typeof sub !== 'string' || !isUuid(sub)) return payload;
+      let tenantId: string;
+      try {
+        tenantId = (await authenticate(req, ctx.identity, 'arm')).tenantId;
+      } catch {
+        return payload;
       }
+      if ((await arm.subscription(sub))?.tenantId !== tenantId) return payload;
+      const d = await ctx.rateLimiter.peek(readBucket(sub), settings().armReadsPerWindow, settings().armReadWindowSeconds);
+      reply.header('x-vendor-ratelimit-remaining-subscription-reads', String(d.remaining));
       return payload;
     });
 
