@@ -8,6 +8,8 @@ import https from 'node:https';
 import path from 'node:path';
 import Fastify, { type FastifyInstance, type FastifyServerFactory } from 'fastify';
 import formbody from '@fastify/formbody';
+import { Ajv } from 'ajv';
+import addFormats from 'ajv-formats';
 import type { Config } from './config.ts';
 import type { AppContext, ServiceModule } from './context.ts';
 import { openStore, type Migrations } from './store/db.ts';
@@ -116,6 +118,13 @@ export async function buildApp(config: Config): Promise<BuiltApp> {
       done(err, undefined);
     }
   });
+  // Query strings and path parameters are text, so their schemas coerce ("5" → 5, one value →
+  // [value]); bodies are JSON and are validated as sent: {"displayName": 42} is not a string.
+  const ajvText = new Ajv({ coerceTypes: 'array', useDefaults: true, removeAdditional: false, allErrors: false, strict: false });
+  const ajvBody = new Ajv({ coerceTypes: false, useDefaults: true, removeAdditional: false, allErrors: false, strict: false });
+  addFormats.default(ajvText);
+  addFormats.default(ajvBody);
+  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? ajvBody : ajvText).compile(schema as object) as any);
   await app.register(formbody);
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
 
@@ -142,11 +151,13 @@ export async function buildApp(config: Config): Promise<BuiltApp> {
     const family: Family = error instanceof ApiError && error.options.family ? error.options.family : familyOf(req);
     let apiError: ApiError;
     if (error instanceof ApiError) apiError = error;
-    else if (error.validation) {
-      const where = error.validationContext ?? 'request';
-      apiError = new ApiError(400, invalidBodyCode[family], `The ${where} is invalid: ${error.message}`);
-    } else if (error.code === 'STRATUS_INVALID_JSON' || error.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || error.code === 'FST_ERR_CTP_INVALID_JSON_BODY') {
-      apiError = new ApiError(400, invalidBodyCode[family], error.message);
+    else if (error.validation || error.code === 'STRATUS_INVALID_JSON' || error.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || error.code === 'FST_ERR_CTP_INVALID_JSON_BODY') {
+      const text = error.validation ? `The ${error.validationContext ?? 'request'} is invalid: ${error.message}` : error.message;
+      apiError =
+        family === 'platform'
+          ? // The platform's malformed-input shape (reference §4.1; live bodies): InvalidInput with one InvalidParameter detail.
+            new ApiError(400, 'InvalidInput', 'The request has an invalid input', { details: [{ code: 'InvalidParameter', message: text }], isRetriable: false })
+          : new ApiError(400, invalidBodyCode[family], text);
     } else if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
       apiError = new ApiError(415, family === 'arm' ? 'UnsupportedMediaType' : invalidBodyCode[family], `The content media type '${req.headers['content-type'] ?? ''}' is not supported.`);
     } else if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
