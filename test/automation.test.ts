@@ -385,3 +385,21 @@ test('concurrent creates of one webhook: one 201, the rest 200 or 409, never a 5
   assert.equal(listed.body.value.length, 1);
   assert.equal((await invoke(uri)).status, 202);
 });
+
+test('a write body of another media type → 415 UnsupportedMediaType, nothing changed (a form body used to PATCH as empty)', async () => {
+  const hook = `${demoAcct}/webhooks/nightly-hook`;
+  const before = await call('GET', hook);
+  for (const [method, path, type, body] of [
+    ['PATCH', hook, 'application/x-www-form-urlencoded', 'properties=x'],
+    ['PUT', `${demoAcct}/runbooks/formbook`, 'application/xml', '<runbook/>'],
+    ['PUT', `${accounts}/form-account`, 'text/plain', '{"location":"westus"}'],
+  ] as const) {
+    const res = await fetch(`${s.url}${path}?api-version=${api}`, { method, headers: { authorization: `Bearer ${admin}`, 'content-type': type }, body });
+    const b = (await res.json()) as any;
+    assert.equal(res.status, 415, `${method} ${path} ${JSON.stringify(b)}`);
+    assert.equal(b.error.code, 'UnsupportedMediaType');
+  }
+  assert.equal((await call('GET', `${demoAcct}/runbooks/formbook`)).status, 404);
+  assert.equal((await call('GET', `${accounts}/form-account`)).status, 404);
+  assert.deepEqual((await call('GET', hook)).body.systemData, before.body.systemData);
+});

@@ -377,3 +377,25 @@ test('concurrent acceptances of one invitation: exactly one share subscription',
   assert.equal(a.filter((x) => x === 201).length, 1, a.join(','));
   assert.ok(a.every((x) => x === 201 || x === 200 || x === 409), a.join(','));
 });
+
+test('a write body of another media type → 415 DataShareError, nothing changed (a form body used to PATCH as empty)', async () => {
+  const before = await call('GET', `${acctPath}/stratus-share`);
+  for (const [method, path, type, body] of [
+    ['PATCH', `${acctPath}/stratus-share`, 'application/x-www-form-urlencoded', 'tags=x'],
+    ['PUT', `${acctPath}/stratus-share/shares/formshare`, 'application/xml', '<share/>'],
+    ['PUT', `${acctPath}/formacct`, 'text/plain', '{"location":"westus","identity":{"type":"SystemAssigned"}}'],
+  ] as const) {
+    const res = await fetch(`${s.url}${path}?api-version=${api}`, { method, headers: { authorization: `Bearer ${admin}`, 'content-type': type }, body });
+    const b = (await res.json()) as any;
+    assert.equal(res.status, 415, `${method} ${path} ${JSON.stringify(b)}`);
+    assert.equal(b.error.code, 'UnsupportedMediaType');
+    assert.equal(b.error.additionalInfo, undefined);
+  }
+  assert.equal((await call('GET', `${acctPath}/stratus-share/shares/formshare`)).status, 404);
+  assert.equal((await call('GET', `${acctPath}/formacct`)).status, 404);
+  assert.deepEqual((await call('GET', `${acctPath}/stratus-share`)).body.systemData, before.body.systemData);
+  // application/json with a charset and a +json type are JSON.
+  const ok = await fetch(`${s.url}${acctPath}/stratus-share?api-version=${api}`, { method: 'PATCH', headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/merge-patch+json; charset=utf-8' }, body: '{"tags":{"k":"v"}}' });
+  assert.equal(ok.status, 200);
+  assert.deepEqual(((await ok.json()) as any).tags, { k: 'v' });
+});

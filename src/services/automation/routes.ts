@@ -98,7 +98,14 @@ function checkTags(v: unknown): Record<string, string> {
   }
   return t as Record<string, string>;
 }
+/**
+ * The JSON object body of a write. A body of another media type (form, XML, text, which
+ * the app parses into an object or a buffer) → 415 `UnsupportedMediaType`; none → 400.
+ */
 function bodyOf(req: FastifyRequest): Record<string, unknown> {
+  if (req.body !== undefined && req.body !== null && !/^application\/([\w.+-]+\+)?json\s*(;|$)/iu.test(req.headers['content-type'] ?? '')) {
+    throw new ApiError(415, 'UnsupportedMediaType', `The content media type '${req.headers['content-type'] ?? ''}' is not supported. Send 'application/json'.`);
+  }
   return obj(req.body, 'body', true);
 }
 function byName(p: Principal): string {

@@ -74,8 +74,18 @@ function queryValue(req: FastifyRequest, ...names: string[]): string | undefined
   return undefined;
 }
 
+/** True when the request declares a JSON body (`application/json` or `application/*+json`). */
+function isJsonContent(req: FastifyRequest): boolean {
+  return /^application\/([\w.+-]+\+)?json\s*(;|$)/iu.test(req.headers['content-type'] ?? '');
+}
+
+/**
+ * The JSON object body of a write. A body of another media type (form, XML, text, which
+ * the app parses into an object or a buffer) → 415; a missing one → 400 when `required`.
+ */
 function bodyObject(req: FastifyRequest, required: boolean): Record<string, unknown> {
   const b = req.body;
+  if (b !== undefined && b !== null && !isJsonContent(req)) throw dsError(415, 'UnsupportedMediaType', `The content media type '${req.headers['content-type'] ?? ''}' is not supported. Send 'application/json'.`);
   if (b === undefined || b === null) {
     if (required) throw dsError(400, 'InvalidRequestContent', 'The request body is required.');
     return {};
