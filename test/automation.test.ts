@@ -403,3 +403,17 @@ test('a write body of another media type → 415 UnsupportedMediaType, nothing c
   assert.equal((await call('GET', `${accounts}/form-account`)).status, 404);
   assert.deepEqual((await call('GET', hook)).body.systemData, before.body.systemData);
 });
+
+test('a name holding an encoded slash cannot address another resource: 400 InvalidParameter, nothing deleted', async () => {
+  for (const [method, path] of [
+    ['GET', `${accounts}/stratus-automation%2Frunbooks%2Fnightly-report`],
+    ['DELETE', `${accounts}/stratus-automation%2Frunbooks%2Fnightly-report`],
+    ['GET', `${accounts}/stratus-automation%2Frunbooks%2Fnightly-report/runbooks`],
+    ['DELETE', `${demoAcct}/runbooks/nightly-report%2Fx`],
+  ] as const) {
+    const r = await call(method, path);
+    assert.equal(r.status, 400, `${method} ${path} ${r.text}`);
+    assert.equal(r.body.error.code, 'InvalidParameter');
+  }
+  assert.equal((await call('GET', `${demoAcct}/runbooks/nightly-report`)).status, 200);
+});

@@ -399,3 +399,17 @@ test('a write body of another media type → 415 DataShareError, nothing changed
   assert.equal(ok.status, 200);
   assert.deepEqual(((await ok.json()) as any).tags, { k: 'v' });
 });
+
+test('a name holding an encoded slash cannot address another resource: 400 InvalidResourceName, nothing deleted', async () => {
+  for (const [method, path] of [
+    ['GET', `${acctPath}/stratus-share%2Fshares%2Fsales`],
+    ['DELETE', `${acctPath}/stratus-share%2Fshares%2Fsales`],
+    ['GET', `${acctPath}/stratus-share%2Fshares%2Fsales/shares`],
+    ['DELETE', `${salesPath.replace(/\/sales$/u, '')}/sales%2Finvitations%2Fnone`],
+  ] as const) {
+    const r = await call(method, path);
+    assert.equal(r.status, 400, `${method} ${path} ${JSON.stringify(r.body)}`);
+    assert.equal(r.body.error.code, 'InvalidResourceName');
+  }
+  assert.equal((await call('GET', salesPath)).status, 200);
+});

@@ -159,7 +159,19 @@ export function registerAutomationRoutes(app: FastifyInstance, ctx: AppContext):
   const store = new AutomationStore(ctx.store.db);
   const base = '/subscriptions/:subscriptionId/resourceGroups/:resourceGroupName/providers/Vendor.Automation/automationAccounts';
   const accountUrl = `${base}/:automationAccountName`;
-  const route = (opts: Omit<Parameters<typeof armRoute>[2], 'apiVersions'>) => armRoute(app, ctx, { ...opts, apiVersions: automationApiVersions });
+  // Each path name is one segment: a decoded `/` (sent as `%2F`) would let e.g. the account
+  // routes address a runbook (`automationAccounts/a%2Frunbooks%2Fr`), so it is refused first.
+  const route = (opts: Omit<Parameters<typeof armRoute>[2], 'apiVersions'>) =>
+    armRoute(app, ctx, {
+      ...opts,
+      apiVersions: automationApiVersions,
+      handler: async (req, reply, call) => {
+        for (const [k, v] of Object.entries(req.params as Record<string, string>)) {
+          if (typeof v === 'string' && v.includes('/')) throw bad(k, `The value '${v}' of '${k}' is invalid: a name cannot contain '/'.`);
+        }
+        return opts.handler(req, reply, call);
+      },
+    });
   const params = (req: FastifyRequest) => req.params as Record<string, string>;
   const rgId = (req: FastifyRequest) => `/subscriptions/${params(req).subscriptionId}/resourceGroups/${params(req).resourceGroupName}`;
 

@@ -60,6 +60,17 @@ function checkName(kind: string, value: string): void {
   if (!namePattern.test(value)) throw dsError(400, 'InvalidResourceName', `The ${kind} name '${value}' is invalid. It must be 1 to 90 letters, digits, '-', '_' or '.', start with a letter or digit and not end with '-' or '.'.`, kind);
 }
 
+/**
+ * Refuses a path name holding a `/` (sent as `%2F`): each name is one segment, and a decoded
+ * slash would let e.g. the account routes address a share (`accounts/a%2Fshares%2Fs`).
+ * @throws ApiError 400 `InvalidResourceName` naming the parameter.
+ */
+function checkNoSlash(req: FastifyRequest): void {
+  for (const [k, v] of Object.entries(req.params as Record<string, string>)) {
+    if (typeof v === 'string' && v.includes('/')) throw dsError(400, 'InvalidResourceName', `The value '${v}' of '${k}' is invalid: a name cannot contain '/'.`, k);
+  }
+}
+
 function one(v: unknown): string | undefined {
   if (Array.isArray(v)) return typeof v[0] === 'string' ? v[0] : undefined;
   return typeof v === 'string' ? v : undefined;
@@ -172,6 +183,7 @@ export async function registerDataShareRoutes(app: FastifyInstance, ctx: AppCont
               headers: { 'Retry-After': String(d.retryAfterSeconds), 'x-vendor-ratelimit-remaining-subscription-reads': '0' },
             });
           }
+          checkNoSlash(req);
           return opts.handler(req, reply, call);
         },
       });
