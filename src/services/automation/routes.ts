@@ -116,6 +116,19 @@ function one(v: unknown): string | undefined {
   return typeof v === 'string' ? v : undefined;
 }
 
+/**
+ * The decoded `$skipToken` (also `$skiptoken`) of a list request; undefined when absent.
+ * @throws ApiError 400 `InvalidParameter` (target `$skipToken`) when it does not decode or `valid` refuses it.
+ */
+function skipTokenOf<T extends object>(req: FastifyRequest, valid: (t: T) => boolean): T | undefined {
+  const q = req.query as Record<string, unknown>;
+  const token = one(q.$skipToken ?? q.$skiptoken);
+  if (token === undefined) return undefined;
+  const t = decodeToken<T>(token);
+  if (!t || !valid(t)) throw bad('$skipToken', `The value '${token}' of '$skipToken' is not valid.`);
+  return t;
+}
+
 /** The token of a webhook URI made by generateUri (its path and the `token` parameter); undefined if it is not one. */
 export function tokenOfUri(uri: string): string | undefined {
   let u: URL;
@@ -199,13 +212,7 @@ export function registerAutomationRoutes(app: FastifyInstance, ctx: AppContext):
   };
 
   const listResourcesPage = async (req: FastifyRequest, call: ArmCall, parentId: string, type: string, path: string) => {
-    const token = one((req.query as Record<string, unknown>).$skipToken ?? (req.query as Record<string, unknown>).$skiptoken);
-    let after: string | undefined;
-    if (token !== undefined) {
-      const t = decodeToken<{ a: string }>(token);
-      if (!t || typeof t.a !== 'string') throw bad('$skipToken', `The value '${token}' of '$skipToken' is not valid.`);
-      after = t.a;
-    }
+    const after = skipTokenOf<{ a: string }>(req, (t) => typeof t.a === 'string')?.a;
     const rows = await arm.listResources(parentId, type, resourcePageSize + 1, after);
     const page = rows.slice(0, resourcePageSize);
     const body: Record<string, unknown> = { value: page.map((r) => r.body) };
@@ -526,13 +533,7 @@ export function registerAutomationRoutes(app: FastifyInstance, ctx: AppContext):
           throw e;
         }
       }
-      const token = one(q.$skipToken ?? q.$skiptoken);
-      let after: string | undefined;
-      if (token !== undefined) {
-        const t = decodeToken<{ a: string }>(token);
-        if (!t || typeof t.a !== 'string') throw bad('$skipToken', `The value '${token}' of '$skipToken' is not valid.`);
-        after = t.a;
-      }
+      const after = skipTokenOf<{ a: string }>(req, (t) => typeof t.a === 'string')?.a;
       const rows = await store.listWebhooks(account.id.toLowerCase(), automationPageSize + 1, after, filter);
       const page = rows.slice(0, automationPageSize);
       const body: Record<string, unknown> = { value: page.map((w) => showWebhook(w, null)) };
@@ -548,13 +549,7 @@ export function registerAutomationRoutes(app: FastifyInstance, ctx: AppContext):
     action: 'Vendor.Automation/automationAccounts/jobs/read',
     handler: async (req, _r, call) => {
       const account = await getAccount(req);
-      const token = one((req.query as Record<string, unknown>).$skipToken ?? (req.query as Record<string, unknown>).$skiptoken);
-      let before: number | undefined;
-      if (token !== undefined) {
-        const t = decodeToken<{ s: number }>(token);
-        if (!t || !Number.isSafeInteger(t.s)) throw bad('$skipToken', `The value '${token}' of '$skipToken' is not valid.`);
-        before = t.s;
-      }
+      const before = skipTokenOf<{ s: number }>(req, (t) => Number.isSafeInteger(t.s))?.s;
       const rows = await store.listJobs(account.id.toLowerCase(), automationPageSize + 1, before);
       const page = rows.slice(0, automationPageSize);
       const body: Record<string, unknown> = { value: page.map((j) => showJob(account.id, j, false)) };

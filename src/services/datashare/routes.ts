@@ -85,6 +85,18 @@ function queryValue(req: FastifyRequest, ...names: string[]): string | undefined
   return undefined;
 }
 
+/**
+ * The decoded `$skipToken` (also `$skiptoken`, `skipToken`) of a list request; undefined when absent.
+ * @throws ApiError 400 `InvalidSkipToken` (target `$skipToken`) when it does not decode or `valid` refuses it.
+ */
+function skipTokenOf<T extends object>(req: FastifyRequest, valid: (t: T) => boolean): T | undefined {
+  const token = queryValue(req, '$skipToken', '$skiptoken', 'skipToken');
+  if (token === undefined) return undefined;
+  const t = decodeToken<T>(token);
+  if (!t || !valid(t)) throw dsError(400, 'InvalidSkipToken', `The value '${token}' of '$skipToken' is not valid.`, '$skipToken');
+  return t;
+}
+
 /** True when the request declares a JSON body (`application/json` or `application/*+json`). */
 function isJsonContent(req: FastifyRequest): boolean {
   return /^application\/([\w.+-]+\+)?json\s*(;|$)/iu.test(req.headers['content-type'] ?? '');
@@ -202,14 +214,7 @@ export async function registerDataShareRoutes(app: FastifyInstance, ctx: AppCont
       }
     };
     /** `arm.putResource`, with a concurrent create of the same resource answered 409 instead of a 500. */
-    const putTracked = async (row: Parameters<ArmStore['putResource']>[0]) => {
-      try {
-        return await arm.putResource(row);
-      } catch (e) {
-        if (isUniqueViolation(e)) throw dsError(409, 'Conflict', `The resource '${row.name}' was created by a concurrent request; retry.`);
-        throw e;
-      }
-    };
+    const putTracked = (row: Parameters<ArmStore['putResource']>[0]) => conflictSafe(row.name, () => arm.putResource(row));
     const getAccount = async (req: FastifyRequest): Promise<ArmResourceRow> => {
       const { rgId, rg } = rgPath(req);
       const name = (req.params as Record<string, string>).accountName!;
@@ -225,13 +230,7 @@ export async function registerDataShareRoutes(app: FastifyInstance, ctx: AppCont
 
     /** One page of tracked resources below `parentId`, `$skipToken`-paged by id. */
     const listPage = async (req: FastifyRequest, call: ArmCall, parentId: string, type: string, path: string) => {
-      const token = queryValue(req, '$skipToken', '$skiptoken', 'skipToken');
-      let after: string | undefined;
-      if (token !== undefined) {
-        const t = decodeToken<{ a: string }>(token);
-        if (!t || typeof t.a !== 'string') throw dsError(400, 'InvalidSkipToken', `The value '${token}' of '$skipToken' is not valid.`, '$skipToken');
-        after = t.a;
-      }
+      const after = skipTokenOf<{ a: string }>(req, (t) => typeof t.a === 'string')?.a;
       const rows = await arm.listResources(parentId, type, resourcePageSize + 1, after);
       const page = rows.slice(0, resourcePageSize);
       const body: Record<string, unknown> = { value: page.map(show) };
@@ -547,7 +546,6 @@ export async function registerDataShareRoutes(app: FastifyInstance, ctx: AppCont
     const listQuery = (req: FastifyRequest, fields: typeof synchronizationFields) => {
       const filterText = queryValue(req, '$filter', 'filter');
       const orderText = queryValue(req, '$orderby', '$orderBy', 'orderby', 'orderBy');
-      const token = queryValue(req, '$skipToken', '$skiptoken', 'skipToken');
       let filter;
       let orderBy: ReturnType<typeof compileOrderBy> = [];
       try {
@@ -562,12 +560,7 @@ export async function registerDataShareRoutes(app: FastifyInstance, ctx: AppCont
         if (e instanceof ODataError) throw dsError(400, 'InvalidOrderBy', `The $orderby expression '${orderText}' is invalid${e.position !== undefined ? ` at position ${e.position}` : ''}: ${e.message}`, '$orderby');
         throw e;
       }
-      let offset = 0;
-      if (token !== undefined) {
-        const t = decodeToken<{ o: number }>(token);
-        if (!t || !Number.isSafeInteger(t.o) || t.o < 0) throw dsError(400, 'InvalidSkipToken', `The value '${token}' of '$skipToken' is not valid.`, '$skipToken');
-        offset = t.o;
-      }
+      const offset = skipTokenOf<{ o: number }>(req, (t) => Number.isSafeInteger(t.o) && t.o >= 0)?.o ?? 0;
       const nextLink = (path: string, apiVersion: string) =>
         absoluteUrl(ctx.origin(), path, { 'api-version': apiVersion, $filter: filterText, $orderby: orderText, $skipToken: encodeToken({ o: offset + synchronizationPageSize }) });
       return { filter, orderBy, offset, nextLink };
