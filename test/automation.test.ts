@@ -417,3 +417,17 @@ test('a name holding an encoded slash cannot address another resource: 400 Inval
   }
   assert.equal((await call('GET', `${demoAcct}/runbooks/nightly-report`)).status, 200);
 });
+
+test('NUL in a path name or a body string → 400 InvalidParameter naming it, never a database error', async () => {
+  for (const path of [`${accounts}/%00`, `${demoAcct}/webhooks/%00`, `${demoAcct}/jobs/a%00`]) {
+    const r = await call('GET', path);
+    assert.equal(r.status, 400, `${path} ${r.text}`);
+    assert.equal(r.body.error.code, 'InvalidParameter');
+  }
+  const put = await call('PUT', `${demoAcct}/webhooks/nulhook`, { body: { properties: { runbook: { name: 'nightly\u0000' }, uri: 'x' } } });
+  assert.equal(put.status, 400, put.text);
+  assert.equal(put.body.error.target, 'properties.runbook.name');
+  const patch = await call('PATCH', `${demoAcct}/webhooks/nightly-hook`, { body: { properties: { parameters: { ['k\u0000']: 'v' } } } });
+  assert.equal(patch.status, 400, patch.text);
+  assert.equal(patch.body.error.target, 'properties.parameters.k\u0000');
+});

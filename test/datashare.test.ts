@@ -413,3 +413,27 @@ test('a name holding an encoded slash cannot address another resource: 400 Inval
   }
   assert.equal((await call('GET', salesPath)).status, 200);
 });
+
+test('NUL in a path name or a body string, and a non-int32 durationMs in $filter → 400, never a database error', async () => {
+  const nulName = await call('GET', `${acctPath}/%00`);
+  assert.equal(nulName.status, 400);
+  assert.equal(nulName.body.error.code, 'InvalidResourceName');
+  for (const [path, body, target] of [
+    [`${salesPath}/invitations/nulinvite`, { properties: { targetEmail: 'a\u0000@example.com' } }, 'properties.targetEmail'],
+    [`${acctPath}/stratus-share/shareSubscriptions/nulsub`, { properties: { invitationId: '\u0000', sourceShareLocation: 'westus' } }, 'properties.invitationId'],
+    [`${acctPath}/stratus-share/shares/nulshare`, { properties: { description: 'ok', terms: 't' }, tags: { ['k\u0000']: 'v' } }, 'tags.k\u0000'],
+  ] as const) {
+    const r = await call('PUT', path, { body });
+    assert.equal(r.status, 400, `${path} ${JSON.stringify(r.body)}`);
+    assert.equal(r.body.error.code, 'InvalidRequestContent');
+    assert.equal(r.body.error.target, target);
+  }
+  for (const f of ['durationMs gt 1.5', 'durationMs gt 99999999999999999999999', 'durationMs lt -2147483649']) {
+    const r = await call('POST', `${salesPath}/listSynchronizations`, { query: { $filter: f } });
+    assert.equal(r.status, 400, `${f} ${JSON.stringify(r.body)}`);
+    assert.equal(r.body.error.code, 'InvalidFilter');
+    assert.match(r.body.error.message, /at position 14: The number /u);
+  }
+  const edge = await call('POST', `${salesPath}/listSynchronizations`, { query: { $filter: 'durationMs le 2147483647' } });
+  assert.equal(edge.status, 200);
+});

@@ -99,14 +99,34 @@ function checkTags(v: unknown): Record<string, string> {
   return t as Record<string, string>;
 }
 /**
+ * The JSON path of the first string (value or key) in `v` holding U+0000, which PostgreSQL
+ * cannot store in text; undefined when there is none. Depth is bounded by the JSON parser.
+ */
+function nulPath(v: unknown, path: string): string | undefined {
+  if (typeof v === 'string') return v.includes('\u0000') ? path : undefined;
+  if (v === null || typeof v !== 'object') return undefined;
+  for (const [k, child] of Object.entries(v as Record<string, unknown>)) {
+    const at = Array.isArray(v) ? `${path}[${k}]` : path ? `${path}.${k}` : k;
+    if (k.includes('\u0000')) return at;
+    const hit = nulPath(child, at);
+    if (hit) return hit;
+  }
+  return undefined;
+}
+
+/**
  * The JSON object body of a write. A body of another media type (form, XML, text, which
- * the app parses into an object or a buffer) → 415 `UnsupportedMediaType`; none → 400.
+ * the app parses into an object or a buffer) → 415 `UnsupportedMediaType`; none → 400; a
+ * string or key holding U+0000 anywhere → 400 naming its path.
  */
 function bodyOf(req: FastifyRequest): Record<string, unknown> {
   if (req.body !== undefined && req.body !== null && !/^application\/([\w.+-]+\+)?json\s*(;|$)/iu.test(req.headers['content-type'] ?? '')) {
     throw new ApiError(415, 'UnsupportedMediaType', `The content media type '${req.headers['content-type'] ?? ''}' is not supported. Send 'application/json'.`);
   }
-  return obj(req.body, 'body', true);
+  const body = obj(req.body, 'body', true);
+  const nul = nulPath(body, '');
+  if (nul !== undefined) throw bad(nul, `The value of '${nul}' contains the character U+0000, which is not allowed.`);
+  return body;
 }
 function byName(p: Principal): string {
   return p.userPrincipalName ?? p.appId;
@@ -173,14 +193,15 @@ export function registerAutomationRoutes(app: FastifyInstance, ctx: AppContext):
   const base = '/subscriptions/:subscriptionId/resourceGroups/:resourceGroupName/providers/Vendor.Automation/automationAccounts';
   const accountUrl = `${base}/:automationAccountName`;
   // Each path name is one segment: a decoded `/` (sent as `%2F`) would let e.g. the account
-  // routes address a runbook (`automationAccounts/a%2Frunbooks%2Fr`), so it is refused first.
+  // routes address a runbook (`automationAccounts/a%2Frunbooks%2Fr`), and PostgreSQL refuses
+  // NUL in text, so a name with `/` or a control character is refused first.
   const route = (opts: Omit<Parameters<typeof armRoute>[2], 'apiVersions'>) =>
     armRoute(app, ctx, {
       ...opts,
       apiVersions: automationApiVersions,
       handler: async (req, reply, call) => {
         for (const [k, v] of Object.entries(req.params as Record<string, string>)) {
-          if (typeof v === 'string' && v.includes('/')) throw bad(k, `The value '${v}' of '${k}' is invalid: a name cannot contain '/'.`);
+          if (typeof v === 'string' && /[/\u0000-\u001f\u007f]/u.test(v)) throw bad(k, `The value '${JSON.stringify(v).slice(1, -1)}' of '${k}' is invalid: a name cannot contain '/' or control characters.`);
         }
         return opts.handler(req, reply, call);
       },

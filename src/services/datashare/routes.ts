@@ -61,13 +61,14 @@ function checkName(kind: string, value: string): void {
 }
 
 /**
- * Refuses a path name holding a `/` (sent as `%2F`): each name is one segment, and a decoded
- * slash would let e.g. the account routes address a share (`accounts/a%2Fshares%2Fs`).
+ * Refuses a path name holding a `/` (sent as `%2F`) or a control character (`%00`…): each
+ * name is one segment, and a decoded slash would let e.g. the account routes address a share
+ * (`accounts/a%2Fshares%2Fs`); PostgreSQL refuses NUL in text (a database error otherwise).
  * @throws ApiError 400 `InvalidResourceName` naming the parameter.
  */
-function checkNoSlash(req: FastifyRequest): void {
+function checkPathNames(req: FastifyRequest): void {
   for (const [k, v] of Object.entries(req.params as Record<string, string>)) {
-    if (typeof v === 'string' && v.includes('/')) throw dsError(400, 'InvalidResourceName', `The value '${v}' of '${k}' is invalid: a name cannot contain '/'.`, k);
+    if (typeof v === 'string' && /[/\u0000-\u001f\u007f]/u.test(v)) throw dsError(400, 'InvalidResourceName', `The value '${JSON.stringify(v).slice(1, -1)}' of '${k}' is invalid: a name cannot contain '/' or control characters.`, k);
   }
 }
 
@@ -97,14 +98,50 @@ function skipTokenOf<T extends object>(req: FastifyRequest, valid: (t: T) => boo
   return t;
 }
 
+/**
+ * The first number literal of a parsed `$filter` that is not an int32 (the one numeric field,
+ * `durationMs`, is int32, spec §2.4): PostgreSQL refuses to compare an integer column with a
+ * fraction or an out-of-range value, so such a filter is a 400, not a database error.
+ */
+function nonInt32Literal(node: unknown): { value: number; position: number } | undefined {
+  if (node === null || typeof node !== 'object') return undefined;
+  const n = node as Record<string, unknown>;
+  if (n.kind === 'literal' && n.type === 'number') {
+    const v = n.value as number;
+    return Number.isInteger(v) && v >= -2147483648 && v <= 2147483647 ? undefined : { value: v, position: n.position as number };
+  }
+  for (const child of Object.values(n)) {
+    const hit = Array.isArray(child) ? child.map(nonInt32Literal).find((x) => x) : nonInt32Literal(child);
+    if (hit) return hit;
+  }
+  return undefined;
+}
+
 /** True when the request declares a JSON body (`application/json` or `application/*+json`). */
 function isJsonContent(req: FastifyRequest): boolean {
   return /^application\/([\w.+-]+\+)?json\s*(;|$)/iu.test(req.headers['content-type'] ?? '');
 }
 
 /**
+ * The JSON path of the first string (value or key) in `v` holding U+0000, which PostgreSQL
+ * cannot store in text; undefined when there is none. Depth is bounded by the JSON parser.
+ */
+function nulPath(v: unknown, path: string): string | undefined {
+  if (typeof v === 'string') return v.includes('\u0000') ? path : undefined;
+  if (v === null || typeof v !== 'object') return undefined;
+  for (const [k, child] of Object.entries(v as Record<string, unknown>)) {
+    const at = Array.isArray(v) ? `${path}[${k}]` : path ? `${path}.${k}` : k;
+    if (k.includes('\u0000')) return at;
+    const hit = nulPath(child, at);
+    if (hit) return hit;
+  }
+  return undefined;
+}
+
+/**
  * The JSON object body of a write. A body of another media type (form, XML, text, which
- * the app parses into an object or a buffer) → 415; a missing one → 400 when `required`.
+ * the app parses into an object or a buffer) → 415; a missing one → 400 when `required`;
+ * a string or key holding U+0000 anywhere → 400 naming its path.
  */
 function bodyObject(req: FastifyRequest, required: boolean): Record<string, unknown> {
   const b = req.body;
@@ -114,6 +151,8 @@ function bodyObject(req: FastifyRequest, required: boolean): Record<string, unkn
     return {};
   }
   if (typeof b !== 'object' || Array.isArray(b)) throw dsError(400, 'InvalidRequestContent', 'The request body must be a JSON object.');
+  const nul = nulPath(b, '');
+  if (nul !== undefined) throw dsError(400, 'InvalidRequestContent', `The value of '${nul}' contains the character U+0000, which is not allowed.`, nul);
   return b as Record<string, unknown>;
 }
 function propertiesOf(body: Record<string, unknown>): Record<string, unknown> {
@@ -195,7 +234,7 @@ export async function registerDataShareRoutes(app: FastifyInstance, ctx: AppCont
               headers: { 'Retry-After': String(d.retryAfterSeconds), 'x-vendor-ratelimit-remaining-subscription-reads': '0' },
             });
           }
-          checkNoSlash(req);
+          checkPathNames(req);
           return opts.handler(req, reply, call);
         },
       });
@@ -549,7 +588,12 @@ export async function registerDataShareRoutes(app: FastifyInstance, ctx: AppCont
       let filter;
       let orderBy: ReturnType<typeof compileOrderBy> = [];
       try {
-        if (filterText !== undefined && filterText.trim() !== '') filter = compileFilter(parseFilter(filterText), fields);
+        if (filterText !== undefined && filterText.trim() !== '') {
+          const tree = parseFilter(filterText);
+          const bad = nonInt32Literal(tree);
+          if (bad) throw new ODataError(`The number ${bad.value} is not an int32 (durationMs is an int32).`, 'type', bad.position);
+          filter = compileFilter(tree, fields);
+        }
       } catch (e) {
         if (e instanceof ODataError) throw dsError(400, 'InvalidFilter', `The $filter expression '${filterText}' is invalid${e.position !== undefined ? ` at position ${e.position}` : ''}: ${e.message}`, '$filter');
         throw e;
