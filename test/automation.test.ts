@@ -427,6 +427,12 @@ test('NUL in a path name or a body string → 400 InvalidParameter naming it, ne
   const put = await call('PUT', `${demoAcct}/webhooks/nulhook`, { body: { properties: { runbook: { name: 'nightly\u0000' }, uri: 'x' } } });
   assert.equal(put.status, 400, put.text);
   assert.equal(put.body.error.target, 'properties.runbook.name');
+  const forged = Buffer.from(JSON.stringify({ a: '\u0000' })).toString('base64url');
+  for (const path of [accounts, `${demoAcct}/webhooks`]) {
+    const r = await call('GET', path, { query: { $skipToken: forged } });
+    assert.equal(r.status, 400, `${path} ${r.text}`);
+    assert.equal(r.body.error.target, '$skipToken');
+  }
   const patch = await call('PATCH', `${demoAcct}/webhooks/nightly-hook`, { body: { properties: { parameters: { ['k\u0000']: 'v' } } } });
   assert.equal(patch.status, 400, patch.text);
   assert.equal(patch.body.error.target, 'properties.parameters.k\u0000');

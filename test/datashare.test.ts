@@ -434,6 +434,13 @@ test('NUL in a path name or a body string, and a non-int32 durationMs in $filter
     assert.equal(r.body.error.code, 'InvalidFilter');
     assert.match(r.body.error.message, /at position 14: The number /u);
   }
+  // A forged skip token holding NUL is refused like any bad token.
+  const forged = Buffer.from(JSON.stringify({ a: '\u0000' })).toString('base64url');
+  for (const path of [acctPath, `${acctPath}/stratus-share/shares`]) {
+    const r = await call('GET', path, { query: { $skipToken: forged } });
+    assert.equal(r.status, 400, `${path} ${JSON.stringify(r.body)}`);
+    assert.equal(r.body.error.code, 'InvalidSkipToken');
+  }
   const edge = await call('POST', `${salesPath}/listSynchronizations`, { query: { $filter: 'durationMs le 2147483647' } });
   assert.equal(edge.status, 200);
 });

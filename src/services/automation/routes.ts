@@ -138,14 +138,14 @@ function one(v: unknown): string | undefined {
 
 /**
  * The decoded `$skipToken` (also `$skiptoken`) of a list request; undefined when absent.
- * @throws ApiError 400 `InvalidParameter` (target `$skipToken`) when it does not decode or `valid` refuses it.
+ * @throws ApiError 400 `InvalidParameter` (target `$skipToken`) when it does not decode, holds U+0000 (a forged token) or `valid` refuses it.
  */
 function skipTokenOf<T extends object>(req: FastifyRequest, valid: (t: T) => boolean): T | undefined {
   const q = req.query as Record<string, unknown>;
   const token = one(q.$skipToken ?? q.$skiptoken);
   if (token === undefined) return undefined;
   const t = decodeToken<T>(token);
-  if (!t || !valid(t)) throw bad('$skipToken', `The value '${token}' of '$skipToken' is not valid.`);
+  if (!t || nulPath(t, '') !== undefined || !valid(t)) throw bad('$skipToken', `The value '${token}' of '$skipToken' is not valid.`);
   return t;
 }
 

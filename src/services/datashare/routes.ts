@@ -88,13 +88,13 @@ function queryValue(req: FastifyRequest, ...names: string[]): string | undefined
 
 /**
  * The decoded `$skipToken` (also `$skiptoken`, `skipToken`) of a list request; undefined when absent.
- * @throws ApiError 400 `InvalidSkipToken` (target `$skipToken`) when it does not decode or `valid` refuses it.
+ * @throws ApiError 400 `InvalidSkipToken` (target `$skipToken`) when it does not decode, holds U+0000 (a forged token) or `valid` refuses it.
  */
 function skipTokenOf<T extends object>(req: FastifyRequest, valid: (t: T) => boolean): T | undefined {
   const token = queryValue(req, '$skipToken', '$skiptoken', 'skipToken');
   if (token === undefined) return undefined;
   const t = decodeToken<T>(token);
-  if (!t || !valid(t)) throw dsError(400, 'InvalidSkipToken', `The value '${token}' of '$skipToken' is not valid.`, '$skipToken');
+  if (!t || nulPath(t, '') !== undefined || !valid(t)) throw dsError(400, 'InvalidSkipToken', `The value '${token}' of '$skipToken' is not valid.`, '$skipToken');
   return t;
 }
 
