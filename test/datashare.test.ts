@@ -9,6 +9,8 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 import { appToken, identities, userToken } from './helpers/auth.ts';
 import { demoSubscription, otherSubscription } from '../src/seed/demo.ts';
@@ -443,4 +445,32 @@ test('NUL in a path name or a body string, and a non-int32 durationMs in $filter
   }
   const edge = await call('POST', `${salesPath}/listSynchronizations`, { query: { $filter: 'durationMs le 2147483647' } });
   assert.equal(edge.status, 200);
+});
+
+/** The published examples (reference/examples/arm), beside the repository as in CI. */
+const examplesDir = path.resolve('..', 'shared', 'reference', 'examples', 'arm');
+
+test('the published Shares_ListSynchronizations example, field by field (filter under `filter`, headers, run keys)', { skip: !fs.existsSync(examplesDir) && 'no examples beside the repository' }, async () => {
+  const ex = JSON.parse(fs.readFileSync(path.join(examplesDir, 'Shares_ListSynchronizations.json'), 'utf8'));
+  assert.equal(ex.parameters['api-version'], api);
+  const exRun = ex.responses['200'].body.value[0];
+  // The example filters on consumerTenantName under the key `filter`; the same shape on a demo consumer.
+  const tenantName = demo.find((r) => r.consumerTenantName)!.consumerTenantName!;
+  const res = await fetch(`${s.url}${salesPath}/listSynchronizations?api-version=${api}&filter=${encodeURIComponent(`consumerTenantName eq '${tenantName}'`)}`, { method: 'POST', headers: { authorization: `Bearer ${admin}` } });
+  assert.equal(res.status, 200);
+  for (const h of Object.keys(ex.responses['200'].headers)) assert.ok(res.headers.get(h), `header ${h}`);
+  assert.equal(res.headers.get('X-Content-Type-Options'), 'nosniff');
+  assert.match(res.headers.get('x-vendor-ratelimit-remaining-subscription-reads')!, /^\d+$/u);
+  const body = (await res.json()) as any;
+  assert.ok(body.value.length > 0);
+  assert.ok(body.value.every((r: any) => r.consumerTenantName === tenantName));
+  // Top-level keys are the example's (no nextLink on a last page); a completed run has every key of the example's run, same types.
+  if (!body.nextLink) assert.deepEqual(Object.keys(body).sort(), Object.keys(ex.responses['200'].body).sort());
+  const run = body.value.find((r: any) => r.endTime !== undefined);
+  for (const [k, v] of Object.entries(exRun)) {
+    assert.ok(k in run, `field ${k}`);
+    assert.equal(typeof run[k], typeof v, `type of ${k}`);
+  }
+  assert.ok(['Incremental', 'FullSync'].includes(run.synchronizationMode));
+  assert.ok(!Number.isNaN(Date.parse(run.startTime)) && !Number.isNaN(Date.parse(run.endTime)));
 });
