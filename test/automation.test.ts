@@ -435,6 +435,11 @@ test('NUL in a path name or a body string → 400 InvalidParameter naming it, ne
     assert.equal(r.status, 400, `${path} ${r.text}`);
     assert.equal(r.body.error.target, '$skipToken');
   }
+  for (const logActivityTrace of ['1', 1.5, -1, 1e308]) {
+    const rb = await call('PUT', `${demoAcct}/runbooks/tracebook`, { body: { properties: { runbookType: 'Script', logActivityTrace } } });
+    assert.equal(rb.status, 400, `${logActivityTrace} ${rb.text}`);
+    assert.equal(rb.body.error.target, 'properties.logActivityTrace');
+  }
   const patch = await call('PATCH', `${demoAcct}/webhooks/nightly-hook`, { body: { properties: { parameters: { ['k\u0000']: 'v' } } } });
   assert.equal(patch.status, 400, patch.text);
   assert.equal(patch.body.error.target, 'properties.parameters.k\u0000');

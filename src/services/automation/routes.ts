@@ -322,7 +322,8 @@ export function registerAutomationRoutes(app: FastifyInstance, ctx: AppContext):
       const description = optString(props, 'description', 'properties.description', 512);
       const logVerbose = optBool(props, 'logVerbose', 'properties.logVerbose') ?? false;
       const logProgress = optBool(props, 'logProgress', 'properties.logProgress') ?? false;
-      const logActivityTrace = typeof props.logActivityTrace === 'number' ? props.logActivityTrace : 0;
+      const logActivityTrace = props.logActivityTrace ?? 0;
+      if (!Number.isSafeInteger(logActivityTrace) || (logActivityTrace as number) < 0) throw bad('properties.logActivityTrace', "The value of 'properties.logActivityTrace' must be a non-negative integer.");
       const published = props.publishContentLink !== undefined && props.publishContentLink !== null;
       const tags = checkTags(body.tags);
       const id = `${account.id}/runbooks/${name}`;
