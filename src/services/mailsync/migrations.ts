@@ -6,7 +6,7 @@
 import type { Kysely } from 'kysely';
 import { autoIncrementKey, type Migrations } from '../../store/db.ts';
 
-/** Migrations of `mail_subscriptions`, `mail_notifications` and `mail_sync_state`. */
+/** Migrations of `mail_subscriptions`, `mail_subscription_members`, `mail_notifications` and `mail_sync_state`. */
 export const mailsyncMigrations: Migrations = {
   mailsync_0002_subscriptions: {
     async up(db: Kysely<any>) {
@@ -66,7 +66,20 @@ export const mailsyncMigrations: Migrations = {
       await db.schema.createIndex('mail_notifications_receiver').on('mail_notifications').columns(['kind', 'url', 'due_at', 'seq']).execute();
     },
   },
+  mailsync_0004_filters: {
+    async up(db: Kysely<any>) {
+      await db.schema.alterTable('mail_subscriptions').addColumn('filter', 'text').execute();
+      // What a filtered subscription knows of a message: inside or outside its filter (reference mail §7.3).
+      await db.schema
+        .createTable('mail_subscription_members')
+        .addColumn('subscription_id', 'varchar(36)', (c) => c.notNull())
+        .addColumn('message_id', 'varchar(512)', (c) => c.notNull())
+        .addColumn('inside', 'integer', (c) => c.notNull())
+        .addPrimaryKeyConstraint('mail_subscription_members_pk', ['subscription_id', 'message_id'])
+        .execute();
+    },
+  },
 };
 
 /** The area's data tables, children first (cleared by the control-plane reset). */
-export const mailsyncTables = ['mail_notifications', 'mail_subscriptions', 'mail_sync_state', 'mail_changes'];
+export const mailsyncTables = ['mail_subscription_members', 'mail_notifications', 'mail_subscriptions', 'mail_sync_state', 'mail_changes'];

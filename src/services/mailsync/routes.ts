@@ -19,6 +19,7 @@ import {
   badPayload,
   checkExpiration,
   checkReceiverUrl,
+  filterQuery,
   findSubscription,
   parseCreateBody,
   parseResource,
@@ -87,7 +88,7 @@ async function load(ctx: AppContext, p: Principal, id: string): Promise<Subscrip
  * Resolves the mailbox and folder of a resource for the caller (reference mail §7.1 "Scope", §9).
  * @throws ApiError 400 (`/me` with an app token, bad resource), 403 `ErrorAccessDenied`, 404 `ErrorInvalidUser` / `ErrorFolderNotFound`
  */
-async function resolveResource(ctx: AppContext, p: Principal, resource: string): Promise<{ mailboxId: string; folderId: string | null; exclude: string[] }> {
+async function resolveResource(ctx: AppContext, p: Principal, resource: string): Promise<{ mailboxId: string; folderId: string | null; exclude: string[]; filter: string | null }> {
   const granted = p.kind === 'user' ? p.scopes.some((s) => readScopes.includes(s)) : p.roles.some((r) => readRoles.includes(r));
   const path = parseResource(resource);
   let userId: string;
@@ -102,14 +103,20 @@ async function resolveResource(ctx: AppContext, p: Principal, resource: string):
   if (!granted) throw accessDenied();
   const db = ctx.store.db;
   const mb = await openMailbox(db, { tenantId: user.tenantId, id: user.id, mail: user.mail, displayName: user.displayName });
-  if (path.folders.length === 0) return { mailboxId: user.id, folderId: null, exclude: hiddenFromMailboxList.map((n) => mb.wellKnown.get(n)!).filter(Boolean) };
-  let folder = await getFolder(db, mb, path.folders[0]!);
-  for (const child of path.folders.slice(1)) {
-    const f = await getFolder(db, mb, child);
-    if (f.parentId !== folder.id) throw new ApiError(404, 'ErrorFolderNotFound', 'The specified folder could not be found in the store.');
-    folder = f;
+  let out: { mailboxId: string; folderId: string | null; exclude: string[]; filter: string | null };
+  if (path.folders.length === 0) out = { mailboxId: user.id, folderId: null, exclude: hiddenFromMailboxList.map((n) => mb.wellKnown.get(n)!).filter(Boolean), filter: path.filter };
+  else {
+    let folder = await getFolder(db, mb, path.folders[0]!);
+    for (const child of path.folders.slice(1)) {
+      const f = await getFolder(db, mb, child);
+      if (f.parentId !== folder.id) throw new ApiError(404, 'ErrorFolderNotFound', 'The specified folder could not be found in the store.');
+      folder = f;
+    }
+    out = { mailboxId: user.id, folderId: folder.id, exclude: [], filter: path.filter };
   }
-  return { mailboxId: user.id, folderId: folder.id, exclude: [] };
+  // A $filter must compile as it does on the message list (same errors).
+  if (out.filter !== null) filterQuery(ctx.store.db, { tenantId: user.tenantId, ...out }, out.filter);
+  return out;
 }
 
 async function create(ctx: AppContext, req: FastifyRequest, reply: FastifyReply): Promise<unknown> {
@@ -137,6 +144,7 @@ async function create(ctx: AppContext, req: FastifyRequest, reply: FastifyReply)
     resource: input.resource,
     folderId: target.folderId,
     excludeFolders: target.exclude,
+    filter: target.filter,
     changeTypes: input.changeTypes,
     notificationUrl: input.notificationUrl,
     lifecycleUrl: input.lifecycleUrl,
@@ -160,6 +168,7 @@ async function create(ctx: AppContext, req: FastifyRequest, reply: FastifyReply)
       resource: sub.resource,
       folder_id: sub.folderId,
       exclude_folders: toJson(sub.excludeFolders),
+      filter: sub.filter,
       change_types: sub.changeTypes.join(','),
       notification_url: sub.notificationUrl,
       lifecycle_url: sub.lifecycleUrl,
@@ -237,6 +246,7 @@ async function remove(ctx: AppContext, req: FastifyRequest, reply: FastifyReply)
   const s = await load(ctx, p, (req.params as { id: string }).id);
   await ctx.store.transaction(async (trx) => {
     await trx.deleteFrom('mail_notifications').where('subscription_id', '=', s.id).where('kind', '=', 'change').execute();
+    await trx.deleteFrom('mail_subscription_members').where('subscription_id', '=', s.id).execute();
     await trx.deleteFrom('mail_subscriptions').where('id', '=', s.id).where('tenant_id', '=', s.tenantId).execute();
   });
   reply.code(204);

@@ -8,6 +8,7 @@ import { ApiError } from '../../core/errors.ts';
 import { nowMs } from '../../core/clock.ts';
 import { newUuid } from '../../core/ids.ts';
 import { fromJson } from '../../store/db.ts';
+import { baseQuery } from '../mail/query.ts';
 
 /** A stored subscription. Times are ISO 8601 UTC with milliseconds. */
 export interface Subscription {
@@ -25,6 +26,8 @@ export interface Subscription {
   folderId: string | null;
   /** Folders outside a mailbox-wide subscription (the recoverable-items tree and the roots). */
   excludeFolders: string[];
+  /** The `$filter` of the resource, or null. */
+  filter: string | null;
   /** Subset of `created`, `updated`, `deleted`, in the order given. */
   changeTypes: string[];
   notificationUrl: string;
@@ -60,6 +63,7 @@ export function subscriptionFromRow(r: any): Subscription {
     resource: r.resource,
     folderId: r.folder_id ?? null,
     excludeFolders: fromJson<string[]>(r.exclude_folders) ?? [],
+    filter: r.filter ?? null,
     changeTypes: String(r.change_types).split(','),
     notificationUrl: r.notification_url,
     lifecycleUrl: r.lifecycle_url ?? null,
@@ -226,6 +230,8 @@ export interface ResourcePath {
   user: 'me' | { idOrUpn: string };
   /** Folder id or well-known name, then child folder ids. */
   folders: string[];
+  /** The `$filter` query option, if any. */
+  filter: string | null;
 }
 
 function segments(path: string): string[] {
@@ -247,14 +253,21 @@ function segments(path: string): string[] {
 /**
  * Parses a message resource (reference mail §7.1): `me/messages`, `users/{id|upn}/messages`,
  * `…/mailFolders/{id|name}[/childFolders/{id}]…/messages`, with key syntax
- * (`mailFolders('Inbox')`) and an optional leading `/`.
+ * (`mailFolders('Inbox')`), an optional leading `/` and an optional `?$filter=…`.
  * @throws ApiError 400 `InvalidRequest` for any other resource or a query part
  */
 export function parseResource(resource: string): ResourcePath {
   const unsupported = () =>
     new ApiError(400, 'InvalidRequest', `The resource '${resource}' is not supported: subscribe to me/messages, users/{id}/messages or …/mailFolders/{id}/messages.`);
-  if (resource.includes('?')) throw new ApiError(400, 'InvalidRequest', 'Query options ($filter, $select) in the subscription resource are not supported by this server.');
-  const segs = segments(resource);
+  const qi = resource.indexOf('?');
+  let filter: string | null = null;
+  if (qi >= 0) {
+    for (const [k, v] of new URLSearchParams(resource.slice(qi + 1).replace(/\+/g, '%2B'))) {
+      if (k.toLowerCase() !== '$filter' || filter !== null || v.trim() === '') throw new ApiError(400, 'InvalidRequest', `The query option '${k}' of the subscription resource is not supported by this server; only $filter is.`);
+      filter = v;
+    }
+  }
+  const segs = segments(qi >= 0 ? resource.slice(0, qi) : resource);
   const eq = (i: number, name: string) => segs[i] !== undefined && segs[i]!.toLowerCase() === name.toLowerCase();
   let i: number;
   let user: ResourcePath['user'];
@@ -276,7 +289,7 @@ export function parseResource(resource: string): ResourcePath {
     }
   }
   if (!eq(i, 'messages') || segs.length !== i + 1) throw unsupported();
-  return { user, folders };
+  return { user, folders, filter };
 }
 
 /** The verdict of a validation handshake. */
@@ -317,4 +330,13 @@ export async function findSubscription(db: Kysely<any>, who: { tenantId: string;
   if (who.creatorId !== undefined) q = q.where('creator_id', '=', who.creatorId);
   const r = await q.executeTakeFirst();
   return r ? subscriptionFromRow(r) : undefined;
+}
+
+/**
+ * The message-list query of a filtered subscription: the watched folder (or mailbox) narrowed by the
+ * `$filter`, compiled like the list's `$filter`.
+ * @throws ApiError 400 for a filter the message list refuses
+ */
+export function filterQuery(db: Parameters<typeof baseQuery>[0], t: { tenantId: string; mailboxId: string; folderId: string | null; exclude: string[] }, filter: string) {
+  return baseQuery(db, { tenantId: t.tenantId, mailboxId: t.mailboxId, ...(t.folderId !== null ? { folderId: t.folderId } : {}), excludeFolderIds: t.exclude, q: new URLSearchParams([['$filter', filter]]) });
 }

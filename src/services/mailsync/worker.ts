@@ -22,7 +22,7 @@ import { nowIso, nowMs } from '../../core/clock.ts';
 import { newUuid, randomToken } from '../../core/ids.ts';
 import { toJson } from '../../store/db.ts';
 import { latestMailChangeSeq, mailChangesAfter, type MailChangeRow } from './changes.ts';
-import { subscriptionFromRow, type Subscription } from './subscriptions.ts';
+import { filterQuery, subscriptionFromRow, type Subscription } from './subscriptions.ts';
 import { openMailbox, findMessage, type Mailbox } from '../mail/store.ts';
 
 /** Changes read per tick. */
@@ -117,15 +117,25 @@ export function startNotificationWorker(ctx: AppContext): NotificationWorker {
       const key = `${s.tenantId}\n${s.mailboxId}`;
       byMailbox.set(key, [...(byMailbox.get(key) ?? []), s]);
     }
+    // A filtered subscription judges a message by its current state, so only its last change in the batch counts.
+    const lastSeq = new Map(usable.map((c) => [`${c.tenantId}\n${c.mailboxId}\n${c.messageId}`, c.seq]));
     const rows: OutboxRow[] = [];
     const mailboxes = new Map<string, Mailbox>();
+    const members = new Map<string, boolean | null>();
     for (const c of usable) {
       for (const s of byMailbox.get(`${c.tenantId}\n${c.mailboxId}`) ?? []) {
-        if (c.seq <= s.startSeq || !s.changeTypes.includes(c.changeType)) continue;
+        if (c.seq <= s.startSeq || (s.filter === null && !s.changeTypes.includes(c.changeType))) continue;
         if (s.folderId !== null ? c.folderId !== s.folderId : s.excludeFolders.includes(c.folderId)) continue;
+        let changeType: string = c.changeType;
+        if (s.filter !== null) {
+          if (lastSeq.get(`${c.tenantId}\n${c.mailboxId}\n${c.messageId}`) !== c.seq) continue;
+          const mapped = await filtered(s, c, members);
+          if (mapped === undefined || !s.changeTypes.includes(mapped)) continue;
+          changeType = mapped;
+        }
         let id = c.messageId;
         let etag: string | undefined;
-        if (c.changeType !== 'deleted') {
+        if (changeType !== 'deleted') {
           const key = `${c.tenantId}\n${c.mailboxId}`;
           let mb = mailboxes.get(key);
           if (!mb) {
@@ -143,7 +153,7 @@ export function startNotificationWorker(ctx: AppContext): NotificationWorker {
           id: newUuid(),
           subscriptionId: s.id,
           subscriptionExpirationDateTime: s.expiration,
-          changeType: c.changeType,
+          changeType,
           resource: path,
           resourceData: { '@odata.type': '#Vendor.Graph.Message', '@odata.id': path, ...(etag ? { '@odata.etag': etag } : {}), id },
           clientState: s.clientState,
@@ -156,7 +166,46 @@ export function startNotificationWorker(ctx: AppContext): NotificationWorker {
       const r = await trx.updateTable('mail_sync_state').set({ seq: next }).where('name', '=', 'cursor').where('seq', '=', cursor).executeTakeFirst();
       if (Number(r.numUpdatedRows) !== 1) throw new CursorMoved();
       for (let i = 0; i < rows.length; i += 200) await trx.insertInto('mail_notifications').values(rows.slice(i, i + 200)).execute();
+      for (const [key, inside] of members) {
+        const [subscriptionId, messageId] = key.split('\n') as [string, string];
+        if (inside === null) await trx.deleteFrom('mail_subscription_members').where('subscription_id', '=', subscriptionId).where('message_id', '=', messageId).execute();
+        else
+          await trx
+            .insertInto('mail_subscription_members')
+            .values({ subscription_id: subscriptionId, message_id: messageId, inside: inside ? 1 : 0 })
+            .onConflict((oc) => oc.columns(['subscription_id', 'message_id']).doUpdateSet({ inside: inside ? 1 : 0 }))
+            .execute();
+      }
     });
+  }
+
+  /**
+   * The notification a change gives a filtered subscription (reference mail §7.3): entering the
+   * filter → `created`, leaving it → `deleted`, other changes inside → `updated`, changes outside →
+   * none. `members` holds this batch's view of which messages are inside (null: forgotten).
+   * A message the subscription has never seen (older than the subscription) counts as inside when
+   * it matches now, and as possibly inside when it is deleted.
+   */
+  async function filtered(s: Subscription, c: MailChangeRow, members: Map<string, boolean | null>): Promise<string | undefined> {
+    const key = `${s.id}\n${c.messageId}`;
+    let prior: boolean | null | undefined = members.get(key);
+    if (prior === undefined && !members.has(key)) {
+      const r = await db.selectFrom('mail_subscription_members').select('inside').where('subscription_id', '=', s.id).where('message_id', '=', c.messageId).executeTakeFirst();
+      prior = r ? Number((r as any).inside) === 1 : undefined;
+    }
+    if (c.changeType === 'deleted') {
+      members.set(key, null);
+      return prior === false ? undefined : 'deleted';
+    }
+    const inside = !!(await filterQuery(db, { tenantId: s.tenantId, mailboxId: s.mailboxId, folderId: s.folderId, exclude: s.excludeFolders }, s.filter!)
+      .where('mail_messages.id', '=', c.messageId)
+      .select('mail_messages.pk')
+      .executeTakeFirst()
+      .catch(() => undefined));
+    members.set(key, inside);
+    if (c.changeType === 'created') return inside ? 'created' : undefined;
+    if (inside) return prior === false ? 'created' : 'updated';
+    return prior === true ? 'deleted' : undefined;
   }
 
   async function lifecycle(): Promise<void> {
@@ -178,6 +227,7 @@ export function startNotificationWorker(ctx: AppContext): NotificationWorker {
           const r = await trx.deleteFrom('mail_subscriptions').where('id', '=', s.id).executeTakeFirst();
           if (Number(r.numDeletedRows) !== 1) return;
           await trx.deleteFrom('mail_notifications').where('subscription_id', '=', s.id).where('kind', '=', 'change').execute();
+          await trx.deleteFrom('mail_subscription_members').where('subscription_id', '=', s.id).execute();
           if (s.lifecycleUrl) await trx.insertInto('mail_notifications').values(lifecycleRow(s, 'subscriptionRemoved', now)).execute();
         });
       } else if (s.lifecycleUrl && !s.reauthSent) {
