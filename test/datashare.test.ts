@@ -312,6 +312,10 @@ test('consumer flow: invitation → share subscription → synchronize → run i
     [sync2.body.synchronizationId, sync.body.synchronizationId],
   );
   const desc = await call('POST', `${acctPath}/provider-acct/shares/orders/listSynchronizations`, { query: { $orderby: 'endTime desc' } });
+  // The provider's budget header counts down by one per list (the consumer's calls count on the consumer's subscription).
+  const left = [asc, desc].map((r) => Number(r.headers.get('x-vendor-ratelimit-remaining-subscription-reads')));
+  assert.ok(Number.isInteger(left[0]) && left[0]! > 0, String(left[0]));
+  assert.equal(left[1], left[0]! - 1);
   assert.deepEqual(
     desc.body.value.map((x: any) => x.synchronizationId),
     [sync.body.synchronizationId, sync2.body.synchronizationId],
