@@ -39,6 +39,8 @@ class Receiver {
   wrongToken = new Set<string>();
   private waiters: { pred: (r: Received[]) => boolean; resolve: () => void }[] = [];
   private open = new Set<http.ServerResponse>();
+  /** Notification requests to a `hang` path still waiting for an answer. */
+  hanging = new Map<string, number>();
   base = '';
 
   async start(): Promise<void> {
@@ -77,6 +79,8 @@ class Receiver {
       }
       if (this.hang.has(u.pathname)) {
         this.open.add(res);
+        this.hanging.set(u.pathname, (this.hanging.get(u.pathname) ?? 0) + 1);
+        res.on('close', () => this.hanging.set(u.pathname, (this.hanging.get(u.pathname) ?? 1) - 1));
         return;
       }
       const left = this.failures.get(u.pathname) ?? 0;
@@ -225,6 +229,21 @@ describe('mail subscriptions: handshake, notifications, refusals', () => {
     assert.equal(deleted.resource, `Users/${demoUser.id}/Messages/${draft.id}`);
   });
 
+  test('a mailbox-wide subscription does not see the recoverable-items folders', async () => {
+    const client = graphClient(s.url, user);
+    await client.api('/subscriptions').post({ changeType: 'created,updated,deleted', notificationUrl: `${rx.base}/wide`, resource: `users/${demoUser.id}/messages`, expirationDateTime: inMinutes(600) });
+    const draft = await client.api('/me/messages').post({ subject: 'to be purged' });
+    await rx.untilNotification('/wide', (x) => x.resourceData.id === draft.id);
+    await client.api(`/me/messages/${draft.id}/permanentDelete`).post({});
+    const sentinel = await client.api('/me/messages').post({ subject: 'sentinel' });
+    await rx.untilNotification('/wide', (x) => x.resourceData.id === sentinel.id);
+    // In log order: created (draft), deleted (draft), created (sentinel); the copy in the purges folder is not announced.
+    assert.deepEqual(
+      rx.notifications('/wide').map((x) => [x.changeType, x.resourceData.id]),
+      [['created', draft.id], ['deleted', draft.id], ['created', sentinel.id]],
+    );
+  });
+
   test('an Inbox subscription of the colleague gets the delivered message, and nothing from other folders or mailboxes', async () => {
     const adminClient = graphClient(s.url, admin);
     const sub = await adminClient.api('/subscriptions').post({ changeType: 'created', notificationUrl: `${rx.base}/inbox`, resource: "me/mailFolders('Inbox')/messages", expirationDateTime: inMinutes(600), clientState: 'inbox-state' });
@@ -312,6 +331,7 @@ describe('mail subscriptions: handshake, notifications, refusals', () => {
     const draft = await client.api('/me/messages').post({ subject: 'slow and fast' });
     await rx.untilPosts('/slow', 1);
     const n = await rx.untilNotification('/fast', (x) => x.resourceData.id === draft.id);
+    assert.equal(rx.hanging.get('/slow'), 1, 'the slow receiver still holds its request while the other one is served');
     assert.equal(n.changeType, 'created');
     assert.equal(n.clientState, null);
     rx.hang.delete('/slow');
