@@ -9,6 +9,8 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
+import https from 'node:https';
+import fs from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 import { userToken, appToken, identities } from './helpers/auth.ts';
@@ -31,7 +33,11 @@ interface Received {
  * POSTs with 500, and never answers notification POSTs to paths in `hang`.
  */
 class Receiver {
-  server = http.createServer((req, res) => this.handle(req, res));
+  server: http.Server | https.Server;
+  constructor(tls = false) {
+    const handler = (req: http.IncomingMessage, res: http.ServerResponse) => this.handle(req, res);
+    this.server = tls ? https.createServer({ cert: fs.readFileSync('.stratus-test/tls/server.pem'), key: fs.readFileSync('.stratus-test/tls/server-key.pem') }, handler) : http.createServer(handler);
+  }
   received: Received[] = [];
   failures = new Map<string, number>();
   hang = new Set<string>();
@@ -45,7 +51,7 @@ class Receiver {
 
   async start(): Promise<void> {
     await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', () => r()));
-    this.base = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    this.base = `${this.server instanceof https.Server ? 'https' : 'http'}://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
   }
 
   async stop(): Promise<void> {
@@ -242,6 +248,22 @@ describe('mail subscriptions: handshake, notifications, refusals', () => {
       rx.notifications('/wide').map((x) => [x.changeType, x.resourceData.id]),
       [['created', draft.id], ['deleted', draft.id], ['created', sentinel.id]],
     );
+  });
+
+  test('an https receiver (trusted certificate) gets the handshake and the notifications', async () => {
+    const tls = new Receiver(true);
+    await tls.start();
+    try {
+      const client = graphClient(s.url, user);
+      const sub = await client.api('/subscriptions').post({ changeType: 'created', notificationUrl: `${tls.base}/secure`, resource: 'me/mailFolders/drafts/messages', expirationDateTime: inMinutes(600), clientState: 'tls' });
+      assert.ok(sub.notificationUrl.startsWith('https://'));
+      assert.ok(tls.received.some((r) => r.path === '/secure' && r.query.has('validationToken')));
+      const draft = await client.api('/me/messages').post({ subject: 'over tls' });
+      const n = await tls.untilNotification('/secure', (x) => x.resourceData.id === draft.id);
+      assert.equal(n.clientState, 'tls');
+    } finally {
+      await tls.stop();
+    }
   });
 
   test('an Inbox subscription of the colleague gets the delivered message, and nothing from other folders or mailboxes', async () => {
