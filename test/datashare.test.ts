@@ -434,6 +434,13 @@ test('NUL in a path name or a body string, and a non-int32 durationMs in $filter
     assert.equal(r.body.error.code, 'InvalidRequestContent');
     assert.equal(r.body.error.target, target);
   }
+  // The invitation's target ids are GUIDs (a longer value was a PostgreSQL 500).
+  const longIds = await call('PUT', `${salesPath}/invitations/longids`, { body: { properties: { targetActiveDirectoryId: 'x'.repeat(64), targetObjectId: 'y'.repeat(64) } } });
+  assert.equal(longIds.status, 400, JSON.stringify(longIds.body));
+  assert.equal(longIds.body.error.target, 'properties.targetActiveDirectoryId');
+  const badObject = await call('PUT', `${salesPath}/invitations/longids`, { body: { properties: { targetActiveDirectoryId: '9f3e1c2a-5b7d-4e8f-a1c3-0d2b4f6a8e01', targetObjectId: 'not-a-guid' } } });
+  assert.equal(badObject.status, 400);
+  assert.equal(badObject.body.error.target, 'properties.targetObjectId');
   for (const f of ['durationMs gt 1.5', 'durationMs gt 99999999999999999999999', 'durationMs lt -2147483649']) {
     const r = await call('POST', `${salesPath}/listSynchronizations`, { query: { $filter: f } });
     assert.equal(r.status, 400, `${f} ${JSON.stringify(r.body)}`);

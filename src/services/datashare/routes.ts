@@ -429,6 +429,9 @@ export async function registerDataShareRoutes(app: FastifyInstance, ctx: AppCont
         const targetEmail = optString(props, 'targetEmail', 'properties.targetEmail', 320);
         const targetActiveDirectoryId = optString(props, 'targetActiveDirectoryId', 'properties.targetActiveDirectoryId', 64);
         const targetObjectId = optString(props, 'targetObjectId', 'properties.targetObjectId', 64);
+        for (const [key, v] of [['targetActiveDirectoryId', targetActiveDirectoryId], ['targetObjectId', targetObjectId]] as const) {
+          if (v !== undefined && !isUuid(v)) throw dsError(400, 'InvalidRequestContent', `The value '${v}' of 'properties.${key}' is not a GUID.`, `properties.${key}`);
+        }
         if (targetEmail !== undefined && !/^[^@\s]+@[^@\s]+$/u.test(targetEmail)) throw dsError(400, 'InvalidRequestContent', `The target e-mail '${targetEmail}' is not a valid e-mail address.`, 'properties.targetEmail');
         if (!targetEmail && !(targetActiveDirectoryId && targetObjectId)) {
           throw dsError(400, 'InvalidRequestContent', "An invitation needs 'targetEmail', or both 'targetActiveDirectoryId' and 'targetObjectId'.", 'properties');
