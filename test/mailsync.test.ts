@@ -386,6 +386,17 @@ describe('mail subscriptions: handshake, notifications, refusals', () => {
     assert.equal(tooFar.body.error.code, 'ExtensionError');
     assert.equal(tooFar.body.error.message, 'Subscription expiration can only be 4230 minutes in the future.');
     assert.equal((await client.api(`/subscriptions/${sub.id}`).get()).expirationDateTime, later, 'a refused renewal changes nothing');
+    // A new notificationUrl gets its own handshake, then the notifications.
+    const moved = await client.api(`/subscriptions/${sub.id}`).patch({ notificationUrl: `${rx.base}/renew-moved` });
+    assert.equal(moved.notificationUrl, `${rx.base}/renew-moved`);
+    assert.ok(rx.received.some((r) => r.path === '/renew-moved' && r.query.has('validationToken')));
+    const draft = await client.api('/me/messages').post({ subject: 'to the new url' });
+    await rx.untilNotification('/renew-moved', (x) => x.resourceData.id === draft.id && x.subscriptionId === sub.id);
+    rx.wrongToken.add('/renew-refused');
+    const refused = await call(s.url, user, 'PATCH', `/v1.0/subscriptions/${sub.id}`, { notificationUrl: `${rx.base}/renew-refused` });
+    assert.equal(refused.status, 400);
+    assert.equal(refused.body.error.code, 'ValidationError');
+    assert.equal((await client.api(`/subscriptions/${sub.id}`).get()).notificationUrl, `${rx.base}/renew-moved`);
     const reauth = await call(s.url, user, 'POST', `/v1.0/subscriptions/${sub.id}/reauthorize`);
     assert.equal(reauth.status, 204);
     const unknown = await call(s.url, user, 'POST', `/v1.0/subscriptions/${'0'.repeat(8)}-0000-4000-8000-${'0'.repeat(12)}/reauthorize`);
@@ -415,9 +426,12 @@ describe('mail subscriptions: handshake, notifications, refusals', () => {
     const badLifecycle = await call(s.url, user, 'POST', '/v1.0/subscriptions', { changeType: 'created', notificationUrl: `${rx.base}/ok`, lifecycleNotificationUrl: `${rx.base}/wrong`, resource: 'me/messages', expirationDateTime: inMinutes(60) });
     assert.equal(badLifecycle.status, 400);
     assert.equal(badLifecycle.body.error.code, 'ValidationError');
-    const nothing = await call(s.url, user, 'POST', '/v1.0/subscriptions', { changeType: 'created', notificationUrl: 'http://127.0.0.1:1/closed', resource: 'me/messages', expirationDateTime: inMinutes(60) });
-    assert.equal(nothing.status, 400);
-    assert.equal(nothing.body.error.code, 'ValidationError');
+    // Loopback receivers that are not listening: accepted as URLs, refused by the handshake.
+    for (const url of ['http://127.0.0.1:1/closed', 'http://[::1]:1/closed']) {
+      const nothing = await call(s.url, user, 'POST', '/v1.0/subscriptions', { changeType: 'created', notificationUrl: url, resource: 'me/messages', expirationDateTime: inMinutes(60) });
+      assert.equal(nothing.status, 400, url);
+      assert.equal(nothing.body.error.code, 'ValidationError', url);
+    }
   });
 
   test('plain http only for loopback receivers; bad bodies refused in the mail envelope', async () => {
