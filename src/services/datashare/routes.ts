@@ -117,6 +117,20 @@ function nonInt32Literal(node: unknown): { value: number; position: number } | u
   return undefined;
 }
 
+/**
+ * Compiles an OData option with `fn` when it is given and not blank; an `ODataError` becomes
+ * 400 `code` in `DataShareError` with the expression, the 0-based position and `target` = `param`.
+ */
+function odata<T>(param: string, code: string, text: string | undefined, fn: (text: string) => T): T | undefined {
+  if (text === undefined || text.trim() === '') return undefined;
+  try {
+    return fn(text);
+  } catch (e) {
+    if (e instanceof ODataError) throw dsError(400, code, `The ${param} expression '${text}' is invalid${e.position !== undefined ? ` at position ${e.position}` : ''}: ${e.message}`, param);
+    throw e;
+  }
+}
+
 /** True when the request declares a JSON body (`application/json` or `application/*+json`). */
 function isJsonContent(req: FastifyRequest): boolean {
   return /^application\/([\w.+-]+\+)?json\s*(;|$)/iu.test(req.headers['content-type'] ?? '');
@@ -588,25 +602,13 @@ export async function registerDataShareRoutes(app: FastifyInstance, ctx: AppCont
     const listQuery = (req: FastifyRequest, fields: typeof synchronizationFields) => {
       const filterText = queryValue(req, '$filter', 'filter');
       const orderText = queryValue(req, '$orderby', '$orderBy', 'orderby', 'orderBy');
-      let filter;
-      let orderBy: ReturnType<typeof compileOrderBy> = [];
-      try {
-        if (filterText !== undefined && filterText.trim() !== '') {
-          const tree = parseFilter(filterText);
-          const bad = nonInt32Literal(tree);
-          if (bad) throw new ODataError(`The number ${bad.value} is not an int32 (durationMs is an int32).`, 'type', bad.position);
-          filter = compileFilter(tree, fields);
-        }
-      } catch (e) {
-        if (e instanceof ODataError) throw dsError(400, 'InvalidFilter', `The $filter expression '${filterText}' is invalid${e.position !== undefined ? ` at position ${e.position}` : ''}: ${e.message}`, '$filter');
-        throw e;
-      }
-      try {
-        if (orderText !== undefined && orderText.trim() !== '') orderBy = compileOrderBy(parseOrderBy(orderText), fields);
-      } catch (e) {
-        if (e instanceof ODataError) throw dsError(400, 'InvalidOrderBy', `The $orderby expression '${orderText}' is invalid${e.position !== undefined ? ` at position ${e.position}` : ''}: ${e.message}`, '$orderby');
-        throw e;
-      }
+      const filter = odata('$filter', 'InvalidFilter', filterText, (text) => {
+        const tree = parseFilter(text);
+        const bad = nonInt32Literal(tree);
+        if (bad) throw new ODataError(`The number ${bad.value} is not an int32 (durationMs is an int32).`, 'type', bad.position);
+        return compileFilter(tree, fields);
+      });
+      const orderBy = odata('$orderby', 'InvalidOrderBy', orderText, (text) => compileOrderBy(parseOrderBy(text), fields)) ?? [];
       const offset = skipTokenOf<{ o: number }>(req, (t) => Number.isSafeInteger(t.o) && t.o >= 0)?.o ?? 0;
       const nextLink = (path: string, apiVersion: string) =>
         absoluteUrl(ctx.origin(), path, { 'api-version': apiVersion, $filter: filterText, $orderby: orderText, $skipToken: encodeToken({ o: offset + synchronizationPageSize }) });
