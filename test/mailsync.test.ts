@@ -480,13 +480,15 @@ describe('mail subscriptions: handshake, notifications, refusals', () => {
     assert.equal(byUpn.status, 403);
     const own = await call(s.url, user, 'POST', '/v1.0/subscriptions', { ...base, resource: `users/${demoUser.userPrincipalName}/messages` });
     assert.equal(own.status, 201);
-    const otherTenant = await userToken(s.url, identities.eve, ['api://stratus/mail/Mail.Read']).catch(() => undefined);
-    if (otherTenant) {
-      const cross = await call(s.url, otherTenant, 'POST', '/v1.0/subscriptions', { ...base, resource: `users/${demoUser.id}/messages` });
-      assert.equal(cross.status, 404);
-      const peek = await call(s.url, otherTenant, 'GET', `/v1.0/subscriptions/${own.body.id}`);
-      assert.equal(peek.status, 404);
-    }
+    // A user of another tenant neither reaches this tenant's mailboxes nor its subscriptions.
+    const otherTenant = await userToken(s.url, identities.eve, ['api://stratus/mail/Mail.Read']);
+    const cross = await call(s.url, otherTenant, 'POST', '/v1.0/subscriptions', { ...base, resource: `users/${demoUser.id}/messages` });
+    assert.equal(cross.status, 404);
+    const peek = await call(s.url, otherTenant, 'GET', `/v1.0/subscriptions/${own.body.id}`);
+    assert.equal(peek.status, 404);
+    const theirs = await call(s.url, otherTenant, 'GET', '/v1.0/subscriptions');
+    assert.equal(theirs.status, 200);
+    assert.ok(!theirs.body.value.some((x: any) => x.id === own.body.id));
     const app = await appToken(s.url, 'mail');
     const meApp = await call(s.url, app, 'POST', '/v1.0/subscriptions', { ...base, resource: 'me/messages' });
     assert.equal(meApp.status, 400);
