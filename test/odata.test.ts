@@ -172,3 +172,14 @@ test('limits: nesting depth, number of terms, control characters → ODataError,
   assert.deepEqual(await ids(`${'not '.repeat(98)}isFlagged`), [1, 4]);
   assert.deepEqual(await ids(Array.from({ length: 250 }, (_, i) => `amount/value eq ${i}`).join(' or ')), [3, 4]);
 });
+
+test('numbers of any size or fraction compare with integer columns without a database error', async () => {
+  await store.db.schema.createTable('counts').addColumn('id', 'integer', (c) => c.primaryKey()).addColumn('n', 'integer').execute();
+  await store.db.insertInto('counts').values([{ id: 1, n: 1 }, { id: 2, n: 2 }, { id: 3, n: 2147483647 }]).execute();
+  const fm: FieldMap = { n: { column: 'counts.n', type: 'number' } };
+  const q = async (f: string) => (await store.db.selectFrom('counts').select('id').where(compileFilter(parseFilter(f), fm)).orderBy('id').execute()).map((r: any) => Number(r.id));
+  assert.deepEqual(await q('n gt 1.5'), [2, 3]);
+  assert.deepEqual(await q('n lt 99999999999'), [1, 2, 3]);
+  assert.deepEqual(await q('n eq 1e300'), []);
+  assert.deepEqual(await q('n in (1, 2.5, 2147483647)'), [1, 3]);
+});

@@ -88,6 +88,19 @@ function lookup(fields: FieldMap, path: string): ScalarField | CollectionField |
 
 let aliasCounter = 0;
 
+/**
+ * Binds a number so that PostgreSQL never has to fit it into the column's integer type
+ * (`amount gt 1.5` or `count eq 99999999999` on an `integer` column): int32 values bind
+ * as they are (index-friendly), larger integers as `bigint`, fractions as `double precision`.
+ * Other values pass through.
+ */
+function numberParam(v: unknown): unknown {
+  if (typeof v !== 'number') return v;
+  if (Number.isInteger(v) && Math.abs(v) <= 2_147_483_647) return v;
+  if (Number.isSafeInteger(v)) return sql`cast(${v} as bigint)`;
+  return sql`cast(${v} as double precision)`;
+}
+
 class Compiler {
   compile(node: FilterNode, scope: Scope): RawBuilder<SqlBool> {
     switch (node.kind) {
@@ -102,7 +115,7 @@ class Compiler {
       case 'in': {
         const left = this.value(node.left, scope);
         if (node.values.length === 0) return sql<SqlBool>`(1 = 0)`;
-        const params = node.values.map((v) => this.coerce(v, left));
+        const params = node.values.map((v) => numberParam(this.coerce(v, left)));
         const target = left.caseInsensitive && !left.lowered ? sql`lower(${left.expr})` : left.expr;
         return sql<SqlBool>`(${target} in (${sql.join(params)}))`;
       }
@@ -235,7 +248,7 @@ class Compiler {
         throw new ODataError(`Only 'eq' and 'ne' compare with null (position ${position}).`, 'type', position, left.path);
       }
       if (left.type === 'boolean' && op !== 'eq' && op !== 'ne') throw new ODataError(`Booleans compare only with 'eq' and 'ne' (position ${position}).`, 'type', position, left.path);
-      const value = this.coerce(r, left);
+      const value = numberParam(this.coerce(r, left));
       const target = left.caseInsensitive && !left.lowered && (left.type === 'string' || left.type === 'enum') ? sql`lower(${left.expr})` : left.expr;
       if (op === 'ne') return sql<SqlBool>`(${target} is null or ${target} <> ${value})`;
       return sql<SqlBool>`(${target} ${sqlOp} ${value})`;
