@@ -243,8 +243,17 @@ export class ArmStore {
   async deleteResource(id: string, db: Kysely<any> = this.db): Promise<boolean> {
     const lower = id.toLowerCase();
     const r = await db.deleteFrom('arm_resources').where('id_lower', '=', lower).executeTakeFirst();
-    const prefix = `${lower}/`;
-    await db.deleteFrom('arm_resources').where(sql`substr(id_lower, 1, ${prefix.length})`, '=', prefix).execute();
+    // Descendants level by level through the parent index (never a scan of the table).
+    let level = [lower];
+    while (level.length > 0) {
+      const children: string[] = [];
+      for (let i = 0; i < level.length; i += 500) {
+        const rows = await db.selectFrom('arm_resources').select('id_lower').where('parent_id_lower', 'in', level.slice(i, i + 500)).execute();
+        children.push(...rows.map((c: any) => String(c.id_lower)));
+      }
+      for (let i = 0; i < children.length; i += 500) await db.deleteFrom('arm_resources').where('id_lower', 'in', children.slice(i, i + 500)).execute();
+      level = children;
+    }
     return Number(r.numDeletedRows) > 0;
   }
 }
