@@ -1,0 +1,51 @@
+/**
+ * The control plane: health, clock, reset, and the outbound-mail record (mail sent to
+ * recipients outside the tenant), over HTTPS against a real server.
+ */
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startTestServer, type TestServer } from './helpers/server.ts';
+import { userToken, identities } from './helpers/auth.ts';
+
+let s: TestServer;
+before(async () => {
+  s = await startTestServer();
+});
+after(async () => {
+  await s.close();
+});
+
+test('health reports the store; the clock only moves forward', async () => {
+  const h = (await (await fetch(`${s.url}/_stratus/health`)).json()) as any;
+  assert.equal(h.status, 'ok');
+  assert.ok(['sqlite', 'postgres'].includes(h.store));
+  const before = (await (await fetch(`${s.url}/_stratus/clock`)).json()) as any;
+  const moved = await fetch(`${s.url}/_stratus/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ advanceSeconds: 3600 }) });
+  assert.equal(moved.status, 200);
+  const after = (await moved.json()) as any;
+  assert.ok(Date.parse(after.now) - Date.parse(before.now) >= 3600_000);
+  const back = await fetch(`${s.url}/_stratus/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ advanceSeconds: -5 }) });
+  assert.equal(back.status, 400);
+});
+
+test('mail to an outside recipient is recorded as delivered outbound; reset clears it', async () => {
+  const token = await userToken(s.url, identities.user, ['api://stratus/mail/Mail.Send']);
+  const subject = `outbound check ${Date.now()}`;
+  const sent = await fetch(`${s.url}/v1.0/me/sendMail`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ message: { subject, body: { contentType: 'Text', content: 'hello' }, toRecipients: [{ emailAddress: { address: 'partner@example.org' } }] } }),
+  });
+  assert.equal(sent.status, 202);
+  const list = (await (await fetch(`${s.url}/_stratus/mail/outbound?tenant=stratus.test`)).json()) as any;
+  const mine = list.value.find((m: any) => m.subject === subject);
+  assert.ok(mine, 'the outbound message is listed');
+  assert.deepEqual(mine.recipients, ['partner@example.org']);
+  assert.equal(mine.from, 'user@stratus.test');
+  assert.equal((await fetch(`${s.url}/_stratus/mail/outbound?tenant=nowhere.test`)).status, 404);
+  assert.equal((await fetch(`${s.url}/_stratus/mail/outbound?top=0`)).status, 400);
+  const reset = await fetch(`${s.url}/_stratus/reset`, { method: 'POST' });
+  assert.equal(reset.status, 200);
+  const afterReset = (await (await fetch(`${s.url}/_stratus/mail/outbound`)).json()) as any;
+  assert.equal(afterReset.value.find((m: any) => m.subject === subject), undefined);
+});
