@@ -110,7 +110,7 @@ export async function deleteFolder(db: Kysely<any>, mb: Mailbox, f: FolderRow): 
     for (const k of kids as any[]) await purge(k.id);
     const msgs = await db.selectFrom('mail_messages').selectAll().where('tenant_id', '=', mb.tenantId).where('mailbox_id', '=', mb.mailboxId).where('folder_id', '=', id).execute();
     const { moveMessage } = await import('./store.ts');
-    for (const r of msgs) await moveMessage(db, messageFromRow(r), mb.wellKnown.get('recoverableitemspurges')!);
+    for (const r of msgs) await moveMessage(db, messageFromRow(r), mb.wellKnown.get('recoverableitemspurges')!, { hidden: true });
     await db.deleteFrom('mail_folders').where('id', '=', id).execute();
   };
   await purge(f.id);

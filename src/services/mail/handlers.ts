@@ -192,7 +192,7 @@ export async function messageItem(mr: MailRequest, method: string, m: MessageRec
     if (method === 'DELETE') {
       need(mr, 'write');
       const deletions = mr.mb.wellKnown.get('recoverableitemsdeletions')!;
-      await tx((trx) => moveMessage(trx, m, m.folderId === deletions ? mr.mb.wellKnown.get('recoverableitemspurges')! : deletions));
+      await tx((trx) => moveMessage(trx, m, m.folderId === deletions ? mr.mb.wellKnown.get('recoverableitemspurges')! : deletions, { hidden: true }));
       return send(mr, 204);
     }
     throw new ApiError(405, 'ErrorInvalidRequest', `The HTTP method '${method}' is not allowed for this resource.`);
@@ -246,7 +246,7 @@ export async function messageItem(mr: MailRequest, method: string, m: MessageRec
     }
     case 'permanentDelete': {
       need(mr, 'write');
-      await tx((trx) => moveMessage(trx, m, mr.mb.wellKnown.get('recoverableitemspurges')!));
+      await tx((trx) => moveMessage(trx, m, mr.mb.wellKnown.get('recoverableitemspurges')!, { hidden: true }));
       return send(mr, 204);
     }
     case 'recall': {
@@ -258,7 +258,7 @@ export async function messageItem(mr: MailRequest, method: string, m: MessageRec
         for (const r of copies) {
           const c = messageFromRow(r);
           const f = await trx.selectFrom('mail_folders').select('id').where('tenant_id', '=', c.tenantId).where('mailbox_id', '=', c.mailboxId).where('well_known', '=', 'recoverableitemsdeletions').executeTakeFirst();
-          if (f) await moveMessage(trx, c, (f as any).id);
+          if (f) await moveMessage(trx, c, (f as any).id, { hidden: true });
         }
       });
       return send(mr, 202, { '@odata.context': contextUrl(mr, 'messages/$entity'), ...(await presentOne(mr, m)) });

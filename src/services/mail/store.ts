@@ -256,14 +256,16 @@ export async function getMessage(db: Kysely<any>, mb: Mailbox, id: string): Prom
 
 /**
  * Moves a message to another folder: new REST id (the immutable id stays), new change key;
- * records `deleted` in the old folder and `created` in the new one.
+ * records `deleted` in the old folder and `created` in the new one (only `deleted` when
+ * `hidden`: a move into the Recoverable Items folders).
  */
-export async function moveMessage(db: Kysely<any>, m: MessageRecord, folderId: string): Promise<MessageRecord> {
+export async function moveMessage(db: Kysely<any>, m: MessageRecord, folderId: string, opts: { hidden?: boolean } = {}): Promise<MessageRecord> {
   const at = nowIso();
   const moved: MessageRecord = { ...m, id: newMessageId(), folderId, modifiedAt: at, changeKey: newChangeKey() };
   await db.updateTable('mail_messages').set({ id: moved.id, folder_id: folderId, modified_at: at, change_key: moved.changeKey }).where('pk', '=', m.pk).execute();
   await rememberId(db, m);
-  await recordMailChanges(db, [change(m, 'deleted', at), change(moved, 'created', at)]);
+  // A move into the hidden Recoverable Items folders (delete, permanent delete) is only a `deleted`.
+  await recordMailChanges(db, opts.hidden ? [change(m, 'deleted', at)] : [change(m, 'deleted', at), change(moved, 'created', at)]);
   return moved;
 }
 
