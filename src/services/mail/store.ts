@@ -56,8 +56,11 @@ export const wellKnownFolders: { name: string; displayName: string; parent: stri
 /** Folders outside the mailbox-wide message list (`/me/messages`): the recoverable-items tree and the roots. */
 export const hiddenFromMailboxList = ['root', 'msgfolderroot', 'recoverableitemsroot', 'recoverableitemsdeletions', 'recoverableitemspurges', 'recoverableitemsversions'];
 
+/** 404 `ErrorItemNotFound` (reference §8.2). */
 export const notFound = () => new ApiError(404, 'ErrorItemNotFound', 'The specified object was not found in the store.');
+/** 404 `ErrorFolderNotFound` (reference §8.2). */
 export const folderNotFound = () => new ApiError(404, 'ErrorFolderNotFound', 'The specified folder could not be found in the store.');
+/** 400 `ErrorInvalidIdMalformed` "Id is malformed." (reference §8.2). */
 export const malformed = () => new ApiError(400, 'ErrorInvalidIdMalformed', 'Id is malformed.');
 
 /**
