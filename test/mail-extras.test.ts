@@ -96,6 +96,12 @@ describe('mail attachments, extensions, extended properties, beta actions', () =
     const body: any = await r.json();
     assert.equal(body.subject, 'from mime');
     assert.equal(body.toRecipients[0].emailAddress.address, 'admin@stratus.test');
+    const replyMime = Buffer.from('Subject: RE: from mime\r\nTo: <admin@stratus.test>\r\nContent-Type: text/plain\r\n\r\nreplied in mime\r\n').toString('base64');
+    const cr = await fetch(`${s.url}/v1.0/me/messages/${body.id}/createReply`, { method: 'POST', headers: { authorization: `Bearer ${t.user}`, 'content-type': 'text/plain' }, body: replyMime });
+    assert.equal(cr.status, 201);
+    const crBody: any = await cr.json();
+    assert.equal(crBody.conversationId, body.conversationId);
+    assert.match(crBody.bodyPreview, /replied in mime/);
     const bad = await fetch(`${s.url}/v1.0/me/messages`, { method: 'POST', headers: { authorization: `Bearer ${t.user}`, 'content-type': 'text/plain' }, body: 'not base64 !!!' });
     assert.equal(bad.status, 400);
     assert.equal(((await bad.json()) as any).error.code, 'ErrorMimeContentInvalidBase64String');

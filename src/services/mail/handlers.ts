@@ -227,7 +227,9 @@ export async function messageItem(mr: MailRequest, method: string, m: MessageRec
       const kind = action === 'createReply' || action === 'reply' ? 'reply' : action === 'createReplyAll' || action === 'replyAll' ? 'replyAll' : 'forward';
       const sendNow = !action.startsWith('create');
       need(mr, sendNow ? 'send' : 'write');
-      const input = readReplyInput(mr.body, kind === 'forward');
+      // The MIME variant (base64, text/plain) carries the whole response message.
+      const isMime = (typeof mr.body === 'string' || Buffer.isBuffer(mr.body)) && String(mr.body).trim() !== '';
+      const input = isMime ? { message: mimeToInput(mr.body as string | Buffer) } : readReplyInput(mr.body, kind === 'forward');
       const draft = await tx(async (trx) => {
         const d = await buildResponseDraft(trx, dir, mr.mb, m, kind, input);
         const parsed = (d as MessageRecord & { parsed?: MessageInput }).parsed;
