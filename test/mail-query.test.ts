@@ -137,6 +137,8 @@ describe('mail queries', () => {
     const expected = all.filter((m) => m.bodyPreview.toLowerCase().includes('spreadsheet') || m.subject.toLowerCase().includes('spreadsheet')).length;
     assert.ok(expected > 0);
     assert.equal(r.value.length, expected);
+    const sent = r.value.map((m: any) => m.sentDateTime ?? m.createdDateTime);
+    assert.deepEqual(sent, [...sent].sort().reverse());
     const two = await user.api('/me/messages').search('"pizza kitchen"').top(1000).get();
     assert.ok(two.value.length > 0);
     assert.ok(two.value.every((m: any) => /pizza/i.test(m.subject)));

@@ -5,7 +5,7 @@
  * (SQLite FTS5 / PostgreSQL tsvector) with the SearchWithOrderBy rule; every page is one SQL
  * query, next links absolute with `$skip` as the service writes them.
  */
-import { sql, type Kysely, type SelectQueryBuilder } from 'kysely';
+import { sql, type Kysely, type RawBuilder, type SelectQueryBuilder } from 'kysely';
 import { ApiError } from '../../core/errors.ts';
 import { ODataError, compileFilter, compileOrderBy, filterProperties, parseFilter, parseOrderBy, type FieldMap, type FilterNode } from '../../core/odata/index.ts';
 import { fromJson, isPostgres } from '../../store/db.ts';
@@ -204,11 +204,12 @@ export function baseQuery(db: Kysely<any>, lq: Omit<ListQuery, 'pageSize' | 'ski
  * rule and against `$search` by the SearchWithOrderBy rule), else newest first.
  * @throws ApiError 400 `InefficientFilter`, `SearchWithOrderBy`, `RequestBroker--ParseUri`
  */
-export function ordering(q: URLSearchParams): { column: string; direction: 'asc' | 'desc' }[] {
+export function ordering(q: URLSearchParams): { column: string | RawBuilder<unknown>; direction: 'asc' | 'desc' }[] {
   const text = opt(q, 'orderby');
   const search = opt(q, 'search');
   if (text === undefined || text.trim() === '') {
-    if (search) return [{ column: 'mail_messages.sent_at', direction: 'desc' }, { column: 'mail_messages.pk', direction: 'desc' }];
+    // Search results come newest sent first; drafts (no sentDateTime) by creation time, the same on both dialects.
+    if (search) return [{ column: sql`coalesce(mail_messages.sent_at, mail_messages.created_at)`, direction: 'desc' }, { column: 'mail_messages.pk', direction: 'desc' }];
     return [{ column: 'mail_messages.received_at', direction: 'desc' }, { column: 'mail_messages.pk', direction: 'desc' }];
   }
   if (search) throw new ApiError(400, 'SearchWithOrderBy', "The query parameter '$orderBy' is not supported with '$search'.");
@@ -238,7 +239,7 @@ export async function listMessageRows(db: Kysely<any>, lq: ListQuery): Promise<{
   const order = ordering(lq.q);
   const base = baseQuery(db, lq);
   let query = base.selectAll('mail_messages');
-  for (const o of order) query = query.orderBy(o.column, o.direction);
+  for (const o of order) query = query.orderBy(o.column as any, o.direction);
   const rows = await query.limit(lq.pageSize + 1).offset(lq.skip).execute();
   const more = rows.length > lq.pageSize;
   let count: number | undefined;
