@@ -9,7 +9,8 @@ import assert from 'node:assert/strict';
 import type { Client } from '@microsoft/microsoft-graph-client';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 import { graphClient, tokens, call } from './mail-helpers.ts';
-import { demoAdmin } from '../src/seed/demo.ts';
+import { demoAdmin, demoTenant } from '../src/seed/demo.ts';
+import { listOutboundMail } from '../src/services/mail/outbound.ts';
 
 describe('mail attachments, extensions, extended properties, beta actions', () => {
   let s: TestServer;
@@ -144,6 +145,7 @@ describe('mail attachments, extensions, extended properties, beta actions', () =
   test('beta actions: reportMessage, markAsJunk (deprecated), recall, unsubscribe; also under /v1.0', async () => {
     const beta = graphClient(s.url, t.user);
     const inbox = await user.api('/me/mailFolders/inbox/messages').top(3).get();
+    const all = (await user.api('/me/mailFolders/inbox/messages').top(1000).get()).value;
     const [a, b] = inbox.value;
     const reported = await beta.api(`/me/messages/${a.id}/reportMessage`).version('beta').post({ IsMessageMoveRequested: true, ReportAction: 'junk' });
     assert.equal(reported.parentFolderId, (await user.api('/me/mailFolders/junkemail').get()).id);
@@ -163,7 +165,16 @@ describe('mail attachments, extensions, extended properties, beta actions', () =
     assert.equal(rc.status, 202);
     assert.equal((await admin.api('/me/mailFolders/inbox/messages').filter(`subject eq '${subject}'`).get()).value.length, 0);
 
-    const un = await call(s.url, t.user, 'POST', `/beta/me/messages/${inbox.value[2].id}/unsubscribe`);
-    assert.equal(un.status, 400);
+    const listMail = (await user.api('/me/messages').filter("from/emailAddress/address eq 'travel@margie.example'").top(1000).get()).value.filter((x: any) => x.unsubscribeEnabled);
+    assert.ok(listMail.length > 0);
+    const un = await call(s.url, t.user, 'POST', `/beta/me/messages/${listMail[0].id}/unsubscribe`);
+    assert.equal(un.status, 202);
+    const trash = await user.api('/me/mailFolders/deleteditems/messages').filter(`internetMessageId eq '${listMail[0].internetMessageId}'`).get();
+    assert.equal(trash.value.length, 1);
+    const outbound = await listOutboundMail(s.server.ctx, demoTenant.id);
+    assert.ok(outbound.some((o) => o.recipients.includes('unsubscribe@margie.example')));
+    const notList = all.find((x: any) => !x.unsubscribeEnabled && x.id !== a.id && x.id !== b.id)!;
+    const un2 = await call(s.url, t.user, 'POST', `/beta/me/messages/${notList.id}/unsubscribe`);
+    assert.equal(un2.status, 400);
   });
 });

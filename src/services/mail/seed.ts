@@ -85,6 +85,11 @@ export function demoMessages(mb: Mailbox, peer: Recipient, count: number, seed: 
       d.inferenceClassification = rand() < 0.8 ? 'focused' : 'other';
       d.flag = rand() < 0.1 ? { flagStatus: 'flagged', startDateTime: { dateTime: at.slice(0, 19), timeZone: 'UTC' }, dueDateTime: { dateTime: at.slice(0, 19), timeZone: 'UTC' } } : rand() < 0.05 ? { flagStatus: 'complete' } : { flagStatus: 'notFlagged' };
       if (rand() < 0.25) d.categories = [pick(categories)];
+      if (!outgoing && other.emailAddress.address === 'travel@margie.example') {
+        // A mailing list: List-Unsubscribe with a mailto command (beta unsubscribe).
+        d.unsubscribeEnabled = true;
+        d.unsubscribeData = ['mailto:unsubscribe@margie.example?subject=unsubscribe', 'https://margie.example/unsubscribe'];
+      }
       d.conversationId = conversationId;
       d.conversationIndex = index;
       index = conversationIndex(index, Date.parse(at));
