@@ -345,6 +345,37 @@ describe('mail subscriptions: handshake, notifications, refusals', () => {
     assert.equal(rx.posts('/flaky').length, 4);
   });
 
+  test('a mail write whose transaction stays open is still notified, in order, after later writes (PostgreSQL holes in the change log)', { skip: !process.env.STRATUS_TEST_DATABASE_URL && 'SQLite serialises writers' }, async () => {
+    const client = graphClient(s.url, user);
+    await client.api('/subscriptions').post({ changeType: 'created,updated', notificationUrl: `${rx.base}/long`, resource: 'me/mailFolders/drafts/messages', expirationDateTime: inMinutes(600) });
+    const early = await client.api('/me/messages').post({ subject: 'written by a long transaction' });
+    await rx.untilNotification('/long', (x) => x.resourceData.id === early.id);
+    // A writer draws its seq, then keeps its transaction open while another write commits after it.
+    const { recordMailChanges } = await import('../src/services/mailsync/changes.ts');
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    let recorded!: () => void;
+    const drawn = new Promise<void>((r) => (recorded = r));
+    const ctx = s.server.ctx;
+    const drafts = (await client.api('/me/mailFolders/drafts').get()).id;
+    const long = ctx.store.transaction(async (trx) => {
+      await recordMailChanges(trx, [{ tenantId: demoTenant.id, mailboxId: demoUser.id, folderId: drafts, messageId: early.id, changeType: 'updated', at: new Date().toISOString() }]);
+      recorded();
+      await held;
+    });
+    await drawn;
+    const later = await client.api('/me/messages').post({ subject: 'committed first' });
+    // Longer than any fixed wait for a hole (the former 2 s), then the long writer commits.
+    await new Promise((r) => setTimeout(r, 2500));
+    release();
+    await long;
+    await rx.untilNotification('/long', (x) => x.resourceData.id === later.id);
+    const seen = rx.notifications('/long').map((x) => `${x.changeType} ${x.resourceData.id}`);
+    const u = seen.indexOf(`updated ${early.id}`);
+    assert.ok(u >= 0, `the long writer's change is notified: ${seen.join(', ')}`);
+    assert.ok(u < seen.indexOf(`created ${later.id}`), 'in log order');
+  });
+
   test('a receiver that never answers does not hold back another subscription', async () => {
     rx.hang.add('/slow');
     const client = graphClient(s.url, user);
@@ -469,6 +500,68 @@ describe('mail subscriptions: handshake, notifications, refusals', () => {
     const noToken = await call(s.url, undefined, 'POST', '/v1.0/subscriptions', { ...base, notificationUrl: `${rx.base}/ok` });
     assert.equal(noToken.status, 401);
     assert.equal(noToken.body.error.code, 'InvalidAuthenticationToken');
+  });
+
+  test('malformed input never gives a 500: NUL characters, oversized values, wrong types, forged tokens, other media types', async () => {
+    const base = { changeType: 'created', resource: 'me/messages', expirationDateTime: inMinutes(60), notificationUrl: `${rx.base}/ok` };
+    const cases: [string, Record<string, unknown>][] = [
+      ['NUL in clientState', { ...base, clientState: 'a\u0000b' }],
+      ['NUL in notificationUrl', { ...base, notificationUrl: `${rx.base}/ok\u0000` }],
+      ['NUL in lifecycleNotificationUrl', { ...base, lifecycleNotificationUrl: `${rx.base}/ok\u0000` }],
+      ['NUL in notificationUrlAppId', { ...base, notificationUrlAppId: 'a\u0000' }],
+      ['NUL in the resource filter', { ...base, resource: "me/messages?$filter=subject eq 'a\u0000'" }],
+      ['encoded NUL in the resource filter', { ...base, resource: "me/messages?$filter=subject eq 'a%00'" }],
+      ['encoded NUL in the resource user', { ...base, resource: 'users/%00/messages' }],
+      ['encoded NUL in the resource folder', { ...base, resource: 'me/mailFolders/%00/messages' }],
+      ['oversized resource', { ...base, resource: `me/messages?$filter=subject eq '${'x'.repeat(3000)}'` }],
+      ['oversized notificationUrlAppId', { ...base, notificationUrlAppId: 'x'.repeat(100) }],
+      ['number changeType', { ...base, changeType: 5 }],
+      ['array resource', { ...base, resource: ['me/messages'] }],
+      ['object expiration', { ...base, expirationDateTime: { a: 1 } }],
+      ['empty resource', { ...base, resource: '' }],
+      ['empty changeType', { ...base, changeType: '' }],
+      ['huge year', { ...base, expirationDateTime: '275760-09-13T00:00:00Z' }],
+      ['unicode resource', { ...base, resource: 'users/\u{1F600}/messages' }],
+    ];
+    for (const [name, body] of cases) {
+      const r = await call(s.url, user, 'POST', '/v1.0/subscriptions', body);
+      assert.ok(r.status >= 400 && r.status < 500, `${name}: ${r.status}`);
+      assert.equal(typeof r.body?.error?.code, 'string', name);
+      assert.equal(typeof r.body.error.innerError?.['request-id'], 'string', name);
+    }
+    const malformed = await call(s.url, user, 'POST', '/v1.0/subscriptions', { ...base, resource: 'me/mailFolders/nosuchfolder/messages' });
+    assert.equal(malformed.status, 400);
+    assert.equal(malformed.body.error.code, 'ErrorInvalidIdMalformed');
+    const folder = await call(s.url, user, 'POST', '/v1.0/subscriptions', { ...base, resource: `me/mailFolders/${'AAMkNoSuchFolder'.padEnd(40, 'x')}/messages` });
+    assert.equal(folder.status, 404);
+    assert.equal(folder.body.error.code, 'ErrorFolderNotFound');
+    const sub = await call(s.url, user, 'POST', '/v1.0/subscriptions', base);
+    assert.equal(sub.status, 201);
+    for (const body of [{ notificationUrl: `${rx.base}/ok\u0000` }, { expirationDateTime: 12 }, { notificationUrl: '' }, [], 'text']) {
+      const r = await call(s.url, user, 'PATCH', `/v1.0/subscriptions/${sub.body.id}`, body);
+      assert.equal(r.status, 400, JSON.stringify(body));
+      assert.equal(typeof r.body.error.code, 'string');
+    }
+    // Forged $skiptoken values (NUL, wrong type, not base64).
+    const { encodeToken } = await import('../src/core/paging.ts');
+    for (const t of [encodeToken({ a: '\u0000' }), encodeToken({ a: 5 }), '%%%', encodeToken({ a: 'x'.repeat(5000) })]) {
+      const r = await call(s.url, user, 'GET', `/v1.0/subscriptions?$skiptoken=${encodeURIComponent(t)}`);
+      assert.equal(r.status, 400, t);
+      assert.equal(typeof r.body.error.code, 'string');
+    }
+    // Ids: NUL, unicode, oversized.
+    for (const id of ['%00', '%F0%9F%98%80', 'x'.repeat(500)]) {
+      const r = await call(s.url, user, 'GET', `/v1.0/subscriptions/${id}`);
+      assert.equal(r.status, 404, id);
+      assert.equal(r.body.error.code, 'ErrorSubscriptionNotFound');
+    }
+    // Bodies that are not JSON.
+    for (const [type, text] of [['application/json', '{"changeType":'], ['text/plain', 'hello'], ['application/x-www-form-urlencoded', 'a=b']]) {
+      const res = await fetch(`${s.url}/v1.0/subscriptions`, { method: 'POST', headers: { authorization: `Bearer ${user}`, 'content-type': type! }, body: text });
+      assert.ok(res.status === 400 || res.status === 415, `${type}: ${res.status}`);
+      const j = (await res.json()) as any;
+      assert.equal(typeof j.error.code, 'string', type);
+    }
   });
 
   test("one user never subscribes to another's mailbox; an app token does, but not to /me", async () => {

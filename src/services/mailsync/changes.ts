@@ -4,8 +4,8 @@
  * read it by folder; change notifications (spec: mail §6, subscriptions) read it by mailbox
  * in `seq` order. `seq` grows strictly, so "everything after seq N" is an index range scan.
  */
-import type { Kysely } from 'kysely';
-import { autoIncrementKey, type Migrations } from '../../store/db.ts';
+import { sql, type Kysely } from 'kysely';
+import { autoIncrementKey, isPostgres, type Migrations } from '../../store/db.ts';
 
 /** What happened to a message, in the notification vocabulary (`created`, `updated`, `deleted`). */
 export type MailChangeType = 'created' | 'updated' | 'deleted';
@@ -55,6 +55,9 @@ export const mailChangeMigrations: Migrations = {
  */
 export async function recordMailChanges(db: Kysely<any>, changes: MailChange[]): Promise<void> {
   if (changes.length === 0) return;
+  // PostgreSQL: the transaction takes its id before it draws a `seq`, so a reader that sees a hole
+  // in the sequence finds the writer among the in-progress transactions ({@link openTransactionIds}).
+  if (isPostgres(db)) await sql`select pg_current_xact_id()`.execute(db);
   await db
     .insertInto('mail_changes')
     .values(changes.map((c) => ({ tenant_id: c.tenantId, mailbox_id: c.mailboxId, folder_id: c.folderId, message_id: c.messageId, change_type: c.changeType, at: c.at })))
@@ -90,4 +93,23 @@ export async function mailChangesSince(db: Kysely<any>, q: { tenantId: string; m
 export async function mailChangesAfter(db: Kysely<any>, afterSeq: number, limit: number): Promise<MailChangeRow[]> {
   const rows = await db.selectFrom('mail_changes').selectAll().where('seq', '>', afterSeq).orderBy('seq').limit(limit).execute();
   return rows.map((r: any) => ({ seq: Number(r.seq), tenantId: r.tenant_id, mailboxId: r.mailbox_id, folderId: r.folder_id, messageId: r.message_id, changeType: r.change_type, at: r.at }));
+}
+
+/**
+ * The ids of the transactions in progress now (PostgreSQL; empty on SQLite, whose writes are
+ * serialised on one connection so a hole in `seq` is never filled later). Taken after reading the
+ * log up to `seq` M: every writer that can still fill a hole below M is among them, because a
+ * writer takes its transaction id before drawing its `seq` ({@link recordMailChanges}).
+ */
+export async function openTransactionIds(db: Kysely<any>): Promise<string[]> {
+  if (!isPostgres(db)) return [];
+  const r = await sql<{ x: string }>`select cast(x as text) as x from pg_snapshot_xip(pg_current_snapshot()) as t(x)`.execute(db);
+  return r.rows.map((row) => String(row.x));
+}
+
+/** Whether every transaction of `ids` (from {@link openTransactionIds}) has committed or rolled back. */
+export async function transactionsFinished(db: Kysely<any>, ids: string[]): Promise<boolean> {
+  if (ids.length === 0 || !isPostgres(db)) return true;
+  const r = await sql<{ n: string }>`select count(*) as n from pg_snapshot_xip(pg_current_snapshot()) as t(x) where cast(x as text) = any(${ids})`.execute(db);
+  return Number(r.rows[0]?.n ?? 0) === 0;
 }

@@ -193,7 +193,7 @@ async function list(ctx: AppContext, req: FastifyRequest): Promise<unknown> {
   let after = '';
   if (q.$skiptoken !== undefined) {
     const t = decodeToken<{ a?: unknown }>(q.$skiptoken);
-    if (!t || typeof t.a !== 'string') throw new ApiError(400, 'BadRequest', 'The $skiptoken is not valid.');
+    if (!t || typeof t.a !== 'string' || !isUuid(t.a)) throw new ApiError(400, 'BadRequest', 'The $skiptoken is not valid.');
     after = t.a;
   }
   let sel = ctx.store.db.selectFrom('mail_subscriptions').selectAll().where('tenant_id', '=', o.tenantId).where('app_id', '=', o.appId).where('expiration', '>', nowIso()).where('id', '>', after);

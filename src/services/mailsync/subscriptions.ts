@@ -140,7 +140,23 @@ function str(body: Record<string, unknown>, name: string, required: boolean): st
     return null;
   }
   if (typeof v !== 'string') throw badPayload();
+  checkText(name, v);
   return v;
+}
+
+/** Longest stored values (the columns of `mail_subscriptions`). */
+const maxLength: Record<string, number> = { resource: 2048, notificationUrlAppId: 64, notificationUrl: 2048, lifecycleNotificationUrl: 2048 };
+
+/**
+ * Refuses a property value holding a NUL or other control character, or longer than its column.
+ * @throws ApiError 400 `InvalidRequest` naming the property
+ */
+function checkText(name: string, v: string): void {
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f\u007f]/.test(v) && name !== 'clientState') throw new ApiError(400, 'InvalidRequest', `The property '${name}' must not contain control characters.`);
+  if (v.includes('\u0000')) throw new ApiError(400, 'InvalidRequest', `The property '${name}' must not contain NUL characters.`);
+  const max = maxLength[name];
+  if (max !== undefined && v.length > max) throw new ApiError(400, 'InvalidRequest', `The property '${name}' must be at most ${max} characters.`);
 }
 
 /**
@@ -164,6 +180,7 @@ export function parseChangeTypes(text: string): string[] {
  * @throws ApiError 400 `InvalidRequest`
  */
 export function checkReceiverUrl(name: string, text: string): string {
+  checkText(name, text);
   let u: URL;
   try {
     u = new URL(text);
@@ -243,6 +260,8 @@ function segments(path: string): string[] {
     } catch {
       throw new ApiError(400, 'InvalidRequest', `The resource segment '${raw}' is not valid percent-encoding.`);
     }
+    // eslint-disable-next-line no-control-regex
+    if (/[\u0000-\u001f\u007f]/.test(s)) throw new ApiError(400, 'InvalidRequest', `The resource segment '${raw}' must not contain control characters.`);
     const m = /^([^()]+)\((?:'((?:[^']|'')*)'|([^)']*))\)$/.exec(s);
     if (m) out.push(m[1]!, (m[2] ?? m[3] ?? '').replace(/''/g, "'"));
     else out.push(s.replace(/^vendor\.graph\./i, ''));
@@ -264,6 +283,7 @@ export function parseResource(resource: string): ResourcePath {
   if (qi >= 0) {
     for (const [k, v] of new URLSearchParams(resource.slice(qi + 1).replace(/\+/g, '%2B'))) {
       if (k.toLowerCase() !== '$filter' || filter !== null || v.trim() === '') throw new ApiError(400, 'InvalidRequest', `The query option '${k}' of the subscription resource is not supported by this server; only $filter is.`);
+      if (v.includes('\u0000')) throw new ApiError(400, 'InvalidRequest', 'The $filter of the subscription resource must not contain NUL characters.');
       filter = v;
     }
   }

@@ -2,7 +2,8 @@
  * The background delivery of message change notifications (reference mail.md §7.3, §7.4).
  *
  * Every tick (setting `mailNotificationPollMs`):
- * 1. **Match**: read the mail change log after the worker's cursor (`mail_sync_state`), find
+ * 1. **Match**: read the mail change log after the worker's cursor (`mail_sync_state`) up to the
+ *    first hole a writer still in progress may fill (PostgreSQL; see `openTransactionIds`), find
  *    the active subscriptions of the changed mailboxes (index on tenant, mailbox, expiration),
  *    keep the changes each one watches (folder or whole mailbox, change type, after its
  *    creation) and write one outbox row per notification, moving the cursor in the same
@@ -15,15 +16,15 @@
  *    resumes); after four hours the notifications are dropped and a `missed` lifecycle
  *    notification is queued.
  */
-import { performance } from 'node:perf_hooks';
 import type { Kysely } from 'kysely';
 import type { AppContext } from '../../context.ts';
 import { nowIso, nowMs } from '../../core/clock.ts';
 import { newUuid, randomToken } from '../../core/ids.ts';
-import { toJson } from '../../store/db.ts';
-import { latestMailChangeSeq, mailChangesAfter, type MailChangeRow } from './changes.ts';
+import { isPostgres, toJson } from '../../store/db.ts';
+import { latestMailChangeSeq, mailChangesAfter, openTransactionIds, transactionsFinished, type MailChangeRow } from './changes.ts';
 import { filterQuery, subscriptionFromRow, type Subscription } from './subscriptions.ts';
 import { openMailbox, findMessage, type Mailbox } from '../mail/store.ts';
+import type { MessageRecord } from '../mail/message.ts';
 
 /** Changes read per tick. */
 const changeBatch = 500;
@@ -38,8 +39,6 @@ const maxBackoffMs = 10 * 60_000;
 export const retryWindowMs = 4 * 3600_000;
 /** `reauthorizationRequired` is queued this long before expiry (reference mail §7.4). */
 export const reauthorizationLeadMs = 15 * 60_000;
-/** A hole in the change log (a transaction not yet committed, or rolled back) is waited for this long. */
-const gapWaitMs = 2_000;
 
 /** The lifecycle events (reference mail §7.4). */
 export type LifecycleEvent = 'reauthorizationRequired' | 'subscriptionRemoved' | 'missed';
@@ -76,7 +75,10 @@ export function startNotificationWorker(ctx: AppContext): NotificationWorker {
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
-  let gap: { seq: number; since: number } | undefined;
+  /** Holes in the log at or below this `seq` are final. */
+  let settled = 0;
+  /** A hole was seen: the log read up to `upTo`, the transactions then in progress. */
+  let wait: { upTo: number; ids: string[] } | undefined;
 
   async function match(): Promise<void> {
     const state = await db.selectFrom('mail_sync_state').select('seq').where('name', '=', 'cursor').executeTakeFirst();
@@ -86,21 +88,26 @@ export function startNotificationWorker(ctx: AppContext): NotificationWorker {
       return;
     }
     const cursor = Number(state.seq);
+    // A hole in `seq` is a writer still in progress (it may commit later) or one rolled back. The
+    // writers in progress when a hole was seen are waited for; once they have all finished, every
+    // hole up to what had been read then is final and skipped (nothing is lost, nothing waits on time).
+    if (wait && (await transactionsFinished(db, wait.ids))) {
+      settled = Math.max(settled, wait.upTo);
+      wait = undefined;
+    }
     const changes = await mailChangesAfter(db, cursor, changeBatch);
     if (changes.length === 0) return;
-    // Take the contiguous run after the cursor; wait a little for a hole to fill.
     const usable: MailChangeRow[] = [];
     let expect = cursor + 1;
     for (const c of changes) {
-      if (c.seq !== expect) {
-        if (!gap || gap.seq !== expect) gap = { seq: expect, since: performance.now() };
-        if (performance.now() - gap.since < gapWaitMs) break;
+      if (c.seq !== expect && c.seq - 1 > settled && isPostgres(db)) {
+        if (!wait) wait = { upTo: changes[changes.length - 1]!.seq, ids: await openTransactionIds(db) };
+        break;
       }
       usable.push(c);
       expect = c.seq + 1;
     }
     if (usable.length === 0) return;
-    gap = undefined;
     const next = usable[usable.length - 1]!.seq;
     const now = nowIso();
     const pairs = [...new Map(usable.map((c) => [`${c.tenantId}\n${c.mailboxId}`, c])).values()];
@@ -122,6 +129,7 @@ export function startNotificationWorker(ctx: AppContext): NotificationWorker {
     const rows: OutboxRow[] = [];
     const mailboxes = new Map<string, Mailbox>();
     const members = new Map<string, boolean | null>();
+    const found = new Map<number, MessageRecord | undefined>();
     for (const c of usable) {
       for (const s of byMailbox.get(`${c.tenantId}\n${c.mailboxId}`) ?? []) {
         if (c.seq <= s.startSeq || (s.filter === null && !s.changeTypes.includes(c.changeType))) continue;
@@ -142,7 +150,9 @@ export function startNotificationWorker(ctx: AppContext): NotificationWorker {
             mb = await openMailbox(db, { tenantId: c.tenantId, id: c.mailboxId, mail: '', displayName: '' });
             mailboxes.set(key, mb);
           }
-          const m = await findMessage(db, mb, c.messageId).catch(() => undefined);
+          // One lookup per change, however many subscriptions watch it.
+          if (!found.has(c.seq)) found.set(c.seq, await findMessage(db, mb, c.messageId).catch(() => undefined));
+          const m = found.get(c.seq);
           if (m) {
             etag = `W/"${m.changeKey}"`;
             if (s.immutable) id = m.immutableId;
