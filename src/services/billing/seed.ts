@@ -17,6 +17,7 @@ import { stableUuid } from '../../core/ids.ts';
 import { demoAdmin, demoManagedIdentity, demoTenant, otherTenant, otherUser } from '../../seed/demo.ts';
 import { creditTypes } from './fields.ts';
 import type { BillingAccount, BillingProfile, BillingRole, Invoice, InvoiceSection, Transaction, TransactionProperties } from './model.ts';
+import { seededRandom } from '../../seed/random.ts';
 
 /** A billing account with everything under it. */
 export interface DemoBillingAccount {
@@ -30,17 +31,7 @@ export interface DemoBillingAccount {
   roles: { principalId: string; role: BillingRole }[];
 }
 
-/** mulberry32: a small, fast, seeded PRNG returning floats in [0, 1). */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const prng = seededRandom;
 
 const round2 = (n: number) => Math.round(n * 100) / 100 + 0; // + 0 turns -0 into 0
 const round4 = (n: number) => Math.round(n * 10000) / 10000;
