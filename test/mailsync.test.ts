@@ -442,6 +442,19 @@ describe('mail subscriptions: handshake, notifications, refusals', () => {
     assert.equal(past.body.error.code, 'InvalidRequest');
   });
 
+  test('renewal needs the read access creation needed', async () => {
+    const created = await call(s.url, user, 'POST', '/v1.0/subscriptions', { changeType: 'created', notificationUrl: `${rx.base}/ok`, resource: 'me/messages', expirationDateTime: inMinutes(60) });
+    assert.equal(created.status, 201);
+    const sendOnly = await userToken(s.url, identities.user, ['api://stratus/mail/Mail.Send']);
+    const r = await call(s.url, sendOnly, 'PATCH', `/v1.0/subscriptions/${created.body.id}`, { expirationDateTime: inMinutes(120) });
+    assert.equal(r.status, 403);
+    assert.equal(r.body.error.code, 'ErrorAccessDenied');
+    const still = await call(s.url, user, 'GET', `/v1.0/subscriptions/${created.body.id}`);
+    assert.equal(still.body.expirationDateTime, created.body.expirationDateTime);
+    const renewed = await call(s.url, user, 'PATCH', `/v1.0/subscriptions/${created.body.id}`, { expirationDateTime: inMinutes(120) });
+    assert.equal(renewed.status, 200);
+  });
+
   test('the handshake must succeed in time', async () => {
     rx.noValidation.add('/silent');
     const timedOut = await call(s.url, user, 'POST', '/v1.0/subscriptions', { changeType: 'created', notificationUrl: `${rx.base}/silent`, resource: 'me/messages', expirationDateTime: inMinutes(60) });

@@ -217,6 +217,8 @@ async function update(ctx: AppContext, req: FastifyRequest): Promise<unknown> {
   const body = req.body;
   if (body === null || typeof body !== 'object' || Array.isArray(body)) throw badPayload();
   const b = body as Record<string, unknown>;
+  // Renewal needs the access creation needed (read scope or role, the mailbox still reachable).
+  await resolveResource(ctx, p, s.resource);
   const changes: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(b)) {
     if (k.startsWith('@odata.')) continue;
