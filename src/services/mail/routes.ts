@@ -100,6 +100,33 @@ function parsePrefer(mr: Pick<MailRequest, 'immutable' | 'bodyType' | 'bodyTypeT
   if (mp) mr.maxPageSize = Math.max(1, Math.min(1000, Number(mp[1])));
 }
 
+/** True when a value (string, or array / object of them, nested at most 64 deep) holds a NUL character. */
+function hasNul(v: unknown, depth = 0): boolean {
+  if (typeof v === 'string') return v.includes('\u0000');
+  if (depth > 64 || v === null || typeof v !== 'object' || ArrayBuffer.isView(v)) return false;
+  if (Array.isArray(v)) return v.some((x) => hasNul(x, depth + 1));
+  return Object.entries(v as Record<string, unknown>).some(([k, x]) => k.includes('\u0000') || hasNul(x, depth + 1));
+}
+
+/**
+ * Rejects input no mail store can hold or read unambiguously: a NUL character anywhere in the
+ * path, the query or a JSON body (PostgreSQL text cannot store it), and a system query option
+ * (`$top`, `$filter`, …) given more than once (OData: each at most once).
+ * @throws ApiError 400 `ErrorInvalidRequest` / `BadRequest`
+ */
+export function checkRequestInput(segs: string[], q: URLSearchParams, body: unknown): void {
+  if (segs.some((s) => s.includes('\u0000'))) throw new ApiError(400, 'ErrorInvalidRequest', 'The request URL contains a NUL character.');
+  const seen = new Set<string>();
+  for (const [k, v] of q) {
+    if (k.includes('\u0000') || v.includes('\u0000')) throw new ApiError(400, 'ErrorInvalidRequest', 'The query string contains a NUL character.');
+    const key = k.toLowerCase();
+    if (!key.startsWith('$')) continue;
+    if (seen.has(key)) throw new ApiError(400, 'BadRequest', `Query option '${k}' was specified more than once, but it must be specified at most once.`);
+    seen.add(key);
+  }
+  if (hasNul(body)) throw new ApiError(400, 'ErrorInvalidRequest', 'The request body contains a NUL character, which a mail item cannot hold.');
+}
+
 async function handle(ctx: AppContext, req: FastifyRequest, reply: FastifyReply): Promise<unknown> {
   const raw = req.raw.url ?? req.url;
   const qi = raw.indexOf('?');
@@ -115,6 +142,7 @@ async function handle(ctx: AppContext, req: FastifyRequest, reply: FastifyReply)
     throw e;
   }
   if (principal.audience !== 'mail') throw new ApiError(401, 'InvalidAuthenticationToken', 'Invalid audience.');
+  checkRequestInput(segs, q, req.body);
   let rest: string[];
   let userSegment: string;
   let userId: string;
@@ -210,6 +238,9 @@ export function send(mr: MailRequest, status: number, body?: unknown): unknown {
   return mr.reply.header('content-type', 'application/json; odata.metadata=minimal; odata.streaming=true; IEEE754Compatible=false; charset=utf-8').send(JSON.stringify(body));
 }
 
+/** Largest `$skip` accepted (a 32-bit offset; larger values would overflow the databases' OFFSET). */
+const maxSkip = 2147483647;
+
 /** `$top` / `$skip` / page size of a collection. @throws ApiError 400 */
 export function paging(mr: MailRequest): { pageSize: number; skip: number } {
   const top = opt(mr.q, 'top');
@@ -219,7 +250,7 @@ export function paging(mr: MailRequest): { pageSize: number; skip: number } {
     if (!/^\d+$/.test(top) || Number(top) < 1 || Number(top) > 1000) throw new ApiError(400, 'BadRequest', `Invalid value '${top}' for query parameter $top; it must be an integer from 1 to 1000.`);
     pageSize = Number(top);
   }
-  if (skip !== undefined && !/^\d+$/.test(skip)) throw new ApiError(400, 'BadRequest', `Invalid value '${skip}' for query parameter $skip; it must be a non-negative integer.`);
+  if (skip !== undefined && (!/^\d+$/.test(skip) || Number(skip) > maxSkip)) throw new ApiError(400, 'BadRequest', `Invalid value '${skip}' for query parameter $skip; it must be an integer from 0 to ${maxSkip}.`);
   return { pageSize, skip: skip === undefined ? 0 : Number(skip) };
 }
 

@@ -1,0 +1,64 @@
+/**
+ * Malformed input to the mail API never gives a 500, on SQLite or PostgreSQL: NUL characters in
+ * bodies, paths and queries, out-of-range `$skip`, repeated system query options.
+ */
+import { test, before, after, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { startTestServer, type TestServer } from './helpers/server.ts';
+import { tokens, call } from './mail-helpers.ts';
+
+describe('mail malformed input', () => {
+  let s: TestServer;
+  let t: Awaited<ReturnType<typeof tokens>>;
+  before(async () => {
+    s = await startTestServer({ settings: { mailRequestsPerWindow: 10000, mailWindowSeconds: 60 } });
+    t = await tokens(s.url);
+  });
+  after(async () => {
+    await s?.close();
+  });
+
+  test('a NUL character in a JSON body is a 400, and nothing is stored', async () => {
+    const before = await call(s.url, t.user, 'GET', '/v1.0/me/mailFolders/drafts');
+    for (const body of [{ subject: 'a\u0000b' }, { body: { contentType: 'text', content: 'x\u0000' } }, { toRecipients: [{ emailAddress: { address: 'a\u0000@example.com' } }] }, { categories: ['c\u0000'] }]) {
+      const r = await call(s.url, t.user, 'POST', '/v1.0/me/messages', body);
+      assert.equal(r.status, 400, JSON.stringify(body));
+      assert.equal(r.body.error.code, 'ErrorInvalidRequest');
+    }
+    const after = await call(s.url, t.user, 'GET', '/v1.0/me/mailFolders/drafts');
+    assert.equal(after.body.totalItemCount, before.body.totalItemCount);
+    const f = await call(s.url, t.user, 'POST', '/v1.0/me/mailFolders', { displayName: 'x\u0000' });
+    assert.equal(f.status, 400);
+  });
+
+  test('a NUL character in the path or the query is a 400', async () => {
+    const u = await call(s.url, t.app, 'GET', '/v1.0/users/a%00b/messages');
+    assert.equal(u.status, 400);
+    assert.equal(u.body.error.code, 'ErrorInvalidRequest');
+    const e = await call(s.url, t.user, 'GET', "/v1.0/me/messages?$expand=singleValueExtendedProperties($filter=id%20eq%20'%00')");
+    assert.equal(e.status, 400);
+    const f = await call(s.url, t.user, 'GET', "/v1.0/me/messages?$filter=subject%20eq%20'a%00'");
+    assert.equal(f.status, 400);
+  });
+
+  test('$skip beyond a 32-bit offset is a 400; the largest one is an empty page', async () => {
+    for (const p of ['/v1.0/me/messages', '/v1.0/me/mailFolders/inbox/messages', '/v1.0/me/mailFolders', '/v1.0/me/mailFolders/inbox/childFolders']) {
+      const r = await call(s.url, t.user, 'GET', `${p}?$skip=99999999999999999999`);
+      assert.equal(r.status, 400, p);
+      assert.equal(r.body.error.code, 'BadRequest');
+      const ok = await call(s.url, t.user, 'GET', `${p}?$skip=2147483647`);
+      assert.equal(ok.status, 200, p);
+      assert.deepEqual(ok.body.value, []);
+    }
+  });
+
+  test('a system query option given twice is a 400 (literal and %24 spellings alike)', async () => {
+    for (const q of ['$top=1&$top=2', '%24top=2&$top=3', '$filter=isRead%20eq%20true&$FILTER=isRead%20eq%20false', '$select=subject&$select=id']) {
+      const r = await call(s.url, t.user, 'GET', `/v1.0/me/messages?${q}`);
+      assert.equal(r.status, 400, q);
+      assert.equal(r.body.error.code, 'BadRequest');
+      assert.match(r.body.error.message, /more than once/);
+    }
+    assert.equal((await call(s.url, t.user, 'GET', '/v1.0/me/messages?$top=1&custom=a&custom=b')).status, 200);
+  });
+});
