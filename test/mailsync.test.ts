@@ -220,6 +220,12 @@ describe('mail subscriptions: handshake, notifications, refusals', () => {
     assert.equal(created.tenantId, demoTenant.id);
     assert.equal(created.resource, `Users/${demoUser.id}/Messages/${draft.id}`);
     assert.deepEqual(created.resourceData, { '@odata.type': '#Vendor.Graph.Message', '@odata.id': `Users/${demoUser.id}/Messages/${draft.id}`, '@odata.etag': `W/"${draft.changeKey}"`, id: draft.id });
+    // Field by field against the reference's examples (notification-basic-message-created.json, subscription-create.json).
+    assert.deepEqual(Object.keys(created).sort(), ['changeType', 'clientState', 'id', 'resource', 'resourceData', 'subscriptionExpirationDateTime', 'subscriptionId', 'tenantId']);
+    assert.deepEqual(
+      Object.keys(sub).sort(),
+      ['@odata.context', 'applicationId', 'changeType', 'clientState', 'creatorId', 'encryptionCertificate', 'encryptionCertificateId', 'expirationDateTime', 'id', 'includeResourceData', 'latestSupportedTlsVersion', 'lifecycleNotificationUrl', 'notificationContentType', 'notificationQueryOptions', 'notificationUrl', 'notificationUrlAppId', 'resource'],
+    );
     const post = rx.posts('/all').find((p) => p.json.value.includes(created))!;
     assert.equal(post.contentType, 'application/json');
     assert.equal(post.query.get('tenant'), 'a b', 'the query string of notificationUrl is kept on delivery');

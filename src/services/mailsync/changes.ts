@@ -29,6 +29,11 @@ export interface MailChangeRow extends MailChange {
   seq: number;
 }
 
+/** A `mail_changes` row → {@link MailChangeRow} (`seq` comes back as a string from PostgreSQL). */
+function changeFromRow(r: any): MailChangeRow {
+  return { seq: Number(r.seq), tenantId: r.tenant_id, mailboxId: r.mailbox_id, folderId: r.folder_id, messageId: r.message_id, changeType: r.change_type, at: r.at };
+}
+
 /** Migration of the `mail_changes` table (dialect-aware auto-increment key). */
 export const mailChangeMigrations: Migrations = {
   mailsync_0001_mail_changes: {
@@ -83,7 +88,7 @@ export async function mailChangesSince(db: Kysely<any>, q: { tenantId: string; m
     .where('seq', '>', q.afterSeq);
   if (q.folderId !== undefined) query = query.where('folder_id', '=', q.folderId);
   const rows = await query.orderBy('seq').limit(q.limit).execute();
-  return rows.map((r: any) => ({ seq: Number(r.seq), tenantId: r.tenant_id, mailboxId: r.mailbox_id, folderId: r.folder_id, messageId: r.message_id, changeType: r.change_type, at: r.at }));
+  return rows.map(changeFromRow);
 }
 
 /**
@@ -92,7 +97,7 @@ export async function mailChangesSince(db: Kysely<any>, q: { tenantId: string; m
  */
 export async function mailChangesAfter(db: Kysely<any>, afterSeq: number, limit: number): Promise<MailChangeRow[]> {
   const rows = await db.selectFrom('mail_changes').selectAll().where('seq', '>', afterSeq).orderBy('seq').limit(limit).execute();
-  return rows.map((r: any) => ({ seq: Number(r.seq), tenantId: r.tenant_id, mailboxId: r.mailbox_id, folderId: r.folder_id, messageId: r.message_id, changeType: r.change_type, at: r.at }));
+  return rows.map(changeFromRow);
 }
 
 /**

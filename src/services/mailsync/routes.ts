@@ -19,6 +19,7 @@ import {
   badPayload,
   checkExpiration,
   checkReceiverUrl,
+  deleteSubscriptionRows,
   filterQuery,
   findSubscription,
   parseCreateBody,
@@ -246,11 +247,7 @@ async function update(ctx: AppContext, req: FastifyRequest): Promise<unknown> {
 async function remove(ctx: AppContext, req: FastifyRequest, reply: FastifyReply): Promise<unknown> {
   const p = await caller(ctx, req);
   const s = await load(ctx, p, (req.params as { id: string }).id);
-  await ctx.store.transaction(async (trx) => {
-    await trx.deleteFrom('mail_notifications').where('subscription_id', '=', s.id).where('kind', '=', 'change').execute();
-    await trx.deleteFrom('mail_subscription_members').where('subscription_id', '=', s.id).execute();
-    await trx.deleteFrom('mail_subscriptions').where('id', '=', s.id).where('tenant_id', '=', s.tenantId).execute();
-  });
+  await ctx.store.transaction((trx) => deleteSubscriptionRows(trx, s.id, s.tenantId));
   reply.code(204);
   return reply.send();
 }

@@ -360,3 +360,15 @@ export async function findSubscription(db: Kysely<any>, who: { tenantId: string;
 export function filterQuery(db: Parameters<typeof baseQuery>[0], t: { tenantId: string; mailboxId: string; folderId: string | null; exclude: string[] }, filter: string) {
   return baseQuery(db, { tenantId: t.tenantId, mailboxId: t.mailboxId, ...(t.folderId !== null ? { folderId: t.folderId } : {}), excludeFolderIds: t.exclude, q: new URLSearchParams([['$filter', filter]]) });
 }
+
+/**
+ * Removes a subscription with its queued change notifications and its filter membership (lifecycle
+ * notifications already queued stay). Call it in a transaction.
+ * @returns whether the subscription existed
+ */
+export async function deleteSubscriptionRows(trx: Kysely<any>, id: string, tenantId: string): Promise<boolean> {
+  const r = await trx.deleteFrom('mail_subscriptions').where('id', '=', id).where('tenant_id', '=', tenantId).executeTakeFirst();
+  await trx.deleteFrom('mail_notifications').where('subscription_id', '=', id).where('kind', '=', 'change').execute();
+  await trx.deleteFrom('mail_subscription_members').where('subscription_id', '=', id).execute();
+  return Number(r.numDeletedRows) === 1;
+}

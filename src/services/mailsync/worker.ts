@@ -22,7 +22,7 @@ import { nowIso, nowMs } from '../../core/clock.ts';
 import { newUuid, randomToken } from '../../core/ids.ts';
 import { isPostgres, toJson } from '../../store/db.ts';
 import { latestMailChangeSeq, mailChangesAfter, openTransactionIds, transactionsFinished, type MailChangeRow } from './changes.ts';
-import { filterQuery, subscriptionFromRow, type Subscription } from './subscriptions.ts';
+import { deleteSubscriptionRows, filterQuery, subscriptionFromRow, type Subscription } from './subscriptions.ts';
 import { openMailbox, findMessage, type Mailbox } from '../mail/store.ts';
 import type { MessageRecord } from '../mail/message.ts';
 
@@ -234,10 +234,7 @@ export function startNotificationWorker(ctx: AppContext): NotificationWorker {
     for (const s of due) {
       if (s.expiration <= now) {
         await ctx.store.transaction(async (trx) => {
-          const r = await trx.deleteFrom('mail_subscriptions').where('id', '=', s.id).executeTakeFirst();
-          if (Number(r.numDeletedRows) !== 1) return;
-          await trx.deleteFrom('mail_notifications').where('subscription_id', '=', s.id).where('kind', '=', 'change').execute();
-          await trx.deleteFrom('mail_subscription_members').where('subscription_id', '=', s.id).execute();
+          if (!(await deleteSubscriptionRows(trx, s.id, s.tenantId))) return;
           if (s.lifecycleUrl) await trx.insertInto('mail_notifications').values(lifecycleRow(s, 'subscriptionRemoved', now)).execute();
         });
       } else if (s.lifecycleUrl && !s.reauthSent) {
