@@ -461,6 +461,26 @@ describe('mail subscriptions: handshake, notifications, refusals', () => {
     assert.equal(renewed.status, 200);
   });
 
+  test('a new notificationUrl takes over the notifications still queued for a failing receiver', async () => {
+    rx.failures.set('/mv-old', 1000);
+    const client = graphClient(s.url, user);
+    const sub = await client.api('/subscriptions').post({ changeType: 'created', notificationUrl: `${rx.base}/mv-old`, resource: 'me/mailFolders/drafts/messages', expirationDateTime: inMinutes(600) });
+    const first = await client.api('/me/messages').post({ subject: 'queued for the old receiver' });
+    await rx.untilPosts('/mv-old', 1);
+    // Wait until the failure is recorded (the row is back in the queue with its backoff).
+    const db = s.server.ctx.store.db;
+    for (;;) {
+      const row = await db.selectFrom('mail_notifications').select(['attempts', 'claim']).where('subscription_id', '=', sub.id).executeTakeFirst();
+      if (row && Number(row.attempts) >= 1 && row.claim === null) break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    await client.api(`/subscriptions/${sub.id}`).patch({ notificationUrl: `${rx.base}/mv-new` });
+    const second = await client.api('/me/messages').post({ subject: 'for the new receiver' });
+    await rx.untilNotification('/mv-new', (x) => x.resourceData.id === second.id);
+    assert.ok(rx.notifications('/mv-new').some((x) => x.resourceData.id === first.id), 'the queued notification moved to the new receiver');
+    assert.equal(rx.posts('/mv-old').length, 1);
+  });
+
   test('the handshake must succeed in time', async () => {
     rx.noValidation.add('/silent');
     const timedOut = await call(s.url, user, 'POST', '/v1.0/subscriptions', { changeType: 'created', notificationUrl: `${rx.base}/silent`, resource: 'me/messages', expirationDateTime: inMinutes(60) });

@@ -238,8 +238,14 @@ async function update(ctx: AppContext, req: FastifyRequest): Promise<unknown> {
   }
   if (changes.notification_url !== undefined) await validateReceivers([s.notificationUrl], ctx.config.settings.mailSubscriptionValidationTimeoutMs);
   if (Object.keys(changes).length > 0) {
-    const r = await ctx.store.db.updateTable('mail_subscriptions').set(changes).where('id', '=', s.id).where('tenant_id', '=', s.tenantId).executeTakeFirst();
-    if (Number(r.numUpdatedRows) === 0) throw subscriptionNotFound(s.id);
+    await ctx.store.transaction(async (trx) => {
+      const r = await trx.updateTable('mail_subscriptions').set(changes).where('id', '=', s.id).where('tenant_id', '=', s.tenantId).executeTakeFirst();
+      if (Number(r.numUpdatedRows) === 0) throw subscriptionNotFound(s.id);
+      if (changes.notification_url === undefined) return;
+      // Queued notifications follow the subscription to its new receiver, due now (the old one's backoff does not apply).
+      await trx.updateTable('mail_notifications').set({ url: s.notificationUrl }).where('subscription_id', '=', s.id).where('kind', '=', 'change').execute();
+      await trx.updateTable('mail_notifications').set({ due_at: nowIso() }).where('subscription_id', '=', s.id).where('kind', '=', 'change').where('claim', 'is', null).execute();
+    });
   }
   return { '@odata.context': contextUrl(ctx, req, 'subscriptions/$entity'), ...renderSubscription(s) };
 }
