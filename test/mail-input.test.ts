@@ -5,7 +5,10 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, type TestServer } from './helpers/server.ts';
+import { sql } from 'kysely';
 import { tokens, call } from './mail-helpers.ts';
+import { baseQuery } from '../src/services/mail/query.ts';
+import { isPostgres } from '../src/store/db.ts';
 
 describe('mail malformed input', () => {
   let s: TestServer;
@@ -60,5 +63,20 @@ describe('mail malformed input', () => {
       assert.match(r.body.error.message, /more than once/);
     }
     assert.equal((await call(s.url, t.user, 'GET', '/v1.0/me/messages?$top=1&custom=a&custom=b')).status, 200);
+  });
+
+  test('a from-address $filter seeks the lower-case expression index, not the whole mailbox', async () => {
+    const db = (s.server as any).ctx.store.db;
+    const q = baseQuery(db, { tenantId: 't', mailboxId: 'm', excludeFolderIds: [], q: new URLSearchParams("$filter=from/emailAddress/address eq 'A@example.com'") })
+      .selectAll('mail_messages')
+      .compile();
+    if (isPostgres(db)) {
+      const idx = await sql<{ indexdef: string }>`select indexdef from pg_indexes where indexname = 'mail_messages_from_lower' and schemaname = current_schema()`.execute(db);
+      assert.match(idx.rows[0]!.indexdef, /lower\(\(from_address_lc\)::text\)/);
+      assert.match(q.sql, /lower\("mail_messages"."from_address_lc"\)/);
+    } else {
+      const plan = await db.executeQuery({ ...q, sql: 'explain query plan ' + q.sql });
+      assert.match(plan.rows.map((r: any) => r.detail).join('\n'), /mail_messages_from_lower/);
+    }
   });
 });

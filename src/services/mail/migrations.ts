@@ -177,4 +177,15 @@ export const mailMigrations: Migrations = {
         .execute();
     },
   },
+  mail_0005_lower_address_indexes: {
+    /**
+     * `$filter` on `from/emailAddress/address` and `sender/emailAddress/address` compares
+     * `lower(column)` (the OData compiler's case-insensitive form), which the plain column
+     * indexes cannot serve: expression indexes so those filters seek within the mailbox.
+     */
+    async up(db: Kysely<any>) {
+      await sql`CREATE INDEX mail_messages_from_lower ON mail_messages (tenant_id, mailbox_id, lower(from_address_lc), received_at)`.execute(db);
+      await sql`CREATE INDEX mail_messages_sender_lower ON mail_messages (tenant_id, mailbox_id, lower(sender_address_lc), received_at)`.execute(db);
+    },
+  },
 };
