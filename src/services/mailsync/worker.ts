@@ -40,6 +40,12 @@ export const retryWindowMs = 4 * 3600_000;
 /** `reauthorizationRequired` is queued this long before expiry (reference mail §7.4). */
 export const reauthorizationLeadMs = 15 * 60_000;
 
+/** Subscription-change pairs (or lifecycle rows) handled between two yields to the event loop. */
+const yieldEvery = 32;
+
+/** Lets pending I/O (API requests) run: with better-sqlite3 every query is synchronous and only microtasks separate them. */
+const yieldToIo = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 /** The lifecycle events (reference mail §7.4). */
 export type LifecycleEvent = 'reauthorizationRequired' | 'subscriptionRemoved' | 'missed';
 
@@ -130,8 +136,11 @@ export function startNotificationWorker(ctx: AppContext): NotificationWorker {
     const mailboxes = new Map<string, Mailbox>();
     const members = new Map<string, boolean | null>();
     const found = new Map<number, MessageRecord | undefined>();
+    let steps = 0;
     for (const c of usable) {
       for (const s of byMailbox.get(`${c.tenantId}\n${c.mailboxId}`) ?? []) {
+        // SQLite queries run synchronously: let requests in between, so matching never holds the API.
+        if (++steps % yieldEvery === 0) await yieldToIo();
         if (c.seq <= s.startSeq || (s.filter === null && !s.changeTypes.includes(c.changeType))) continue;
         if (s.folderId !== null ? c.folderId !== s.folderId : s.excludeFolders.includes(c.folderId)) continue;
         let changeType: string = c.changeType;
@@ -231,7 +240,8 @@ export function startNotificationWorker(ctx: AppContext): NotificationWorker {
         .limit(200)
         .execute()
     ).map(subscriptionFromRow);
-    for (const s of due) {
+    for (const [i, s] of due.entries()) {
+      if (i % yieldEvery === yieldEvery - 1) await yieldToIo();
       if (s.expiration <= now) {
         await ctx.store.transaction(async (trx) => {
           if (!(await deleteSubscriptionRows(trx, s.id, s.tenantId))) return;
