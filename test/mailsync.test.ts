@@ -43,6 +43,8 @@ class Receiver {
   hang = new Set<string>();
   noValidation = new Set<string>();
   wrongToken = new Set<string>();
+  /** Paths whose validation answer is the token followed by 50 MB. */
+  huge = new Set<string>();
   private waiters: { pred: (r: Received[]) => boolean; resolve: () => void }[] = [];
   private open = new Set<http.ServerResponse>();
   /** Notification requests to a `hang` path still waiting for an answer. */
@@ -78,6 +80,22 @@ class Receiver {
       if (token !== null) {
         if (this.noValidation.has(u.pathname)) {
           this.open.add(res);
+          return;
+        }
+        if (this.huge.has(u.pathname)) {
+          res.writeHead(200, { 'content-type': 'text/plain' });
+          const block = 'x'.repeat(1 << 20);
+          let left = 50;
+          const more = () => {
+            while (left > 0) {
+              left--;
+              if (!res.write(block)) return void res.once('drain', more);
+            }
+            res.end();
+          };
+          res.on('error', () => undefined);
+          res.write(token);
+          more();
           return;
         }
         res.writeHead(200, { 'content-type': 'text/plain' }).end(this.wrongToken.has(u.pathname) ? 'nope' : token);
@@ -492,6 +510,11 @@ describe('mail subscriptions: handshake, notifications, refusals', () => {
     assert.equal(wrong.status, 400);
     assert.equal(wrong.body.error.code, 'ValidationError');
     assert.equal(wrong.body.error.message, 'Subscription validation request failed. Notification endpoint must respond with 200 OK to validation request.');
+    // An answer far longer than the token is refused without being read whole.
+    rx.huge.add('/huge');
+    const huge = await call(s.url, user, 'POST', '/v1.0/subscriptions', { changeType: 'created', notificationUrl: `${rx.base}/huge`, resource: 'me/messages', expirationDateTime: inMinutes(60) });
+    assert.equal(huge.status, 400);
+    assert.equal(huge.body.error.code, 'ValidationError');
     // The lifecycle URL is validated too.
     const badLifecycle = await call(s.url, user, 'POST', '/v1.0/subscriptions', { changeType: 'created', notificationUrl: `${rx.base}/ok`, lifecycleNotificationUrl: `${rx.base}/wrong`, resource: 'me/messages', expirationDateTime: inMinutes(60) });
     assert.equal(badLifecycle.status, 400);

@@ -326,12 +326,29 @@ export async function validateReceiver(url: string, timeoutMs: number): Promise<
   const signal = AbortSignal.timeout(timeoutMs);
   try {
     const res = await fetch(target, { method: 'POST', headers: { 'content-type': 'text/plain; charset=utf-8' }, body: '', redirect: 'manual', signal });
-    const text = await res.text();
+    const text = await readAtMost(res, Buffer.byteLength(token) + 1024);
+    if (text === undefined) return 'failed';
     const type = (res.headers.get('content-type') ?? '').toLowerCase();
     return res.status === 200 && type.startsWith('text/plain') && text === token ? 'ok' : 'failed';
   } catch {
     return signal.aborted ? 'timeout' : 'failed';
   }
+}
+
+/** The response body as text, or undefined (the rest cancelled) once it exceeds `maxBytes`: a receiver cannot make the server buffer a huge answer. */
+async function readAtMost(res: Response, maxBytes: number): Promise<string | undefined> {
+  if (!res.body) return '';
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+    size += chunk.byteLength;
+    if (size > maxBytes) {
+      await res.body.cancel().catch(() => undefined);
+      return undefined;
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 /**
