@@ -591,6 +591,9 @@ describe('mail subscriptions: handshake, notifications, refusals', () => {
       assert.equal(typeof r.body?.error?.code, 'string', name);
       assert.equal(typeof r.body.error.innerError?.['request-id'], 'string', name);
     }
+    const twice = await call(s.url, user, 'POST', '/v1.0/subscriptions', { ...base, resource: 'me/messages?$filter=isRead eq true&$filter=isRead eq false' });
+    assert.equal(twice.status, 400);
+    assert.equal(twice.body.error.message, 'The query option $filter of the subscription resource is given more than once.');
     const malformed = await call(s.url, user, 'POST', '/v1.0/subscriptions', { ...base, resource: 'me/mailFolders/nosuchfolder/messages' });
     assert.equal(malformed.status, 400);
     assert.equal(malformed.body.error.code, 'ErrorInvalidIdMalformed');

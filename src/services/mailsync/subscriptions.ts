@@ -282,7 +282,9 @@ export function parseResource(resource: string): ResourcePath {
   let filter: string | null = null;
   if (qi >= 0) {
     for (const [k, v] of new URLSearchParams(resource.slice(qi + 1).replace(/\+/g, '%2B'))) {
-      if (k.toLowerCase() !== '$filter' || filter !== null || v.trim() === '') throw new ApiError(400, 'InvalidRequest', `The query option '${k}' of the subscription resource is not supported by this server; only $filter is.`);
+      if (k.toLowerCase() === '$filter' && filter !== null) throw new ApiError(400, 'InvalidRequest', 'The query option $filter of the subscription resource is given more than once.');
+      if (k.toLowerCase() === '$filter' && v.trim() === '') throw new ApiError(400, 'InvalidRequest', 'The query option $filter of the subscription resource is empty.');
+      if (k.toLowerCase() !== '$filter') throw new ApiError(400, 'InvalidRequest', `The query option '${k}' of the subscription resource is not supported by this server; only $filter is.`);
       if (v.includes('\u0000')) throw new ApiError(400, 'InvalidRequest', 'The $filter of the subscription resource must not contain NUL characters.');
       filter = v;
     }
