@@ -79,4 +79,33 @@ describe('mail malformed input', () => {
       assert.match(plan.rows.map((r: any) => r.detail).join('\n'), /mail_messages_from_lower/);
     }
   });
+
+  test('values longer than their columns are a 400 on both databases (a PostgreSQL 500 before)', async () => {
+    const L = 'x'.repeat(5000);
+    const d = (await call(s.url, t.user, 'POST', '/v1.0/me/messages', { subject: 'long values' })).body;
+    const M = `/v1.0/me/messages/${d.id}`;
+    const cases: [string, string, unknown, RegExp][] = [
+      ['POST', '/v1.0/me/messages', { internetMessageId: `<${L}@example.com>` }, /internetMessageId/],
+      ['POST', '/v1.0/me/messages', { categories: [L] }, /categories/],
+      ['PATCH', M, { categories: ['ok', L] }, /categories/],
+      ['POST', '/v1.0/me/messages', { singleValueExtendedProperties: [{ id: `String {66f5a359-4659-4830-9070-00040ec6ac6e} Name ${L}`, value: 'v' }] }, /extended property id/],
+      ['PATCH', M, { multiValueExtendedProperties: [{ id: `StringArray {66f5a359-4659-4830-9070-00040ec6ac6e} Name ${L}`, value: ['v'] }] }, /extended property id/],
+      ['POST', `${M}/attachments`, { '@odata.type': '#microsoft.graph.fileAttachment', name: L, contentBytes: 'AA==' }, /'name'/],
+      ['POST', `${M}/attachments`, { '@odata.type': '#microsoft.graph.fileAttachment', name: 'a.txt', contentType: L, contentBytes: 'AA==' }, /contentType/],
+      ['POST', `${M}/attachments`, { '@odata.type': '#microsoft.graph.referenceAttachment', name: L, sourceUrl: 'https://files.example.com/a' }, /'name'/],
+      ['POST', `${M}/attachments/createUploadSession`, { AttachmentItem: { attachmentType: 'file', name: L, size: 4_000_000 } }, /'name'/],
+      ['POST', '/v1.0/me/sendMail', { message: { subject: 'a', internetMessageId: `<${L}@example.com>`, toRecipients: [{ emailAddress: { address: 'a@example.com' } }] } }, /internetMessageId/],
+    ];
+    for (const [method, path, body, re] of cases) {
+      const r = await call(s.url, t.user, method, path, body);
+      assert.equal(r.status, 400, `${method} ${path} ${JSON.stringify(body).slice(0, 80)}`);
+      assert.equal(r.body.error.code, 'ErrorInvalidRequest');
+      assert.match(r.body.error.message, re);
+    }
+    const after = await call(s.url, t.user, 'GET', `${M}?$expand=attachments`);
+    assert.deepEqual(after.body.categories, []);
+    assert.deepEqual(after.body.attachments, []);
+    const up = await fetch(`${s.url}/v1.0/_mailupload/a%00b`, { method: 'PUT', headers: { 'content-type': 'application/octet-stream', 'content-range': 'bytes 0-0/1' }, body: 'a' });
+    assert.equal(up.status, 404);
+  });
 });

@@ -8,7 +8,7 @@ import { nowIso } from '../../core/clock.ts';
 import { fromJson, toJson } from '../../store/db.ts';
 import { newAttachmentId, newChangeKey } from './ids.ts';
 import { bodyText, toSecond, type MessageRecord, type Recipient } from './message.ts';
-import { computeHasAttachments, updateMessage } from './store.ts';
+import { checkLength, computeHasAttachments, updateMessage } from './store.ts';
 
 /** Largest attachment accepted in one POST, bytes (reference §2.9: under 3 MB). */
 export const maxAttachmentBytes = 3 * 1024 * 1024;
@@ -30,6 +30,8 @@ export async function insertAttachment(db: Kysely<any>, messagePk: number, input
   const kind = kindOf(o['@odata.type']);
   if (!kind) throw new ApiError(400, 'ErrorInvalidRequest', "An attachment needs '@odata.type': '#vendor.graph.fileAttachment', '#vendor.graph.itemAttachment' or '#vendor.graph.referenceAttachment'.");
   if (typeof o.name !== 'string' || o.name === '') throw new ApiError(400, 'ErrorInvalidRequest', "An attachment needs a 'name'.");
+  checkLength(o.name, 400, 'name');
+  if (typeof o.contentType === 'string') checkLength(o.contentType, 200, 'contentType');
   const id = newAttachmentId();
   const at = nowIso();
   const isInline = o.isInline === true || o.isInline === 'true';

@@ -164,10 +164,28 @@ export function messageFromRow(r: any): MessageRecord {
   };
 }
 
-/** The `mail_messages` columns of a record (every filter column derived from the document). */
+/**
+ * Rejects a value longer than the column that stores it (PostgreSQL enforces `varchar(n)`,
+ * SQLite does not: checked here so both databases answer the same clear 400).
+ * @param max the column's length in characters
+ * @throws ApiError 400 `ErrorInvalidRequest`
+ */
+export function checkLength(value: string | null | undefined, max: number, what: string): void {
+  if (value != null && value.length > max) throw new ApiError(400, 'ErrorInvalidRequest', `'${what}' is ${value.length} characters long; at most ${max} are allowed.`);
+}
+
+/**
+ * The `mail_messages` columns of a record (every filter column derived from the document).
+ * @throws ApiError 400 `ErrorInvalidRequest` when an indexed value is longer than its column
+ */
 export function messageColumns(m: Omit<MessageRecord, 'pk'>): Record<string, unknown> {
   const d = m.doc;
   const from = d.from?.emailAddress;
+  checkLength(from?.address, 400, 'from/emailAddress/address');
+  checkLength(from?.name, 400, 'from/emailAddress/name');
+  checkLength(d.sender?.emailAddress.address, 400, 'sender/emailAddress/address');
+  checkLength(d.internetMessageId, 600, 'internetMessageId');
+  checkLength(d.conversationId, 200, 'conversationId');
   return {
     id: m.id,
     immutable_id: m.immutableId,
@@ -200,6 +218,7 @@ export function messageColumns(m: Omit<MessageRecord, 'pk'>): Record<string, unk
 }
 
 async function writeChildren(db: Kysely<any>, pk: number, doc: MessageDoc): Promise<void> {
+  for (const c of doc.categories) checkLength(c, 400, 'categories');
   await db.deleteFrom('mail_categories').where('message_pk', '=', pk).execute();
   if (doc.categories.length) await db.insertInto('mail_categories').values(doc.categories.map((name) => ({ message_pk: pk, name }))).execute();
 }
@@ -295,6 +314,7 @@ export async function computeHasAttachments(db: Kysely<any>, pk: number): Promis
 export async function writeExtendedProperties(db: Kysely<any>, pk: number, single: { id: string; value: string }[] = [], multi: { id: string; value: string[] }[] = []): Promise<void> {
   for (const [table, props] of [['mail_single_props', single.map((p) => ({ id: p.id, value: p.value }))], ['mail_multi_props', multi.map((p) => ({ id: p.id, value: toJson(p.value) }))]] as const) {
     for (const p of props) {
+      checkLength(p.id, 400, 'extended property id');
       await db.deleteFrom(table).where('message_pk', '=', pk).where('prop_id', '=', p.id).execute();
       await db.insertInto(table).values({ message_pk: pk, prop_id: p.id, value: p.value, value_lc: p.value.toLowerCase() }).execute();
     }

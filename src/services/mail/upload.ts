@@ -12,7 +12,7 @@ import { nowIso, nowMs } from '../../core/clock.ts';
 import { randomToken } from '../../core/ids.ts';
 import { newChangeKey } from './ids.ts';
 import { insertAttachment } from './attachments.ts';
-import { computeHasAttachments, messageFromRow, updateMessage } from './store.ts';
+import { checkLength, computeHasAttachments, messageFromRow, updateMessage } from './store.ts';
 import type { MessageRecord } from './message.ts';
 
 /** Smallest and largest attachment accepted through a session, and largest chunk (bytes). */
@@ -31,6 +31,9 @@ export async function createUploadSession(ctx: AppContext, m: MessageRecord, bod
   if (!item || typeof item !== 'object') throw new ApiError(400, 'ErrorInvalidRequest', "The request needs an 'AttachmentItem'.");
   if (item.attachmentType !== undefined && String(item.attachmentType).toLowerCase() !== 'file') throw new ApiError(400, 'ErrorInvalidRequest', "Upload sessions take 'attachmentType' 'file'.");
   if (typeof item.name !== 'string' || !item.name) throw new ApiError(400, 'ErrorInvalidRequest', "'AttachmentItem' needs a 'name'.");
+  checkLength(item.name, 400, 'name');
+  if (typeof item.contentType === 'string') checkLength(item.contentType, 200, 'contentType');
+  if (typeof item.contentId === 'string') checkLength(item.contentId, 400, 'contentId');
   const size = Number(item.size);
   if (!Number.isInteger(size) || size < 0) throw new ApiError(400, 'ErrorInvalidRequest', "'AttachmentItem' needs an integer 'size'.");
   if (size < uploadLimits.min) throw new ApiError(400, 'ErrorAttachmentSizeShouldNotBeLessThanMinimumSize', `Attachment size must be at least ${uploadLimits.min} bytes for an upload session; post smaller files directly.`);
@@ -47,6 +50,7 @@ export async function createUploadSession(ctx: AppContext, m: MessageRecord, bod
 /** Registers the upload URL routes (PUT a chunk, DELETE to cancel). */
 export function registerUploadRoutes(app: FastifyInstance, ctx: AppContext): void {
   const find = async (token: string) => {
+    if (!/^[A-Za-z0-9_-]{1,100}$/.test(token)) throw new ApiError(404, 'ErrorItemNotFound', 'The upload session was not found or has expired.');
     const r: any = await ctx.store.db.selectFrom('mail_upload_sessions').selectAll().where('token', '=', token).executeTakeFirst();
     if (!r || r.expires_at < nowIso()) throw new ApiError(404, 'ErrorItemNotFound', 'The upload session was not found or has expired.');
     return r;
