@@ -477,6 +477,10 @@ describe('mail subscriptions: handshake, notifications, refusals', () => {
     assert.equal(still.body.expirationDateTime, created.body.expirationDateTime);
     const renewed = await call(s.url, user, 'PATCH', `/v1.0/subscriptions/${created.body.id}`, { expirationDateTime: inMinutes(120) });
     assert.equal(renewed.status, 200);
+    // Without read access, whether a user exists is not revealed.
+    const probe = await call(s.url, sendOnly, 'POST', '/v1.0/subscriptions', { changeType: 'created', notificationUrl: `${rx.base}/ok`, resource: 'users/00000000-0000-4000-8000-00000000abcd/messages', expirationDateTime: inMinutes(60) });
+    assert.equal(probe.status, 403);
+    assert.equal(probe.body.error.code, 'ErrorAccessDenied');
   });
 
   test('a new notificationUrl takes over the notifications still queued for a failing receiver', async () => {

@@ -92,6 +92,8 @@ async function load(ctx: AppContext, p: Principal, id: string): Promise<Subscrip
 async function resolveResource(ctx: AppContext, p: Principal, resource: string): Promise<{ mailboxId: string; folderId: string | null; exclude: string[]; filter: string | null }> {
   const granted = p.kind === 'user' ? p.scopes.some((s) => readScopes.includes(s)) : p.roles.some((r) => readRoles.includes(r));
   const path = parseResource(resource);
+  // Without read access nothing about the directory is revealed (not even whether the user exists).
+  if (!granted) throw accessDenied();
   let userId: string;
   if (path.user === 'me') {
     if (p.kind !== 'user') throw new ApiError(400, 'BadRequest', '/me request is only valid with delegated authentication flow.');
@@ -101,7 +103,6 @@ async function resolveResource(ctx: AppContext, p: Principal, resource: string):
   if (!user || user.tenantId !== p.tenantId) throw new ApiError(404, 'ErrorInvalidUser', `The requested user '${userId}' is invalid.`);
   // Delegated tokens subscribe only to the signed-in user's own mailbox (reference mail §7.1).
   if (p.kind === 'user' && user.id !== p.objectId) throw accessDenied();
-  if (!granted) throw accessDenied();
   const db = ctx.store.db;
   const mb = await openMailbox(db, { tenantId: user.tenantId, id: user.id, mail: user.mail, displayName: user.displayName });
   let out: { mailboxId: string; folderId: string | null; exclude: string[]; filter: string | null };
