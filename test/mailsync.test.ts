@@ -400,6 +400,36 @@ describe('mail subscriptions: handshake, notifications, refusals', () => {
     assert.ok(u < seen.indexOf(`created ${later.id}`), 'in log order');
   });
 
+  test('a rolled-back mail write leaves a hole that an unrelated open transaction does not hold up', { skip: !process.env.STRATUS_TEST_DATABASE_URL && 'SQLite serialises writers', timeout: 30_000 }, async () => {
+    const client = graphClient(s.url, user);
+    await client.api('/subscriptions').post({ changeType: 'created', notificationUrl: `${rx.base}/hole`, resource: 'me/mailFolders/drafts/messages', expirationDateTime: inMinutes(600) });
+    const ctx = s.server.ctx;
+    const { recordMailChanges } = await import('../src/services/mailsync/changes.ts');
+    // Another table's writer stays open for the whole test.
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    let began!: () => void;
+    const open = new Promise<void>((r) => (began = r));
+    const other = ctx.store.transaction(async (trx) => {
+      await trx.insertInto('mail_sync_state').values({ name: 'unrelated', seq: 0 }).execute();
+      began();
+      await held;
+      throw new Error('rolled back on purpose');
+    }).catch(() => undefined);
+    await open;
+    // A mail write draws a seq and rolls back: a hole that never fills.
+    await ctx.store
+      .transaction(async (trx) => {
+        await recordMailChanges(trx, [{ tenantId: demoTenant.id, mailboxId: demoUser.id, folderId: 'x', messageId: 'AAMkRolledBackxxxxxxxxxxxxxx', changeType: 'created', at: new Date().toISOString() }]);
+        throw new Error('rolled back on purpose');
+      })
+      .catch(() => undefined);
+    const after = await client.api('/me/messages').post({ subject: 'after a rolled-back write' });
+    await rx.untilNotification('/hole', (x) => x.resourceData.id === after.id);
+    release();
+    await other;
+  });
+
   test('a receiver that never answers does not hold back another subscription', async () => {
     rx.hang.add('/slow');
     const client = graphClient(s.url, user);

@@ -60,9 +60,6 @@ export const mailChangeMigrations: Migrations = {
  */
 export async function recordMailChanges(db: Kysely<any>, changes: MailChange[]): Promise<void> {
   if (changes.length === 0) return;
-  // PostgreSQL: the transaction takes its id before it draws a `seq`, so a reader that sees a hole
-  // in the sequence finds the writer among the in-progress transactions ({@link openTransactionIds}).
-  if (isPostgres(db)) await sql`select pg_current_xact_id()`.execute(db);
   await db
     .insertInto('mail_changes')
     .values(changes.map((c) => ({ tenant_id: c.tenantId, mailbox_id: c.mailboxId, folder_id: c.folderId, message_id: c.messageId, change_type: c.changeType, at: c.at })))
@@ -101,20 +98,22 @@ export async function mailChangesAfter(db: Kysely<any>, afterSeq: number, limit:
 }
 
 /**
- * The ids of the transactions in progress now (PostgreSQL; empty on SQLite, whose writes are
- * serialised on one connection so a hole in `seq` is never filled later). Taken after reading the
- * log up to `seq` M: every writer that can still fill a hole below M is among them, because a
- * writer takes its transaction id before drawing its `seq` ({@link recordMailChanges}).
+ * The transactions writing the change log now (PostgreSQL; empty on SQLite, whose writes are
+ * serialised on one connection so a hole in `seq` is never filled later): the virtual
+ * transaction ids holding a write lock on `mail_changes`. A writer takes that lock before it
+ * draws a `seq` and keeps it until it commits or rolls back, so, asked after reading the log up
+ * to `seq` M, every writer that can still fill a hole below M is among them. Transactions of
+ * other tables are not, so an unrelated long transaction never holds notifications back.
  */
-export async function openTransactionIds(db: Kysely<any>): Promise<string[]> {
+export async function mailChangeWriters(db: Kysely<any>): Promise<string[]> {
   if (!isPostgres(db)) return [];
-  const r = await sql<{ x: string }>`select cast(x as text) as x from pg_snapshot_xip(pg_current_snapshot()) as t(x)`.execute(db);
-  return r.rows.map((row) => String(row.x));
+  const r = await sql<{ v: string }>`select distinct virtualtransaction as v from pg_locks where locktype = 'relation' and relation = to_regclass('mail_changes') and mode in ('RowExclusiveLock', 'ShareRowExclusiveLock', 'ExclusiveLock', 'AccessExclusiveLock')`.execute(db);
+  return r.rows.map((row) => String(row.v));
 }
 
-/** Whether every transaction of `ids` (from {@link openTransactionIds}) has committed or rolled back. */
-export async function transactionsFinished(db: Kysely<any>, ids: string[]): Promise<boolean> {
+/** Whether every writer of `ids` (from {@link mailChangeWriters}) has committed or rolled back. */
+export async function writersFinished(db: Kysely<any>, ids: string[]): Promise<boolean> {
   if (ids.length === 0 || !isPostgres(db)) return true;
-  const r = await sql<{ n: string }>`select count(*) as n from pg_snapshot_xip(pg_current_snapshot()) as t(x) where cast(x as text) = any(${ids})`.execute(db);
+  const r = await sql<{ n: string }>`select count(*) as n from pg_locks where locktype = 'relation' and relation = to_regclass('mail_changes') and virtualtransaction = any(${ids})`.execute(db);
   return Number(r.rows[0]?.n ?? 0) === 0;
 }

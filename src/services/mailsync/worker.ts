@@ -3,7 +3,7 @@
  *
  * Every tick (setting `mailNotificationPollMs`):
  * 1. **Match**: read the mail change log after the worker's cursor (`mail_sync_state`) up to the
- *    first hole a writer still in progress may fill (PostgreSQL; see `openTransactionIds`), find
+ *    first hole a writer still in progress may fill (PostgreSQL; see `mailChangeWriters`), find
  *    the active subscriptions of the changed mailboxes (index on tenant, mailbox, expiration),
  *    keep the changes each one watches (folder or whole mailbox, change type, after its
  *    creation) and write one outbox row per notification, moving the cursor in the same
@@ -21,7 +21,7 @@ import type { AppContext } from '../../context.ts';
 import { nowIso, nowMs } from '../../core/clock.ts';
 import { newUuid, randomToken } from '../../core/ids.ts';
 import { isPostgres, toJson } from '../../store/db.ts';
-import { latestMailChangeSeq, mailChangesAfter, openTransactionIds, transactionsFinished, type MailChangeRow } from './changes.ts';
+import { latestMailChangeSeq, mailChangesAfter, mailChangeWriters, writersFinished, type MailChangeRow } from './changes.ts';
 import { deleteSubscriptionRows, filterQuery, subscriptionFromRow, type Subscription } from './subscriptions.ts';
 import { openMailbox, findMessage, type Mailbox } from '../mail/store.ts';
 import type { MessageRecord } from '../mail/message.ts';
@@ -83,7 +83,7 @@ export function startNotificationWorker(ctx: AppContext): NotificationWorker {
   let running: Promise<void> | undefined;
   /** Holes in the log at or below this `seq` are final. */
   let settled = 0;
-  /** A hole was seen: the log read up to `upTo`, the transactions then in progress. */
+  /** A hole was seen: the log read up to `upTo`, the writers of the log then in progress. */
   let wait: { upTo: number; ids: string[] } | undefined;
 
   async function match(): Promise<void> {
@@ -97,7 +97,7 @@ export function startNotificationWorker(ctx: AppContext): NotificationWorker {
     // A hole in `seq` is a writer still in progress (it may commit later) or one rolled back. The
     // writers in progress when a hole was seen are waited for; once they have all finished, every
     // hole up to what had been read then is final and skipped (nothing is lost, nothing waits on time).
-    if (wait && (await transactionsFinished(db, wait.ids))) {
+    if (wait && (await writersFinished(db, wait.ids))) {
       settled = Math.max(settled, wait.upTo);
       wait = undefined;
     }
@@ -107,7 +107,7 @@ export function startNotificationWorker(ctx: AppContext): NotificationWorker {
     let expect = cursor + 1;
     for (const c of changes) {
       if (c.seq !== expect && c.seq - 1 > settled && isPostgres(db)) {
-        if (!wait) wait = { upTo: changes[changes.length - 1]!.seq, ids: await openTransactionIds(db) };
+        if (!wait) wait = { upTo: changes[changes.length - 1]!.seq, ids: await mailChangeWriters(db) };
         break;
       }
       usable.push(c);
