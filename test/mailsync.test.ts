@@ -430,6 +430,51 @@ describe('mail subscriptions: handshake, notifications, refusals', () => {
     await other;
   });
 
+  test('a delta link does not pass over a change whose writer is still in progress (PostgreSQL)', { skip: !process.env.STRATUS_TEST_DATABASE_URL && 'SQLite serialises writers', timeout: 30_000 }, async () => {
+    const client = graphClient(s.url, user);
+    const early = await client.api('/me/messages').post({ subject: 'delta: written by a long transaction' });
+    // A full delta round of Drafts, to its delta link.
+    let link = '/v1.0/me/mailFolders/drafts/messages/delta';
+    for (;;) {
+      const page = await call(s.url, user, 'GET', link.replace(s.url, ''), undefined, { Prefer: 'odata.maxpagesize=1000' });
+      assert.equal(page.status, 200);
+      if (page.body['@odata.deltaLink']) {
+        link = page.body['@odata.deltaLink'];
+        break;
+      }
+      link = page.body['@odata.nextLink'];
+    }
+    const { recordMailChanges } = await import('../src/services/mailsync/changes.ts');
+    const ctx = s.server.ctx;
+    const drafts = (await client.api('/me/mailFolders/drafts').get()).id;
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    let recorded!: () => void;
+    const drawn = new Promise<void>((r) => (recorded = r));
+    const long = ctx.store.transaction(async (trx) => {
+      await recordMailChanges(trx, [{ tenantId: demoTenant.id, mailboxId: demoUser.id, folderId: drafts, messageId: early.id, changeType: 'updated', at: new Date().toISOString() }]);
+      recorded();
+      await held;
+    });
+    await drawn;
+    const later = await client.api('/me/messages').post({ subject: 'delta: committed first' });
+    // While the long writer is open, the delta link may report nothing yet, but must not move past its change.
+    const during = await call(s.url, user, 'GET', link.replace(s.url, ''));
+    assert.equal(during.status, 200);
+    release();
+    await long;
+    const seen = new Set<string>((during.body.value ?? []).map((m: any) => m.id));
+    let next = during.body['@odata.deltaLink'] ?? during.body['@odata.nextLink'];
+    while (next) {
+      const page = await call(s.url, user, 'GET', next.replace(s.url, ''));
+      for (const m of page.body.value) seen.add(m.id);
+      next = page.body['@odata.nextLink'];
+      if (page.body['@odata.deltaLink']) break;
+    }
+    assert.ok(seen.has(later.id), 'the committed write is reported');
+    assert.ok(seen.has(early.id), "the long writer's change is reported too");
+  });
+
   test('a receiver that never answers does not hold back another subscription', async () => {
     rx.hang.add('/slow');
     const client = graphClient(s.url, user);

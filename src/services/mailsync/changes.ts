@@ -4,6 +4,7 @@
  * read it by folder; change notifications (spec: mail §6, subscriptions) read it by mailbox
  * in `seq` order. `seq` grows strictly, so "everything after seq N" is an index range scan.
  */
+import { performance } from 'node:perf_hooks';
 import { sql, type Kysely } from 'kysely';
 import { autoIncrementKey, isPostgres, type Migrations } from '../../store/db.ts';
 
@@ -66,15 +67,41 @@ export async function recordMailChanges(db: Kysely<any>, changes: MailChange[]):
     .execute();
 }
 
-/** The highest `seq` in the log (0 when empty): the point a new delta link starts from. */
-export async function latestMailChangeSeq(db: Kysely<any>): Promise<number> {
+/** How long a reader of the log waits for the writers in progress before answering from what is final. */
+const settleWaitMs = 1_000;
+
+/**
+ * The highest `seq` in the log (0 when empty) and whether every `seq` up to it is final: on
+ * PostgreSQL a writer still in progress may hold a lower `seq` (a hole that fills when it
+ * commits), so this waits (yielding, at most {@link settleWaitMs}) for the writers of the log seen
+ * after reading the maximum to finish. SQLite serialises writers: always final.
+ */
+async function settledMax(db: Kysely<any>): Promise<{ max: number; final: boolean }> {
   const row = await db.selectFrom('mail_changes').select((eb) => eb.fn.max('seq').as('m')).executeTakeFirst();
-  return Number(row?.m ?? 0);
+  const max = Number(row?.m ?? 0);
+  if (!isPostgres(db)) return { max, final: true };
+  const writers = await mailChangeWriters(db);
+  const until = performance.now() + settleWaitMs;
+  while (!(await writersFinished(db, writers))) {
+    if (performance.now() >= until) return { max, final: false };
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  return { max, final: true };
+}
+
+/**
+ * The highest `seq` in the log (0 when empty): the point a new delta link or subscription starts
+ * from. On PostgreSQL it first lets the mail writes in progress finish (at most 1 s), so a write
+ * that drew a lower `seq` is not left behind the starting point.
+ */
+export async function latestMailChangeSeq(db: Kysely<any>): Promise<number> {
+  return (await settledMax(db)).max;
 }
 
 /**
  * Changes after `afterSeq`, oldest first, for one folder (delta) or a whole mailbox
- * (`folderId` omitted; notifications), at most `limit` rows.
+ * (`folderId` omitted), at most `limit` rows, up to the final part of the log (PostgreSQL: after the
+ * writers in progress have finished; empty when they take longer than 1 s, so nothing is skipped).
  */
 export async function mailChangesSince(db: Kysely<any>, q: { tenantId: string; mailboxId: string; folderId?: string; afterSeq: number; limit: number }): Promise<MailChangeRow[]> {
   let query = db
@@ -84,7 +111,11 @@ export async function mailChangesSince(db: Kysely<any>, q: { tenantId: string; m
     .where('mailbox_id', '=', q.mailboxId)
     .where('seq', '>', q.afterSeq);
   if (q.folderId !== undefined) query = query.where('folder_id', '=', q.folderId);
-  const rows = await query.orderBy('seq').limit(q.limit).execute();
+  // Only the final part of the log: a change a writer in progress may still insert below a later one
+  // would otherwise be passed over for good. Writers that do not finish in time → nothing new yet.
+  const horizon = await settledMax(db);
+  if (!horizon.final) return [];
+  const rows = await query.where('seq', '<=', horizon.max).orderBy('seq').limit(q.limit).execute();
   return rows.map(changeFromRow);
 }
 
@@ -107,7 +138,7 @@ export async function mailChangesAfter(db: Kysely<any>, afterSeq: number, limit:
  */
 export async function mailChangeWriters(db: Kysely<any>): Promise<string[]> {
   if (!isPostgres(db)) return [];
-  const r = await sql<{ v: string }>`select distinct virtualtransaction as v from pg_locks where locktype = 'relation' and relation = to_regclass('mail_changes') and mode in ('RowExclusiveLock', 'ShareRowExclusiveLock', 'ExclusiveLock', 'AccessExclusiveLock')`.execute(db);
+  const r = await sql<{ v: string }>`select distinct virtualtransaction as v from pg_locks where locktype = 'relation' and relation = to_regclass('mail_changes') and pid is distinct from pg_backend_pid() and mode in ('RowExclusiveLock', 'ShareRowExclusiveLock', 'ExclusiveLock', 'AccessExclusiveLock')`.execute(db);
   return r.rows.map((row) => String(row.v));
 }
 
