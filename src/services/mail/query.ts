@@ -109,7 +109,8 @@ function filterError(e: ODataError, text: string): ApiError {
   if (e.kind === 'syntax') return new ApiError(400, 'BadRequest', `Invalid filter clause: ${e.message.replace(/\.$/, '')} in '${text}'.`);
   if (e.kind === 'unknown_property') {
     if (e.property && unsupportedFilterProps.includes(e.property.split('/')[0]!.toLowerCase())) return new ApiError(400, 'ErrorInvalidUrlQueryFilter', 'The query filter contains one or more invalid nodes.');
-    return parseUri(e.property ?? '?');
+    // The examples' error catalogue: an unknown property in $filter is a 400 BadRequest "Invalid filter clause" (ParseUri is for $select / $orderby).
+    return new ApiError(400, 'BadRequest', `Invalid filter clause: Could not find a property named '${e.property ?? '?'}' on type 'vendor.graph.message'.`);
   }
   return new ApiError(400, 'ErrorInvalidUrlQueryFilter', `The query filter contains one or more invalid nodes. ${e.message}`);
 }
