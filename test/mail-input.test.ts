@@ -108,4 +108,20 @@ describe('mail malformed input', () => {
     const up = await fetch(`${s.url}/v1.0/_mailupload/a%00b`, { method: 'PUT', headers: { 'content-type': 'application/octet-stream', 'content-range': 'bytes 0-0/1' }, body: 'a' });
     assert.equal(up.status, 404);
   });
+
+  test('a JSON body nested more than 64 levels is a 400 (an item attachment 100000 deep was a 500)', async () => {
+    const d = (await call(s.url, t.user, 'POST', '/v1.0/me/messages', { subject: 'deep' })).body;
+    const deep = '['.repeat(100000) + ']'.repeat(100000);
+    for (const [method, path, body] of [
+      ['POST', `/v1.0/me/messages/${d.id}/attachments`, `{"@odata.type":"#microsoft.graph.itemAttachment","name":"a","item":{"subject":${deep}}}`],
+      ['POST', `/v1.0/me/messages/${d.id}/extensions`, `{"extensionName":"Com.Example.Deep","x":${deep}}`],
+      ['PATCH', `/v1.0/me/messages/${d.id}`, deep],
+    ]) {
+      const res = await fetch(s.url + path!, { method, headers: { authorization: `Bearer ${t.user}`, 'content-type': 'application/json' }, body });
+      assert.equal(res.status, 400, path);
+      assert.equal(((await res.json()) as any).error.code, 'RequestBodyRead');
+    }
+    const ok = await call(s.url, t.user, 'POST', `/v1.0/me/messages/${d.id}/extensions`, { extensionName: 'Com.Example.Nested', a: { b: { c: [1, [2, [3]]] } } });
+    assert.equal(ok.status, 201);
+  });
 });
