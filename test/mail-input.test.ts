@@ -124,4 +124,15 @@ describe('mail malformed input', () => {
     const ok = await call(s.url, t.user, 'POST', `/v1.0/me/messages/${d.id}/extensions`, { extensionName: 'Com.Example.Nested', a: { b: { c: [1, [2, [3]]] } } });
     assert.equal(ok.status, 201);
   });
+
+  test('two concurrent PUTs of the same upload range: one is taken, the other is a 416, never a 500', async () => {
+    const d = (await call(s.url, t.user, 'POST', '/v1.0/me/messages', { subject: 'upload race' })).body;
+    const size = 3 * 1024 * 1024 + 10;
+    const session = await call(s.url, t.user, 'POST', `/v1.0/me/messages/${d.id}/attachments/createUploadSession`, { AttachmentItem: { attachmentType: 'file', name: 'race.bin', size } });
+    assert.equal(session.status, 201);
+    const chunk = Buffer.alloc(1024 * 1024, 7);
+    const put = () => fetch(session.body.uploadUrl, { method: 'PUT', headers: { 'content-type': 'application/octet-stream', 'content-range': `bytes 0-${chunk.length - 1}/${size}` }, body: chunk });
+    const statuses = (await Promise.all([put(), put(), put()])).map((r) => r.status).sort();
+    assert.deepEqual(statuses, [200, 416, 416]);
+  });
 });

@@ -76,8 +76,10 @@ export function registerUploadRoutes(app: FastifyInstance, ctx: AppContext): voi
       }
       const next = end + 1;
       const done = await ctx.store.transaction(async (trx) => {
+        // Claim the range first, conditionally: of two concurrent PUTs of the same range one wins, the other gets the 416 (not a duplicate-key 500).
+        const claimed = await trx.updateTable('mail_upload_sessions').set({ next_offset: next }).where('token', '=', s.token).where('next_offset', '=', start).executeTakeFirst();
+        if (Number(claimed.numUpdatedRows) !== 1) throw new ApiError(416, 'ErrorInvalidContentRange', `The range starting at ${start} was already received.`);
         await trx.insertInto('mail_upload_chunks').values({ token: s.token, start_offset: start, data: body.toString('base64') }).execute();
-        await trx.updateTable('mail_upload_sessions').set({ next_offset: next }).where('token', '=', s.token).execute();
         if (next < total) return undefined;
         const chunks = await trx.selectFrom('mail_upload_chunks').select('data').where('token', '=', s.token).orderBy('start_offset').execute();
         const bytes = Buffer.concat(chunks.map((c: any) => Buffer.from(c.data, 'base64')));
