@@ -135,4 +135,16 @@ describe('mail malformed input', () => {
     const statuses = (await Promise.all([put(), put(), put()])).map((r) => r.status).sort();
     assert.deepEqual(statuses, [200, 416, 416]);
   });
+
+  test('Mail.Read cannot DELETE an attachment: 403 before the attachment is looked up', async () => {
+    const d = (await call(s.url, t.user, 'POST', '/v1.0/me/messages', { subject: 'perm order' })).body;
+    const a = (await call(s.url, t.user, 'POST', `/v1.0/me/messages/${d.id}/attachments`, { '@odata.type': '#microsoft.graph.fileAttachment', name: 'a.txt', contentBytes: 'QQ==' })).body;
+    for (const id of [a.id, 'AAMkAGZub3RoZXJlAAA=']) {
+      const r = await call(s.url, t.userRead, 'DELETE', `/v1.0/me/messages/${d.id}/attachments/${id}`);
+      assert.equal(r.status, 403, id);
+      assert.equal(r.body.error.code, 'ErrorAccessDenied');
+    }
+    assert.equal((await call(s.url, t.userRead, 'GET', `/v1.0/me/messages/${d.id}/attachments/${a.id}`)).status, 200);
+    assert.equal((await call(s.url, t.user, 'DELETE', `/v1.0/me/messages/${d.id}/attachments/${a.id}`)).status, 204);
+  });
 });

@@ -329,6 +329,8 @@ async function attachments(mr: MailRequest, method: string, m: MessageRecord, re
     need(mr, 'write');
     return send(mr, 201, await createUploadSession(mr.ctx, m, mr.body, mr.version));
   }
+  // The permission of the method is checked before the attachment is looked up (403 before 404, reference §9).
+  need(mr, method === 'GET' ? 'read' : 'write');
   const a = await att.getAttachment(db, m.pk, rest[0]!);
   if (rest.length === 2 && rest[1] === '$value' && method === 'GET') {
     need(mr, 'read');
