@@ -6,7 +6,7 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, type TestServer } from './helpers/server.ts';
-import { tokens, call, graphClient } from './mail-helpers.ts';
+import { tokens, call, graphClient } from './helpers/mail.ts';
 import { userToken, identities } from './helpers/auth.ts';
 import { demoAdmin, demoUser } from '../src/seed/demo.ts';
 

@@ -6,7 +6,7 @@ import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Client } from '@microsoft/microsoft-graph-client';
 import { startTestServer, type TestServer } from './helpers/server.ts';
-import { graphClient, tokens, call } from './mail-helpers.ts';
+import { graphClient, tokens, call } from './helpers/mail.ts';
 
 describe('mail folders', () => {
   let s: TestServer;

@@ -6,7 +6,7 @@ import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 import { sql } from 'kysely';
-import { tokens, call } from './mail-helpers.ts';
+import { tokens, call } from './helpers/mail.ts';
 import { baseQuery } from '../src/services/mail/query.ts';
 import { isPostgres } from '../src/store/db.ts';
 

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { PageIterator } from '@microsoft/microsoft-graph-client';
 import type { Client } from '@microsoft/microsoft-graph-client';
 import { startTestServer, type TestServer } from './helpers/server.ts';
-import { graphClient, tokens, call } from './mail-helpers.ts';
+import { graphClient, tokens, call } from './helpers/mail.ts';
 import { demoAdmin, demoTenant, demoUser } from '../src/seed/demo.ts';
 import { seedBulkMessages, demoMailboxSize } from '../src/services/mail/seed.ts';
 

@@ -6,7 +6,7 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, type TestServer } from './helpers/server.ts';
-import { graphClient, tokens, call } from './mail-helpers.ts';
+import { graphClient, tokens, call } from './helpers/mail.ts';
 import { demoAdmin, demoTenant, demoUser } from '../src/seed/demo.ts';
 import { listOutboundMail } from '../src/services/mail/outbound.ts';
 import type { Client } from '@microsoft/microsoft-graph-client';

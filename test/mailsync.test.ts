@@ -14,7 +14,7 @@ import fs from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 import { userToken, appToken, identities } from './helpers/auth.ts';
-import { graphClient } from './mail-helpers.ts';
+import { graphClient } from './helpers/mail.ts';
 import { demoAdmin, demoTenant, demoUser } from '../src/seed/demo.ts';
 
 const scopes = ['api://stratus/mail/Mail.ReadWrite', 'api://stratus/mail/Mail.Send'];

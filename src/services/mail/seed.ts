@@ -11,18 +11,9 @@ import { toJson } from '../../store/db.ts';
 import { conversationIndex, newAttachmentId, newConversationId, newImmutableId, newMessageId } from './ids.ts';
 import { emptyDoc, wrapHtml, type MessageDoc, type MessageRecord, type Recipient } from './message.ts';
 import { messageColumns, openMailbox, type Mailbox } from './store.ts';
+import { seededRandom } from '../../seed/random.ts';
 
-/** Deterministic pseudo-random numbers (mulberry32). */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const rng = seededRandom;
 
 const externals: Recipient[] = [
   ['Dana Swope', 'dana.swope@northwind.example'],

@@ -4,7 +4,7 @@
  * plain `fetch` wrapper for negative cases.
  */
 import { Client } from '@microsoft/microsoft-graph-client';
-import { userToken, identities, appToken } from './helpers/auth.ts';
+import { userToken, identities, appToken } from './auth.ts';
 
 export const mailScopes = ['api://stratus/mail/Mail.ReadWrite', 'api://stratus/mail/Mail.Send'];
 
