@@ -16,6 +16,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import Fastify from 'fastify';
 import autocannon from 'autocannon';
+import pg from 'pg';
 import { loadConfig } from '../src/config.ts';
 import { start } from '../src/server.ts';
 
@@ -28,7 +29,7 @@ interface Scenario {
   name: string;
   path: string;
   method?: 'GET' | 'POST';
-  token?: 'arm' | 'analytics' | 'mail' | 'platform';
+  token?: 'arm' | 'armUser' | 'analytics' | 'mail' | 'platform';
   body?: string;
 }
 
@@ -37,7 +38,7 @@ const scenarios: Scenario[] = [
   { name: 'compute SKUs, one location', path: `/subscriptions/${sub}/providers/Vendor.Compute/skus?api-version=2021-07-01&$filter=location%20eq%20'westus'`, token: 'arm' },
   { name: 'compute SKUs, first page of all', path: `/subscriptions/${sub}/providers/Vendor.Compute/skus?api-version=2021-07-01`, token: 'arm' },
   { name: 'role management policies, subscription', path: `/subscriptions/${sub}/providers/Vendor.Authorization/roleManagementPolicies?api-version=2020-10-01`, token: 'arm' },
-  { name: 'invoice transactions, filtered and ordered', path: `/providers/Vendor.Billing/billingAccounts/70000001/invoices/G000000001/transactions?api-version=2024-04-01&filter=${encodeURIComponent("properties/kind eq 'Charge'")}&top=50`, token: 'arm' },
+  { name: 'invoice transactions, filtered and ordered', path: `/providers/Vendor.Billing/billingAccounts/70000001/invoices/G000000001/transactions?api-version=2024-04-01&filter=${encodeURIComponent("properties/transactionType eq 'Purchase' or properties/transactionAmount/value gt 100")}&orderBy=${encodeURIComponent('properties/date desc')}&top=50`, token: 'armUser' },
   { name: 'admin dataflows, filtered', path: `/v1.0/myorg/admin/dataflows?$filter=${encodeURIComponent("contains(name,'sales')")}&$top=50`, token: 'analytics' },
   { name: 'mail: list inbox messages', path: `/v1.0/me/mailFolders/inbox/messages?$top=25&$select=subject,from,receivedDateTime`, token: 'mail' },
   { name: 'mail: $search', path: `/v1.0/me/messages?$search=${encodeURIComponent('"report"')}&$top=25`, token: 'mail' },
@@ -52,7 +53,14 @@ async function token(origin: string, family: string): Promise<string> {
           client_id: 'b7e4c2a1-6d3f-4a8e-9c5b-2f1d0e7a3c94',
           username: 'admin@stratus.test',
           password: 'Admin-Pass-1',
-          scope: family === 'analytics' ? 'api://stratus/analytics/Tenant.Read.All' : family === 'mail' ? 'api://stratus/mail/Mail.ReadWrite' : 'api://stratus/platform/Item.ReadWrite.All',
+          scope:
+            family === 'armUser'
+              ? 'api://stratus/arm/user_impersonation'
+              : family === 'analytics'
+                ? 'api://stratus/analytics/Tenant.Read.All'
+                : family === 'mail'
+                  ? 'api://stratus/mail/Mail.ReadWrite'
+                  : 'api://stratus/platform/Item.ReadWrite.All',
         };
   const res = await fetch(`${origin}/${tenant}/oauth2/v2.0/token`, { method: 'POST', body: new URLSearchParams(form) });
   const body = (await res.json()) as { access_token?: string };
@@ -81,6 +89,7 @@ async function main() {
 
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'stratus-bench-'));
   const dbUrl = process.env.STRATUS_BENCH_DATABASE_URL;
+  const schema = `bench_${randomBytes(4).toString('hex')}`;
   const config = loadConfig({}, {
     STRATUS_DATA_DIR: dataDir,
     STRATUS_HTTP_PORT: '0',
@@ -91,7 +100,7 @@ async function main() {
     STRATUS_MAIL_REQUESTS_PER_WINDOW: '100000000',
     STRATUS_ARM_READS_PER_WINDOW: '100000000',
     STRATUS_PLATFORM_REQUESTS_PER_WINDOW: '100000000',
-    ...(dbUrl ? { STRATUS_DATABASE_URL: dbUrl, STRATUS_DATABASE_SCHEMA: `bench_${randomBytes(4).toString('hex')}` } : {}),
+    ...(dbUrl ? { STRATUS_DATABASE_URL: dbUrl, STRATUS_DATABASE_SCHEMA: schema } : {}),
   });
   const server = await start(config);
   const origin = server.httpUrl;
@@ -121,6 +130,12 @@ async function main() {
     await server.close();
     await bare.close();
     fs.rmSync(dataDir, { recursive: true, force: true });
+    if (dbUrl) {
+      const c = new pg.Client({ connectionString: dbUrl });
+      await c.connect();
+      await c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      await c.end();
+    }
   }
   process.stdout.write(
     `\nStratus benchmark — ${connections} connections, ${seconds} s per scenario, ${dbUrl ? 'PostgreSQL' : 'SQLite'}, Node ${process.version}, ${os.cpus().length} CPUs\n\n` +
