@@ -295,4 +295,13 @@ describe('compute SKUs', () => {
     const r = await get(`${skuPath}?api-version=2021-07-01&$filter=${encodeURIComponent("location eq 'koreacentral'")}&includeExtendedLocations=true`, t);
     assert.deepEqual(r.body.value, catalog.filter((x) => x.locations[0] === 'koreacentral'));
   });
+
+  test('a seeded store whose catalog table is empty (an older data folder) gets the catalog back at start', async () => {
+    await s.server.ctx.store.db.deleteFrom('compute_skus').execute();
+    await s.restart();
+    const t = await appToken(s.url, 'arm');
+    const r = await get(`${skuPath}?api-version=2021-07-01&$filter=${encodeURIComponent("location eq 'westus'")}&includeExtendedLocations=true`, t);
+    assert.equal(r.status, 200);
+    assert.deepEqual(r.body.value, catalog.filter((x) => x.locations[0] === 'westus'));
+  });
 });

@@ -198,11 +198,27 @@ export const computeModule: ServiceModule = {
     },
   },
   tables: ['compute_skus'],
-  async seed(ctx) {
-    const rows = catalogRows(loadCatalog());
-    await ctx.store.transaction(async (trx) => {
-      for (let i = 0; i < rows.length; i += seedBatch) await trx.insertInto('compute_skus').values(rows.slice(i, i + seedBatch)).execute();
-    });
+  seed: loadSkuCatalog,
+  async register(app, ctx) {
+    // The catalog is static reference data: a store seeded before a migration rebuilt the
+    // table (or by an older catalog) gets it back at start, not only after a reset.
+    if (ctx.config.seed) {
+      const row = await ctx.store.db.selectFrom('compute_skus').select((eb) => eb.fn.countAll().as('n')).executeTakeFirst();
+      if (Number(row?.n ?? 0) === 0) await loadSkuCatalog(ctx);
+    }
+    await register(app, ctx);
   },
-  register,
 };
+
+/**
+ * Loads the shipped catalog into `compute_skus` in batches, in one transaction. Rows that
+ * are already there (another instance loading at the same time) are left as they are.
+ */
+async function loadSkuCatalog(ctx: AppContext): Promise<void> {
+  const rows = catalogRows(loadCatalog());
+  await ctx.store.transaction(async (trx) => {
+    for (let i = 0; i < rows.length; i += seedBatch) {
+      await trx.insertInto('compute_skus').values(rows.slice(i, i + seedBatch)).onConflict((oc) => oc.column('seq').doNothing()).execute();
+    }
+  });
+}
