@@ -100,6 +100,7 @@ describe('mail throttling', () => {
     const r = await call(s.url, tok, 'GET', '/v1.0/me/messages?$top=1');
     assert.equal(r.status, 429);
     assert.equal(r.body.error.code, 'ApplicationThrottled');
+    assert.equal(r.body.error.innerError, undefined, 'throttling errors carry no innerError (reference §8.1)');
     assert.ok(Number(r.headers.get('retry-after')) >= 1);
     // Another mailbox has its own budget.
     const admin = await userToken(s.url, identities.admin, ['api://stratus/mail/Mail.Read']);

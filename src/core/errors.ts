@@ -55,6 +55,9 @@ export class ApiError extends Error {
   }
 }
 
+/** Mail error codes the service sends without `innerError` (reference mail §8.1). */
+const mailErrorsWithoutInnerError = new Set(['ApplicationThrottled', 'ErrorInvalidUrlQuery', 'ErrorMimeContentInvalidBase64String']);
+
 /** A rendered error: body (or none) and headers. */
 export interface RenderedError {
   status: number;
@@ -146,7 +149,10 @@ export function renderError(family: Family, err: ApiError, info: ErrorRequestInf
           error: {
             code: err.code,
             message: err.message,
-            innerError: { date: info.date.replace(/\.\d{3}Z$/, ''), 'request-id': info.requestId, 'client-request-id': info.clientRequestId ?? info.requestId },
+            // Some mail-service errors come without innerError (reference mail §8.1).
+            ...(mailErrorsWithoutInnerError.has(err.code)
+              ? {}
+              : { innerError: { date: info.date.replace(/\.\d{3}Z$/, ''), 'request-id': info.requestId, 'client-request-id': info.clientRequestId ?? info.requestId } }),
           },
         },
         headers: { 'request-id': info.requestId, 'client-request-id': info.clientRequestId ?? info.requestId, ...headers },
