@@ -485,3 +485,25 @@ test('the published Shares_ListSynchronizations example, field by field (filter 
   assert.ok(['Incremental', 'FullSync'].includes(run.synchronizationMode));
   assert.ok(!Number.isNaN(Date.parse(run.startTime)) && !Number.isNaN(Date.parse(run.endTime)));
 });
+
+test('accounts are listed by subscription across resource groups, keyset-paged; the user without roles gets 403', async () => {
+  const subPath = `/subscriptions/${demoSubscription.id}/providers/Vendor.DataShare/accounts`;
+  const otherRg = `/subscriptions/${demoSubscription.id}/resourceGroups/stratus-network/providers/Vendor.DataShare/accounts/net-share`;
+  const created = await call('PUT', otherRg, { body: { location: 'westus', identity: { type: 'SystemAssigned' } } });
+  assert.ok(created.status === 201 || created.status === 200, JSON.stringify(created.body));
+  const names: string[] = [];
+  let r = await call('GET', subPath);
+  for (;;) {
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    names.push(...r.body.value.map((a: any) => a.name));
+    if (!r.body.nextLink) break;
+    assert.ok(r.body.nextLink.startsWith(`${s.url}${subPath}?`) && r.body.nextLink.includes('api-version='));
+    r = await call('GET', r.body.nextLink);
+  }
+  assert.ok(names.includes('stratus-share'));
+  assert.ok(names.includes('net-share'));
+  assert.equal(new Set(names).size, names.length);
+  const denied = await call('GET', subPath, { token: user });
+  assert.equal(denied.status, 403);
+  assert.equal(denied.body.error.code, 'AuthorizationFailed');
+});

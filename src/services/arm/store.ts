@@ -117,6 +117,11 @@ export const armMigrations: Migrations = {
       await db.schema.createIndex('arm_resources_parent').on('arm_resources').columns(['parent_id_lower', 'type_lower', 'id_lower']).execute();
     },
   },
+  arm_0002_resources_by_subscription: {
+    async up(db: Kysely<any>) {
+      await db.schema.createIndex('arm_resources_subscription').on('arm_resources').columns(['tenant_id', 'subscription_id', 'type_lower', 'id_lower']).execute();
+    },
+  },
 };
 
 /** ARM tables cleared by a reset, children first. */
@@ -212,6 +217,22 @@ export class ArmStore {
    */
   async listResources(parentId: string, type: string, limit = 1000, afterIdLower?: string): Promise<ArmResourceRow[]> {
     let q = this.db.selectFrom('arm_resources').selectAll().where('parent_id_lower', '=', parentId.toLowerCase()).where('type_lower', '=', type.toLowerCase());
+    if (afterIdLower) q = q.where('id_lower', '>', afterIdLower);
+    const rows = await q.orderBy('id_lower').limit(limit).execute();
+    return rows.map(toRow);
+  }
+
+  /**
+   * Tracked resources of one type anywhere in a subscription (every resource group), by id,
+   * keyset-paged after `afterIdLower`; through the (tenant, subscription, type, id) index.
+   */
+  async listResourcesInSubscription(tenantId: string, subscriptionId: string, type: string, limit = 1000, afterIdLower?: string): Promise<ArmResourceRow[]> {
+    let q = this.db
+      .selectFrom('arm_resources')
+      .selectAll()
+      .where('tenant_id', '=', tenantId)
+      .where('subscription_id', '=', subscriptionId.toLowerCase())
+      .where('type_lower', '=', type.toLowerCase());
     if (afterIdLower) q = q.where('id_lower', '>', afterIdLower);
     const rows = await q.orderBy('id_lower').limit(limit).execute();
     return rows.map(toRow);

@@ -334,6 +334,22 @@ export async function registerDataShareRoutes(app: FastifyInstance, ctx: AppCont
       handler: async (req, _reply, call) => listPage(req, call, rgPath(req).rgId, types.account, `${rgPath(req).rgId}/providers/${types.account}`),
     });
     route({
+      method: 'GET',
+      url: '/subscriptions/:subscriptionId/providers/Vendor.DataShare/accounts',
+      action: 'Vendor.DataShare/accounts/read',
+      handler: async (req, _reply, call) => {
+        const sub = call.subscription!.subscriptionId;
+        const after = skipTokenOf<{ a: string }>(req, (t) => typeof t.a === 'string')?.a;
+        const rows = await arm.listResourcesInSubscription(call.principal.tenantId, sub, types.account, resourcePageSize + 1, after);
+        const page = rows.slice(0, resourcePageSize);
+        const body: Record<string, unknown> = { value: page.map(show) };
+        if (rows.length > resourcePageSize) {
+          body.nextLink = absoluteUrl(ctx.origin(), `/subscriptions/${sub}/providers/${types.account}`, { 'api-version': call.apiVersion, $skipToken: encodeToken({ a: page.at(-1)!.id.toLowerCase() }) });
+        }
+        return body;
+      },
+    });
+    route({
       method: 'DELETE',
       url: accountUrl,
       action: 'Vendor.DataShare/accounts/delete',
