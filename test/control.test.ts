@@ -49,3 +49,16 @@ test('mail to an outside recipient is recorded as delivered outbound; reset clea
   const afterReset = (await (await fetch(`${s.url}/_stratus/mail/outbound`)).json()) as any;
   assert.equal(afterReset.value.find((m: any) => m.subject === subject), undefined);
 });
+
+test('control-plane input is checked by its JSON schemas: problem+json 400s', async () => {
+  for (const body of ['{"advanceSeconds":"10"}', '{"advanceSeconds":-1}', '{"advance":1}', '{"advanceSeconds":1,"x":2}', '[1]', '{']) {
+    const r = await fetch(`${s.url}/_stratus/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    assert.equal(r.status, 400, body);
+    assert.match(r.headers.get('content-type') ?? '', /^application\/problem\+json/);
+    const p = (await r.json()) as any;
+    assert.equal(p.status, 400);
+    assert.equal(typeof p.detail, 'string');
+  }
+  const bad = await fetch(`${s.url}/_stratus/mail/outbound?top=abc`);
+  assert.equal(bad.status, 400);
+});
