@@ -30,7 +30,7 @@ export async function start(config: Config): Promise<RunningServer> {
   let httpsUrl: string | undefined;
   const host = hostForUrl(config.host);
   if (tls) {
-    await app.listen({ port: config.httpsPort, host: config.host });
+    await app.listen({ port: config.httpsPort, host: config.host, listenTextResolver: (address) => `Server listening at ${address.replace(/^http:/, 'https:')}` });
     const port = (app.server.address() as AddressInfo).port;
     httpsUrl = `https://${host === '127.0.0.1' ? 'localhost' : host}:${port}`;
     await new Promise<void>((resolve, reject) => {
