@@ -12,7 +12,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
-import { Kysely, Migrator, PostgresAdapter, PostgresDialect, SqliteDialect, sql, type Migration, type MigrationProvider } from 'kysely';
+import { Kysely, PostgresAdapter, PostgresDialect, SqliteDialect, sql, type Migration } from 'kysely';
 
 /** Which SQL dialect the store runs on. */
 export type DialectName = 'sqlite' | 'postgres';
@@ -51,17 +51,36 @@ export class Store {
     return this.db.transaction().execute(fn);
   }
 
-  /** Applies every migration not yet applied. @throws Error naming the failed migration. */
+  /**
+   * Applies every migration not yet applied, in name order, in one transaction, recording
+   * each in `stratus_migrations`. On PostgreSQL an advisory lock on the schema serializes
+   * instances starting together. Only the store's own schema is read: no catalog-wide
+   * introspection, which races with other schemas being dropped on the same database.
+   * Stores migrated by the earlier Kysely migrator (`kysely_migration`) are adopted.
+   * @throws Error naming the failed migration; nothing of the run is applied then.
+   */
   async migrate(migrations: Migrations): Promise<void> {
-    const provider: MigrationProvider = { getMigrations: async () => migrations };
-    // The migration tables live in the store's own schema: without naming it, Kysely's
-    // existence check also sees other schemas' tables (several stores on one database).
-    const migrator = new Migrator({ db: this.db, provider, allowUnorderedMigrations: true, ...(this.schema ? { migrationTableSchema: this.schema } : {}) });
-    const { error, results } = await migrator.migrateToLatest();
-    if (error) {
-      const failed = results?.find((r) => r.status === 'Error');
-      throw new Error(`migration ${failed?.migrationName ?? '?'} failed: ${(error as Error).message ?? error}`);
-    }
+    const pg = this.dialect === 'postgres';
+    await this.db.transaction().execute(async (trx) => {
+      if (pg) await sql`select pg_advisory_xact_lock(hashtext(current_schema()))`.execute(trx);
+      await sql`create table if not exists stratus_migrations (name varchar(255) primary key, applied_at varchar(32) not null)`.execute(trx);
+      const legacy = pg
+        ? (await sql<{ r: string | null }>`select to_regclass('kysely_migration')::text as r`.execute(trx)).rows[0]?.r
+        : (await sql<{ r: string }>`select name as r from sqlite_master where type = 'table' and name = 'kysely_migration'`.execute(trx)).rows[0]?.r;
+      if (legacy) {
+        await sql`insert into stratus_migrations (name, applied_at) select name, "timestamp" from kysely_migration where name not in (select name from stratus_migrations)`.execute(trx);
+      }
+      const done = new Set((await trx.selectFrom('stratus_migrations').select('name').execute()).map((r: any) => String(r.name)));
+      for (const name of Object.keys(migrations).sort()) {
+        if (done.has(name)) continue;
+        try {
+          await migrations[name]!.up(trx);
+        } catch (e) {
+          throw new Error(`migration ${name} failed: ${(e as Error).message ?? e}`);
+        }
+        await trx.insertInto('stratus_migrations').values({ name, applied_at: new Date().toISOString() }).execute();
+      }
+    });
   }
 
   /** Closes the connection(s); idempotent. */
