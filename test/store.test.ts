@@ -1,0 +1,71 @@
+/**
+ * The store's migration runner on the real database (SQLite, or PostgreSQL when
+ * STRATUS_TEST_DATABASE_URL is set): pending migrations apply once, in name order; a failing
+ * one applies nothing of its run; a store migrated by Kysely's own migrator is adopted.
+ */
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { Migrator, type Kysely } from 'kysely';
+import { openStore, type Migrations, type Store } from '../src/store/db.ts';
+
+const dbUrl = process.env.STRATUS_TEST_DATABASE_URL;
+const schemas: string[] = [];
+const stores: Store[] = [];
+
+async function freshStore(): Promise<Store> {
+  const schema = `t_${randomBytes(6).toString('hex')}`;
+  schemas.push(schema);
+  const s = dbUrl ? await openStore({ databaseUrl: dbUrl, databaseSchema: schema }) : await openStore({ sqliteFile: ':memory:' });
+  stores.push(s);
+  return s;
+}
+
+after(async () => {
+  for (const s of stores) await s.close();
+  if (dbUrl) {
+    const c = new pg.Client({ connectionString: dbUrl });
+    await c.connect();
+    for (const s of schemas) await c.query(`DROP SCHEMA IF EXISTS ${s} CASCADE`);
+    await c.end();
+  }
+});
+
+const table = (name: string) => ({ async up(db: Kysely<any>) { await db.schema.createTable(name).addColumn('id', 'integer', (c) => c.primaryKey()).execute(); } });
+
+test('pending migrations apply once, in name order', async () => {
+  const store = await freshStore();
+  const order: string[] = [];
+  const m: Migrations = {
+    b_0002: { async up(db) { order.push('b_0002'); await table('tb').up(db); } },
+    a_0001: { async up(db) { order.push('a_0001'); await table('ta').up(db); } },
+  };
+  await store.migrate(m);
+  await store.migrate(m);
+  assert.deepEqual(order, ['a_0001', 'b_0002']);
+  const rows = await store.db.selectFrom('stratus_migrations').select('name').orderBy('name').execute();
+  assert.deepEqual(rows.map((r: any) => r.name), ['a_0001', 'b_0002']);
+});
+
+test('a failing migration names itself and leaves nothing of its run behind', async () => {
+  const store = await freshStore();
+  await assert.rejects(
+    store.migrate({ a_0001: table('ok_table'), b_0002: { async up() { throw new Error('boom'); } } }),
+    /migration b_0002 failed: boom/,
+  );
+  const applied = await store.db.selectFrom('stratus_migrations').select('name').execute().catch(() => []);
+  assert.deepEqual(applied, []);
+  await store.migrate({ a_0001: table('ok_table') });
+  assert.equal((await store.db.selectFrom('ok_table').selectAll().execute()).length, 0);
+});
+
+test("a store migrated by Kysely's migrator is adopted: its migrations do not run again", async () => {
+  const store = await freshStore();
+  const old: Migrations = { a_0001: table('legacy_a') };
+  const { error } = await new Migrator({ db: store.db, provider: { getMigrations: async () => old } }).migrateToLatest();
+  assert.equal(error, undefined);
+  await store.migrate({ ...old, b_0002: table('legacy_b') });
+  const rows = await store.db.selectFrom('stratus_migrations').select('name').orderBy('name').execute();
+  assert.deepEqual(rows.map((r: any) => r.name), ['a_0001', 'b_0002']);
+});
