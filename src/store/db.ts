@@ -167,3 +167,9 @@ export function isPostgres(db: Kysely<any>): boolean {
 export function autoIncrementKey(db: Kysely<any>): [any, (c: any) => any] {
   return isPostgres(db) ? ['bigserial', (c: any) => c.primaryKey()] : ['integer', (c: any) => c.primaryKey().autoIncrement()];
 }
+
+/** True when `e` is a unique-key violation on either dialect (e.g. a concurrent create won the race). */
+export function isUniqueViolation(e: unknown): boolean {
+  const err = e as { code?: string; message?: string } | undefined;
+  return err?.code === '23505' || (typeof err?.code === 'string' && err.code.startsWith('SQLITE_CONSTRAINT')) || /UNIQUE constraint failed/.test(err?.message ?? '');
+}

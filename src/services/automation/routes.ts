@@ -20,7 +20,9 @@ import { compileFilter, ODataError, parseFilter } from '../../core/odata/index.t
 import type { Principal } from '../../core/identity/identity.ts';
 import { armErrors, armRoute, systemDataFor, type ArmCall } from '../arm/gateway.ts';
 import { ArmStore, type ArmResourceRow } from '../arm/store.ts';
-import { AutomationStore, isUniqueViolation, tokenHash, webhookFields, type JobRow, type WebhookRow } from './store.ts';
+import { isUniqueViolation } from '../../store/db.ts';
+import { firstValue, isJsonContent, nulPath } from '../../core/input.ts';
+import { AutomationStore, tokenHash, webhookFields, type JobRow, type WebhookRow } from './store.ts';
 
 /** api-versions of the automation operations (spec §9). */
 export const automationApiVersions = ['2024-10-23'];
@@ -99,41 +101,21 @@ function checkTags(v: unknown): Record<string, string> {
   return t as Record<string, string>;
 }
 /**
- * The JSON path of the first string (value or key) in `v` holding U+0000, which PostgreSQL
- * cannot store in text; undefined when there is none. Depth is bounded by the JSON parser.
- */
-function nulPath(v: unknown, path: string): string | undefined {
-  if (typeof v === 'string') return v.includes('\u0000') ? path : undefined;
-  if (v === null || typeof v !== 'object') return undefined;
-  for (const [k, child] of Object.entries(v as Record<string, unknown>)) {
-    const at = Array.isArray(v) ? `${path}[${k}]` : path ? `${path}.${k}` : k;
-    if (k.includes('\u0000')) return at;
-    const hit = nulPath(child, at);
-    if (hit) return hit;
-  }
-  return undefined;
-}
-
-/**
  * The JSON object body of a write. A body of another media type (form, XML, text, which
  * the app parses into an object or a buffer) → 415 `UnsupportedMediaType`; none → 400; a
  * string or key holding U+0000 anywhere → 400 naming its path.
  */
 function bodyOf(req: FastifyRequest): Record<string, unknown> {
-  if (req.body !== undefined && req.body !== null && !/^application\/([\w.+-]+\+)?json\s*(;|$)/iu.test(req.headers['content-type'] ?? '')) {
+  if (req.body !== undefined && req.body !== null && !isJsonContent(req)) {
     throw new ApiError(415, 'UnsupportedMediaType', `The content media type '${req.headers['content-type'] ?? ''}' is not supported. Send 'application/json'.`);
   }
   const body = obj(req.body, 'body', true);
-  const nul = nulPath(body, '');
+  const nul = nulPath(body);
   if (nul !== undefined) throw bad(nul, `The value of '${nul}' contains the character U+0000, which is not allowed.`);
   return body;
 }
 function byName(p: Principal): string {
   return p.userPrincipalName ?? p.appId;
-}
-function one(v: unknown): string | undefined {
-  if (Array.isArray(v)) return typeof v[0] === 'string' ? v[0] : undefined;
-  return typeof v === 'string' ? v : undefined;
 }
 
 /**
@@ -142,10 +124,10 @@ function one(v: unknown): string | undefined {
  */
 function skipTokenOf<T extends object>(req: FastifyRequest, valid: (t: T) => boolean): T | undefined {
   const q = req.query as Record<string, unknown>;
-  const token = one(q.$skipToken ?? q.$skiptoken);
+  const token = firstValue(q.$skipToken ?? q.$skiptoken);
   if (token === undefined) return undefined;
   const t = decodeToken<T>(token);
-  if (!t || nulPath(t, '') !== undefined || !valid(t)) throw bad('$skipToken', `The value '${token}' of '$skipToken' is not valid.`);
+  if (!t || nulPath(t) !== undefined || !valid(t)) throw bad('$skipToken', `The value '${token}' of '$skipToken' is not valid.`);
   return t;
 }
 
@@ -545,7 +527,7 @@ export function registerAutomationRoutes(app: FastifyInstance, ctx: AppContext):
     handler: async (req, _r, call) => {
       const account = await getAccount(req);
       const q = req.query as Record<string, unknown>;
-      const filterText = one(q.$filter ?? q.filter);
+      const filterText = firstValue(q.$filter ?? q.filter);
       let filter;
       if (filterText !== undefined && filterText.trim() !== '') {
         try {
@@ -598,7 +580,7 @@ export function registerAutomationRoutes(app: FastifyInstance, ctx: AppContext):
     config: { family: 'arm' },
     bodyLimit: maxWebhookBodyBytes,
     handler: async (req, reply) => {
-      const token = one((req.query as Record<string, unknown>).token);
+      const token = firstValue((req.query as Record<string, unknown>).token);
       if (!token || !tokenPattern.test(token)) throw new ApiError(400, 'BadRequest', 'The webhook token in the URL is missing or invalid.');
       const w = await store.webhookByTokenHash(tokenHash(token));
       if (!w) throw new ApiError(404, 'NotFound', 'The webhook was not found.');

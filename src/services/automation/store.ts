@@ -95,12 +95,6 @@ export const webhookFields: FieldMap = {
   'properties/lastInvokedTime': { column: 'last_invoked_time', type: 'datetime' },
 };
 
-/** True when `e` is a unique-key violation on either dialect (a concurrent create won the race). */
-export function isUniqueViolation(e: unknown): boolean {
-  const err = e as { code?: string; message?: string } | undefined;
-  return err?.code === '23505' || (typeof err?.code === 'string' && err.code.startsWith('SQLITE_CONSTRAINT')) || /UNIQUE constraint failed/.test(err?.message ?? '');
-}
-
 /** SHA-256 (hex) of a webhook URI token. */
 export function tokenHash(token: string): string {
   return createHash('sha256').update(token, 'utf8').digest('hex');

@@ -16,6 +16,7 @@ import type { FastifyInstance } from 'fastify';
 import type { AppContext, ServiceModule } from '../../context.ts';
 import { absoluteUrl, decodeToken, encodeToken } from '../../core/paging.ts';
 import { armErrors, armRoute } from '../arm/gateway.ts';
+import { firstValue } from '../../core/input.ts';
 
 /** api-versions of the SKU listing (spec §9). */
 export const skuApiVersions = ['2021-07-01'];
@@ -91,11 +92,6 @@ export function loadCatalog(): ResourceSku[] {
   return catalogCache;
 }
 
-/** First value of a query parameter that may be repeated. */
-function one(v: unknown): string | undefined {
-  if (Array.isArray(v)) return typeof v[0] === 'string' ? v[0] : undefined;
-  return typeof v === 'string' ? v : undefined;
-}
 
 async function register(app: FastifyInstance, ctx: AppContext) {
   armRoute(app, ctx, {
@@ -105,11 +101,11 @@ async function register(app: FastifyInstance, ctx: AppContext) {
     action: 'Vendor.Compute/skus/read',
     handler: async (req, reply, call) => {
       const q = req.query as Record<string, unknown>;
-      const filter = one(q.$filter);
+      const filter = firstValue(q.$filter);
       const location = parseLocationFilter(filter);
-      const extendedParam = one(q.includeExtendedLocations);
+      const extendedParam = firstValue(q.includeExtendedLocations);
       const includeExtended = (extendedParam ?? '').trim().toLowerCase() === 'true';
-      const skiptoken = one(q.$skiptoken);
+      const skiptoken = firstValue(q.$skiptoken);
       let after = 0;
       if (skiptoken !== undefined) {
         const t = decodeToken<{ s: number }>(skiptoken);
@@ -203,8 +199,8 @@ export const computeModule: ServiceModule = {
     // The catalog is static reference data: a store seeded before a migration rebuilt the
     // table (or by an older catalog) gets it back at start, not only after a reset.
     if (ctx.config.seed) {
-      const row = await ctx.store.db.selectFrom('compute_skus').select((eb) => eb.fn.countAll().as('n')).executeTakeFirst();
-      if (Number(row?.n ?? 0) === 0) await loadSkuCatalog(ctx);
+      const any = await ctx.store.db.selectFrom('compute_skus').select('seq').limit(1).executeTakeFirst();
+      if (!any) await loadSkuCatalog(ctx);
     }
     await register(app, ctx);
   },

@@ -21,7 +21,9 @@ import { compileFilter, compileOrderBy, ODataError, parseFilter, parseOrderBy } 
 import type { Principal } from '../../core/identity/identity.ts';
 import { armRoute, systemDataFor, type ArmCall, type ArmRouteOptions } from '../arm/gateway.ts';
 import { ArmStore, type ArmResourceRow } from '../arm/store.ts';
-import { consumerSynchronizationFields, DataShareStore, isUniqueViolation, synchronizationFields } from './store.ts';
+import { isUniqueViolation } from '../../store/db.ts';
+import { firstValue, isJsonContent, nulPath } from '../../core/input.ts';
+import { consumerSynchronizationFields, DataShareStore, synchronizationFields } from './store.ts';
 
 /** api-versions of every data share operation (spec §9). */
 export const dataShareApiVersions = ['2021-08-01'];
@@ -72,15 +74,11 @@ function checkPathNames(req: FastifyRequest): void {
   }
 }
 
-function one(v: unknown): string | undefined {
-  if (Array.isArray(v)) return typeof v[0] === 'string' ? v[0] : undefined;
-  return typeof v === 'string' ? v : undefined;
-}
 /** A query value under any of `names` (`$filter` / `filter`, …). */
 function queryValue(req: FastifyRequest, ...names: string[]): string | undefined {
   const q = req.query as Record<string, unknown>;
   for (const n of names) {
-    const v = one(q[n]);
+    const v = firstValue(q[n]);
     if (v !== undefined) return v;
   }
   return undefined;
@@ -94,7 +92,7 @@ function skipTokenOf<T extends object>(req: FastifyRequest, valid: (t: T) => boo
   const token = queryValue(req, '$skipToken', '$skiptoken', 'skipToken');
   if (token === undefined) return undefined;
   const t = decodeToken<T>(token);
-  if (!t || nulPath(t, '') !== undefined || !valid(t)) throw dsError(400, 'InvalidSkipToken', `The value '${token}' of '$skipToken' is not valid.`, '$skipToken');
+  if (!t || nulPath(t) !== undefined || !valid(t)) throw dsError(400, 'InvalidSkipToken', `The value '${token}' of '$skipToken' is not valid.`, '$skipToken');
   return t;
 }
 
@@ -132,25 +130,6 @@ function odata<T>(param: string, code: string, text: string | undefined, fn: (te
 }
 
 /** True when the request declares a JSON body (`application/json` or `application/*+json`). */
-function isJsonContent(req: FastifyRequest): boolean {
-  return /^application\/([\w.+-]+\+)?json\s*(;|$)/iu.test(req.headers['content-type'] ?? '');
-}
-
-/**
- * The JSON path of the first string (value or key) in `v` holding U+0000, which PostgreSQL
- * cannot store in text; undefined when there is none. Depth is bounded by the JSON parser.
- */
-function nulPath(v: unknown, path: string): string | undefined {
-  if (typeof v === 'string') return v.includes('\u0000') ? path : undefined;
-  if (v === null || typeof v !== 'object') return undefined;
-  for (const [k, child] of Object.entries(v as Record<string, unknown>)) {
-    const at = Array.isArray(v) ? `${path}[${k}]` : path ? `${path}.${k}` : k;
-    if (k.includes('\u0000')) return at;
-    const hit = nulPath(child, at);
-    if (hit) return hit;
-  }
-  return undefined;
-}
 
 /**
  * The JSON object body of a write. A body of another media type (form, XML, text, which
@@ -165,7 +144,7 @@ function bodyObject(req: FastifyRequest, required: boolean): Record<string, unkn
     return {};
   }
   if (typeof b !== 'object' || Array.isArray(b)) throw dsError(400, 'InvalidRequestContent', 'The request body must be a JSON object.');
-  const nul = nulPath(b, '');
+  const nul = nulPath(b);
   if (nul !== undefined) throw dsError(400, 'InvalidRequestContent', `The value of '${nul}' contains the character U+0000, which is not allowed.`, nul);
   return b as Record<string, unknown>;
 }
@@ -281,10 +260,16 @@ export async function registerDataShareRoutes(app: FastifyInstance, ctx: AppCont
       return row;
     };
 
-    /** One page of tracked resources below `parentId`, `$skipToken`-paged by id. */
-    const listPage = async (req: FastifyRequest, call: ArmCall, parentId: string, type: string, path: string) => {
+    /**
+     * One page of tracked resources, `$skipToken`-paged by id: those of `type` below `parentId`,
+     * or (`parentId` undefined) anywhere in the call's subscription.
+     */
+    const listPage = async (req: FastifyRequest, call: ArmCall, parentId: string | undefined, type: string, path: string) => {
       const after = skipTokenOf<{ a: string }>(req, (t) => typeof t.a === 'string')?.a;
-      const rows = await arm.listResources(parentId, type, resourcePageSize + 1, after);
+      const rows =
+        parentId === undefined
+          ? await arm.listResourcesInSubscription(call.principal.tenantId, call.subscription!.subscriptionId, type, resourcePageSize + 1, after)
+          : await arm.listResources(parentId, type, resourcePageSize + 1, after);
       const page = rows.slice(0, resourcePageSize);
       const body: Record<string, unknown> = { value: page.map(show) };
       if (rows.length > resourcePageSize) body.nextLink = absoluteUrl(ctx.origin(), path, { 'api-version': call.apiVersion, $skipToken: encodeToken({ a: page.at(-1)!.id.toLowerCase() }) });
@@ -337,17 +322,7 @@ export async function registerDataShareRoutes(app: FastifyInstance, ctx: AppCont
       method: 'GET',
       url: '/subscriptions/:subscriptionId/providers/Vendor.DataShare/accounts',
       action: 'Vendor.DataShare/accounts/read',
-      handler: async (req, _reply, call) => {
-        const sub = call.subscription!.subscriptionId;
-        const after = skipTokenOf<{ a: string }>(req, (t) => typeof t.a === 'string')?.a;
-        const rows = await arm.listResourcesInSubscription(call.principal.tenantId, sub, types.account, resourcePageSize + 1, after);
-        const page = rows.slice(0, resourcePageSize);
-        const body: Record<string, unknown> = { value: page.map(show) };
-        if (rows.length > resourcePageSize) {
-          body.nextLink = absoluteUrl(ctx.origin(), `/subscriptions/${sub}/providers/${types.account}`, { 'api-version': call.apiVersion, $skipToken: encodeToken({ a: page.at(-1)!.id.toLowerCase() }) });
-        }
-        return body;
-      },
+      handler: async (req, _reply, call) => listPage(req, call, undefined, types.account, `/subscriptions/${call.subscription!.subscriptionId}/providers/${types.account}`),
     });
     route({
       method: 'DELETE',

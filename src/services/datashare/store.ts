@@ -56,12 +56,6 @@ export interface InvitationRow {
   status: string;
 }
 
-/** True when `e` is a unique-key violation on either dialect (a concurrent create won the race). */
-export function isUniqueViolation(e: unknown): boolean {
-  const err = e as { code?: string; message?: string } | undefined;
-  return err?.code === '23505' || (typeof err?.code === 'string' && err.code.startsWith('SQLITE_CONSTRAINT')) || /UNIQUE constraint failed/.test(err?.message ?? '');
-}
-
 /** Tables of the area, children first. */
 export const datashareTables = ['datashare_synchronizations', 'datashare_invitations'];
 

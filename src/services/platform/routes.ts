@@ -15,6 +15,7 @@ import { fromJson, toJson } from '../../store/db.ts';
 import type { Principal } from '../../core/identity/identity.ts';
 import { platformCaller, principalOf, readScopes, requireWorkspaceRole, writeScopes } from './access.ts';
 import { readOperation } from './operations.ts';
+import { isUniqueViolation } from '../../store/db.ts';
 import {
   deleteItem,
   folderExists,
@@ -23,7 +24,6 @@ import {
   getLabel,
   insertItem,
   insertOperation,
-  isUniqueViolation,
   listFolders,
   listItems,
   listWorkspacesFor,

@@ -13,6 +13,7 @@
  * parameter, `isRetriable: false`); the routes attach it (`attachValidation`) and throw it
  * after the caller is authenticated, so a caller without a token gets 401, not 400.
  */
+import { isJsonContent } from '../../core/input.ts';
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { TypeCompiler, ValueErrorType, type ValueError } from '@sinclair/typebox/compiler';
 import { Errors } from '@sinclair/typebox/errors';
@@ -144,6 +145,6 @@ export function throwIfInvalid(req: FastifyRequest): void {
  */
 export function requireJsonContent(req: FastifyRequest): void {
   const type = req.headers['content-type'];
-  if (type === undefined || /^application\/([\w.+-]+\+)?json\s*(;|$)/i.test(type)) return;
+  if (type === undefined || isJsonContent(req)) return;
   throw new ApiError(415, 'InvalidInput', `The content media type '${type}' is not supported; send application/json.`, { isRetriable: false });
 }

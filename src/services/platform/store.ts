@@ -242,12 +242,6 @@ export async function insertItem(db: Kysely<any>, row: ItemRow): Promise<void> {
   await db.insertInto('platform_items').values(row).execute();
 }
 
-/** True when `e` is a unique-constraint violation on either dialect. */
-export function isUniqueViolation(e: unknown): boolean {
-  const err = e as { code?: string; message?: string };
-  return err?.code === '23505' || err?.code === 'SQLITE_CONSTRAINT_UNIQUE' || /UNIQUE constraint failed/.test(err?.message ?? '');
-}
-
 /** An active item of the workspace (provisioning ones are not visible), or undefined. */
 export async function getItem(db: Kysely<any>, tenantId: string, workspaceId: string, type: string, id: string): Promise<ItemRow | undefined> {
   return (await db
