@@ -55,7 +55,8 @@ export function need(mr: MailRequest, level: Level): void {
   if (!scopesFor[level].some((s) => granted.includes(s))) throw new ApiError(403, 'ErrorAccessDenied', 'Access is denied. Check credentials and try again.');
 }
 
-function authError(e: AuthFailure): ApiError {
+/** The mail family's 401 for a token problem (reference mail §8.2), with the Bearer challenge. */
+export function authError(e: AuthFailure): ApiError {
   const msg =
     e.reason === 'missing'
       ? 'Access token is empty.'

@@ -14,6 +14,7 @@ import type { Principal } from '../../core/identity/identity.ts';
 import { toJson } from '../../store/db.ts';
 import { latestMailChangeSeq } from './changes.ts';
 import { openMailbox, getFolder, hiddenFromMailboxList } from '../mail/store.ts';
+import { authError } from '../mail/routes.ts';
 import {
   accessDenied,
   badPayload,
@@ -38,20 +39,6 @@ const pageSize = 100;
 /** Delegated scopes and application roles that may subscribe to messages (reference mail §7.1 "Scope", §9). */
 const readScopes = ['Mail.ReadBasic', 'Mail.Read', 'Mail.ReadWrite'];
 const readRoles = ['Mail.ReadBasic', 'Mail.ReadBasic.All', 'Mail.Read', 'Mail.ReadWrite'];
-
-function authError(e: AuthFailure): ApiError {
-  const msg =
-    e.reason === 'missing'
-      ? 'Access token is empty.'
-      : e.reason === 'expired'
-        ? 'Lifetime validation failed, the token is expired.'
-        : e.reason === 'audience'
-          ? 'Invalid audience.'
-          : e.reason === 'invalid_signature'
-            ? 'Signature validation failed.'
-            : 'CompactToken parsing failed with error code: 80049217';
-  return new ApiError(401, 'InvalidAuthenticationToken', msg, { headers: { 'WWW-Authenticate': 'Bearer realm="", error="invalid_token"' } });
-}
 
 async function caller(ctx: AppContext, req: FastifyRequest): Promise<Principal> {
   let p: Principal;
