@@ -161,6 +161,8 @@ test('limits: nesting depth, number of terms, control characters → ODataError,
   assert.equal(e.kind, 'unsupported');
   e = odataError(() => parseFilter(`${'('.repeat(150)}isFlagged${')'.repeat(150)}`));
   assert.equal(e.kind, 'unsupported');
+  e = odataError(() => parseFilter(`${'tolower('.repeat(5000)}name${')'.repeat(5000)} eq 'a'`));
+  assert.equal(e.kind, 'unsupported', 'nested function calls count as nesting (no stack overflow)');
   e = odataError(() => parseFilter(Array.from({ length: 400 }, (_, i) => `amount/value eq ${i}`).join(' or ')));
   assert.equal(e.kind, 'unsupported');
   e = odataError(() => parseFilter("name eq 'a\u0000b'"));

@@ -300,6 +300,7 @@ class Parser {
     if (this.peek().kind === '(') {
       if (!boolFunctions.has(word) && !valueFunctions.has(word)) throw new ODataError(`Unsupported function '${t.text}' at position ${t.pos}.`, 'unsupported', t.pos);
       this.next();
+      this.enter(t);
       const args: ValueNode[] = [];
       if (this.peek().kind !== ')') {
         for (;;) {
@@ -311,6 +312,7 @@ class Parser {
           if (sep.kind !== ',') throw this.unexpected(sep, "',' or ')'");
         }
       } else this.next();
+      this.depth--;
       const arity = boolFunctions.has(word) ? 2 : 1;
       if (args.length !== arity) throw new ODataError(`Function '${word}' at position ${t.pos} takes ${arity} argument${arity > 1 ? 's' : ''}, got ${args.length}.`, 'syntax', t.pos);
       return { kind: 'call', name: word, args, position: t.pos };

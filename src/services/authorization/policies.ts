@@ -143,8 +143,6 @@ export async function roleFromFilter(store: ArmStore, text: string, scope: strin
     node = parseFilter(text);
   } catch (e) {
     if (e instanceof ODataError) throw invalidFilter(`The $filter expression '${cut(text)}' is malformed${e.position !== undefined ? ` at position ${e.position}` : ''}: ${e.message}`);
-    // The parser recurses per nesting level: an absurdly nested expression exhausts the stack.
-    if (e instanceof RangeError) throw invalidFilter(`The $filter expression is malformed: it is nested too deeply.`);
     throw e;
   }
   if (

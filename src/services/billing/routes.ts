@@ -71,9 +71,8 @@ function integer(param: string, v: string | undefined, rule: string): number | u
  * Parses and compiles a `filter` or `orderBy` expression with `compile`; undefined when the
  * expression is absent or blank.
  * @throws ApiError 400 `InvalidFilter` / `InvalidOrderBy` (target = the parameter) for a
- *   syntax error (with its 0-based position), an unknown property or a type mismatch, and
- *   for an expression nested too deeply to parse (the parser's stack runs out: a 400, never
- *   a 500).
+ *   syntax error (with its 0-based position), an unknown property, a type mismatch, or an
+ *   expression nested deeper than the OData core allows.
  */
 export function compileExpression<T>(param: 'filter' | 'orderBy', text: string | undefined, compile: (text: string) => T): T | undefined {
   if (text === undefined || text.trim() === '') return undefined;
@@ -81,7 +80,6 @@ export function compileExpression<T>(param: 'filter' | 'orderBy', text: string |
     return compile(text);
   } catch (e) {
     if (e instanceof ODataError) throw billingErrors.invalidExpression(param, text, e);
-    if (e instanceof RangeError) throw billingErrors.invalidExpression(param, text, new ODataError('the expression is nested too deeply.', 'syntax'));
     throw e;
   }
 }
