@@ -6,7 +6,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import path from 'node:path';
-import Fastify, { type FastifyInstance, type FastifyServerFactory } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerFactory } from 'fastify';
 import formbody from '@fastify/formbody';
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
@@ -49,6 +49,14 @@ export function allMigrations(mods: ServiceModule[] = modules): Migrations {
   return out;
 }
 
+/** Sends `err` rendered in the envelope of `family` (status, headers, body or none). */
+function sendError(family: Family, err: ApiError, req: FastifyRequest, reply: FastifyReply) {
+  const client = req.headers?.['client-request-id'];
+  const r = renderError(family, err, { requestId: req.id ?? newUuid(), clientRequestId: typeof client === 'string' && client ? client : undefined, date: nowIso() });
+  reply.code(r.status).headers(r.headers);
+  return r.body === undefined ? reply.send() : reply.send(r.body);
+}
+
 /**
  * Builds the app.
  * @throws Error when the store cannot be opened or migrated, or TLS material cannot be made.
@@ -68,7 +76,6 @@ export async function buildApp(config: Config): Promise<BuiltApp> {
     genReqId: () => newUuid(),
     bodyLimit: 150 * 1024 * 1024,
     routerOptions: { ignoreDuplicateSlashes: true, ignoreTrailingSlash: true, caseSensitive: false, maxParamLength: 2000 },
-    ajv: { customOptions: { coerceTypes: 'array', removeAdditional: false, allErrors: false } },
     // Router-level failures (a malformed percent-encoding, an over-long path segment) in the family's envelope.
     frameworkErrors: (error: Error & { code?: string }, req: any, reply: any) => {
       const rawPath = String(req.raw?.url ?? req.url ?? '/').split('?')[0]!;
@@ -76,9 +83,7 @@ export async function buildApp(config: Config): Promise<BuiltApp> {
       const tooLong = error.code === 'FST_ERR_MAX_PARAM_LENGTH';
       const code = family === 'mail' ? 'ErrorInvalidRequest' : family === 'oauth' ? 'invalid_request' : tooLong ? 'RequestUriTooLong' : 'BadRequest';
       const message = tooLong ? 'A path segment of the request URL is too long.' : 'The request URL is malformed (invalid percent-encoding).';
-      const r = renderError(family, new ApiError(tooLong ? 414 : 400, code, message), { requestId: req.id ?? newUuid(), clientRequestId: undefined, date: nowIso() });
-      reply.code(r.status).headers(r.headers);
-      return r.body === undefined ? reply.send() : reply.send(r.body);
+      return sendError(family, new ApiError(tooLong ? 414 : 400, code, message), req, reply);
     },
   } as any) as unknown as FastifyInstance;
 
@@ -168,10 +173,7 @@ export async function buildApp(config: Config): Promise<BuiltApp> {
       req.log.error({ err: error }, 'unhandled error');
       apiError = new ApiError(500, family === 'mail' ? 'generalException' : family === 'oauth' ? 'server_error' : 'InternalServerError', 'An internal error occurred; the request was not completed.');
     }
-    const r = renderError(family, apiError, { requestId: req.id, clientRequestId: (req.headers['client-request-id'] as string) || undefined, date: nowIso() });
-    reply.code(r.status).headers(r.headers);
-    if (r.body === undefined) return reply.send();
-    return reply.send(r.body);
+    return sendError(family, apiError, req, reply);
   });
 
   app.setNotFoundHandler(async (req, reply) => {
@@ -184,9 +186,7 @@ export async function buildApp(config: Config): Promise<BuiltApp> {
           ? `Resource not found for the segment '${pathOnly!.split('/').filter(Boolean).pop() ?? ''}'.`
           : `No route matches ${req.method} ${pathOnly}.`;
     const status = family === 'mail' ? 400 : 404;
-    const r = renderError(family, new ApiError(status, notFoundCode[family], message), { requestId: req.id, clientRequestId: (req.headers['client-request-id'] as string) || undefined, date: nowIso() });
-    reply.code(r.status).headers(r.headers);
-    return r.body === undefined ? reply.send() : reply.send(r.body);
+    return sendError(family, new ApiError(status, notFoundCode[family], message), req, reply);
   });
 
   registerIdentityRoutes(app, identity, () => origin);
