@@ -22,7 +22,8 @@ import { familyOf, familyOfPath } from './core/family.ts';
 import { nowIso } from './core/clock.ts';
 import { newUuid } from './core/ids.ts';
 import { loadTls, type TlsMaterial } from './core/tls.ts';
-import { hasControlKey, isControlPath, isPublicControlRoute, loadControlKey, normalizePath } from './core/control-key.ts';
+import { hasControlKey, isConsoleLogin, isControlPath, isPublicControlRoute, loadControlKey, normalizePath } from './core/control-key.ts';
+import { RequestLog, registerRequestLog } from './core/request-log.ts';
 import { seedAll, isSeeded } from './seed/index.ts';
 import { modules } from './services/index.ts';
 import { registerControlRoutes } from './services/control/routes.ts';
@@ -98,13 +99,15 @@ export async function buildApp(config: Config): Promise<BuiltApp> {
   let origin = config.publicUrl ?? '';
   const closers: (() => Promise<void> | void)[] = [];
   const identity = new Identity(store.db, () => origin, config.settings.tokenLifetimeSeconds);
+  const controlKey = loadControlKey(config.dataDir, config.controlKey);
   const ctx: AppContext = {
     config,
     store,
     log: app.log,
     identity,
     rateLimiter: new RateLimiter(store.db),
-    controlKey: loadControlKey(config.dataDir, config.controlKey),
+    controlKey,
+    requestLog: new RequestLog(config.settings.requestLogSize, controlKey),
     origin: () => origin,
     onClose: (fn) => closers.push(fn),
   };
@@ -119,6 +122,8 @@ export async function buildApp(config: Config): Promise<BuiltApp> {
     const p = normalizePath(url);
     if (!isControlPath(p) || isPublicControlRoute(req.method, p)) return;
     if (hasControlKey(ctx.controlKey, req.headers.authorization, req.headers.cookie)) return;
+    // The console link of the banner (`GET /_stratus/console?key=…`) signs the browser in.
+    if (isConsoleLogin(ctx.controlKey, req.method, p, url)) return;
     return sendError(
       'control',
       new ApiError(401, 'Unauthorized', 'The control plane needs the control key: Authorization: Bearer <control key> (STRATUS_CONTROL_KEY or <data dir>/control.key).', {
@@ -128,6 +133,8 @@ export async function buildApp(config: Config): Promise<BuiltApp> {
       reply,
     );
   });
+
+  registerRequestLog(app, ctx.requestLog);
 
   // JSON bodies: empty means none; anything else must parse.
   app.removeContentTypeParser('application/json');

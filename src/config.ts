@@ -35,6 +35,8 @@ export interface Settings {
   mailNotificationPollMs: number;
   /** Lifetime of issued access tokens, seconds. */
   tokenLifetimeSeconds: number;
+  /** Console request log: requests kept in memory (ring buffer; 0 turns the log off). */
+  requestLogSize: number;
 }
 
 /** The whole configuration of one Stratus process. */
@@ -83,6 +85,7 @@ export const defaultSettings: Settings = {
   mailSubscriptionValidationTimeoutMs: 10000,
   mailNotificationPollMs: 250,
   tokenLifetimeSeconds: 3600,
+  requestLogSize: 1000,
 };
 
 const settingEnv: Record<keyof Settings, string> = {
@@ -99,6 +102,7 @@ const settingEnv: Record<keyof Settings, string> = {
   mailSubscriptionValidationTimeoutMs: 'STRATUS_MAIL_SUBSCRIPTION_VALIDATION_TIMEOUT_MS',
   mailNotificationPollMs: 'STRATUS_MAIL_NOTIFICATION_POLL_MS',
   tokenLifetimeSeconds: 'STRATUS_TOKEN_LIFETIME_SECONDS',
+  requestLogSize: 'STRATUS_REQUEST_LOG_SIZE',
 };
 
 /** Names of the environment variables of every setting, for the README and `--help`. */
