@@ -91,7 +91,8 @@ export function sendPage(reply: FastifyReply, markup: string, status = 200): Fas
     .header('content-type', 'text/html; charset=utf-8')
     .header('content-security-policy', consoleCsp)
     .header('x-content-type-options', 'nosniff')
-    .header('referrer-policy', 'no-referrer')
+    // same-origin, not no-referrer: with no-referrer a browser sends `Origin: null` on form posts (CSRF check).
+    .header('referrer-policy', 'same-origin')
     .header('cache-control', 'no-store')
     .send(markup);
 }
