@@ -14,9 +14,11 @@ import path from 'node:path';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startTestServer, type TestServer } from './helpers/server.ts';
-import { identities, tokenRequest, userToken } from './helpers/auth.ts';
+import { appToken, identities, tokenRequest, userToken } from './helpers/auth.ts';
+import { call as platformCall, definition, uniqueName } from './helpers/platform.ts';
+import { platformDemoWorkspace } from '../src/services/platform/seed.ts';
 import { graphClient, mailScopes } from './helpers/mail.ts';
-import { demoUser, demoTenant } from '../src/seed/demo.ts';
+import { demoSubscription, demoUser, demoTenant } from '../src/seed/demo.ts';
 
 const consolePages = [
   '/_stratus/console',
@@ -156,6 +158,21 @@ describe('console', () => {
     assert.equal((await client.api(`/me/messages/${withFile.id}`).get()).isRead, true);
     const missing = await t.control(`/_stratus/console/mail/${demoTenant.id}/00000000-0000-0000-0000-000000000000`);
     assert.equal(missing.status, 404);
+  });
+
+  test('operations and resource-manager pages show the demo data and a long-running operation', async () => {
+    const sp = await appToken(t.url, 'platform');
+    const name = uniqueName('console');
+    const lro = await platformCall(t.url, 'POST', `/v1/workspaces/${platformDemoWorkspace.id}/eventstreams`, sp, { displayName: name, definition: definition() });
+    assert.equal(lro.status, 202, lro.text);
+    const opId = lro.headers.get('x-vendor-operation-id')!;
+    await platformCall(t.url, 'GET', `/v1/operations/${opId}`, sp);
+    const ops = await (await t.control('/_stratus/console/operations')).text();
+    assert.match(ops, new RegExp(`<td>${opId}</td><td>[^<]+</td><td>[^<]+</td><td><span class="">Succeeded</span></td><td>100</td><td>${t.url}/v1/operations/${opId}/result</td>`));
+    assert.ok(ops.includes(`<td>${name}</td>`), 'the eventstream is listed');
+    assert.match(ops, /nightly-hook/);
+    const res = await (await t.control('/_stratus/console/resources')).text();
+    for (const want of [demoSubscription.displayName, demoSubscription.resourceGroup, '<td>Owner</td>', 'G000000001', 'Expiration_Admin_Eligibility']) assert.ok(res.includes(want), want);
   });
 
   test('GET /_stratus/requests lists requests with filters, bearer tokens and secrets redacted', async () => {
