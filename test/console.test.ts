@@ -175,6 +175,28 @@ describe('console', () => {
     for (const want of [demoSubscription.displayName, demoSubscription.resourceGroup, '<td>Owner</td>', 'G000000001', 'Expiration_Admin_Eligibility']) assert.ok(res.includes(want), want);
   });
 
+  test('the faults page adds, lists and deletes rules through /_stratus/faults', async (tc) => {
+    const probe = await t.control('/_stratus/faults');
+    await probe.arrayBuffer();
+    if (probe.status === 404) return tc.skip('GET /_stratus/faults is not in this build');
+    await (await t.control('/_stratus/faults', { method: 'DELETE' })).arrayBuffer();
+    const session = (await fetch(`${t.httpUrl}/_stratus/console?key=${encodeURIComponent(t.controlKey)}`, { redirect: 'manual' })).headers.get('set-cookie')!.split(';')[0]!;
+    const form = (p: string, body: string) => fetch(`${t.httpUrl}${p}`, { method: 'POST', headers: { cookie: session, origin: t.httpUrl, 'content-type': 'application/x-www-form-urlencoded' }, body, redirect: 'manual' });
+    const added = await form('/_stratus/console/faults', 'family=arm&method=GET&path=%2Fsubscriptions%2F*&effect=status&status=503&probability=1&count=2&seed=7');
+    assert.equal(added.status, 303);
+    assert.match(decodeURIComponent(added.headers.get('location')!.replace(/\+/g, ' ')), /Rule \S+ added\./);
+    const rules = await (await t.control('/_stratus/faults')).json();
+    const list = (Array.isArray(rules) ? rules : rules.value) as any[];
+    assert.equal(list.length, 1);
+    assert.deepEqual({ family: list[0].match.family, method: list[0].match.method, path: list[0].match.path, status: list[0].effect.status }, { family: 'arm', method: 'GET', path: '/subscriptions/*', status: 503 });
+    const pageText = await (await fetch(`${t.httpUrl}/_stratus/console/faults`, { headers: { cookie: session } })).text();
+    assert.ok(pageText.includes(`Delete rule ${list[0].id}`));
+    const del = await form(`/_stratus/console/faults/${encodeURIComponent(list[0].id)}/delete`, '');
+    assert.equal(del.status, 303);
+    const after = await (await t.control('/_stratus/faults')).json();
+    assert.equal((Array.isArray(after) ? after : after.value).length, 0);
+  });
+
   test('GET /_stratus/requests lists requests with filters, bearer tokens and secrets redacted', async () => {
     const grant = await tokenRequest(t.url, { grant_type: 'password', username: identities.user.username, password: identities.user.password, scope: 'api://stratus/mail/Mail.Read' });
     assert.equal(grant.status, 200);

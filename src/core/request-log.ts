@@ -239,18 +239,20 @@ function matches(e: RequestEntry, f: RequestFilter): boolean {
 export function registerRequestLog(app: FastifyInstance, log: RequestLog): void {
   if (log.size === 0) return;
   const kept = new WeakMap<FastifyRequest, unknown>();
-  app.addHook('onSend', async (req, _reply, payload) => {
+  // Callback-style hooks: no promise per request on the hot path.
+  app.addHook('onSend', (req, _reply, payload, done) => {
     if ((typeof payload === 'string' || Buffer.isBuffer(payload)) && payload.length <= maxLoggedBodyBytes) kept.set(req, payload);
-    return payload;
+    done(null, payload);
   });
-  app.addHook('onResponse', async (req, reply) => {
-    if (req.headers[consoleInternalHeader] === log.internalToken) return;
+  app.addHook('onResponse', (req, reply, done) => {
     const path = (req.raw.url ?? req.url).split('?')[0]!;
-    if (isConsolePath(path)) return;
-    try {
-      log.record(req, reply, kept.get(req));
-    } catch (e) {
-      req.log.warn({ err: e }, 'request log entry failed');
+    if (req.headers[consoleInternalHeader] !== log.internalToken && !isConsolePath(path)) {
+      try {
+        log.record(req, reply, kept.get(req));
+      } catch (e) {
+        req.log.warn({ err: e }, 'request log entry failed');
+      }
     }
+    done();
   });
 }
