@@ -354,3 +354,25 @@ describe('console in a headless browser', { skip: !haveChromium && !process.env.
     await page.close();
   });
 });
+
+describe('request log size', () => {
+  test('STRATUS_REQUEST_LOG_SIZE bounds the ring buffer; 0 turns the log off', async () => {
+    const t = await startTestServer({ env: { STRATUS_REQUEST_LOG_SIZE: '3' } });
+    try {
+      for (let i = 0; i < 5; i++) await (await fetch(`${t.url}/_stratus/health?n=${i}`)).arrayBuffer();
+      const body = await (await t.control('/_stratus/requests')).json();
+      assert.equal(body.size, 3);
+      assert.deepEqual(body.value.map((e: any) => e.url), ['/_stratus/health?n=4', '/_stratus/health?n=3', '/_stratus/health?n=2']);
+      assert.ok(body.value[0].seq > body.value[1].seq);
+    } finally {
+      await t.close();
+    }
+    const off = await startTestServer({ env: { STRATUS_REQUEST_LOG_SIZE: '0' } });
+    try {
+      await (await fetch(`${off.url}/_stratus/health`)).arrayBuffer();
+      assert.deepEqual((await (await off.control('/_stratus/requests')).json()).value, []);
+    } finally {
+      await off.close();
+    }
+  });
+});
