@@ -9,6 +9,7 @@ import type { Store, Migrations } from './store/db.ts';
 import type { Identity } from './core/identity/identity.ts';
 import type { RateLimiter } from './core/rate-limit.ts';
 import type { RequestLog } from './core/request-log.ts';
+import type { FaultInjector } from './core/faults.ts';
 
 /** Shared services of one running app. */
 export interface AppContext {
@@ -21,6 +22,8 @@ export interface AppContext {
   controlKey: string;
   /** The last requests, for the console and `GET /_stratus/requests` (core/request-log.ts). */
   requestLog: RequestLog;
+  /** Injected-fault rules of this instance (`/_stratus/faults`). */
+  faults: FaultInjector;
   /**
    * The public origin (no trailing slash) written into next links, Location headers and
    * token issuers: `STRATUS_PUBLIC_URL`, else the HTTPS origin once listening, else the
