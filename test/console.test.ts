@@ -33,6 +33,7 @@ const consolePages = [
   '/_stratus/console/faults',
   '/_stratus/console/app.js',
   '/_stratus/requests',
+  '/_stratus/requests/events',
 ];
 
 /** A local HTTP server: answers the subscription handshake, fails every notification with 500, counts hits per path. */
@@ -232,6 +233,25 @@ describe('console', () => {
     const byText = (await (await t.control(`/_stratus/requests?q=${forbidden[0].id}`)).json()).value as any[];
     assert.deepEqual(byText.map((e) => e.id), [forbidden[0].id]);
     assert.equal((await (await t.control('/_stratus/requests?limit=1')).json()).value.length, 1);
+    // The live feed for scripts: server-sent events, filtered, without headers and bodies.
+    const abort = new AbortController();
+    const feed = await t.control('/_stratus/requests/events?status=4xx&q=-feed', { signal: abort.signal });
+    assert.equal(feed.status, 200);
+    assert.match(feed.headers.get('content-type') ?? '', /^text\/event-stream/);
+    const reader = feed.body!.getReader();
+    await reader.read(); // the stream's opening comment: subscribed
+    await (await fetch(`${t.url}/_stratus/clock`, { headers: { authorization: `Bearer ${t.controlKey}` } })).arrayBuffer();
+    const missing = await fetch(`${t.url}/subscriptions/${'0'.repeat(8)}-feed?api-version=2022-12-01`);
+    await missing.arrayBuffer();
+    let sse = '';
+    while (!sse.includes('\n\n')) sse += new TextDecoder().decode((await reader.read()).value);
+    abort.abort();
+    const event = JSON.parse(/^data: (.*)$/m.exec(sse)![1]!);
+    assert.equal(event.status, missing.status);
+    assert.ok(event.status >= 400 && event.status < 500);
+    assert.match(event.url, /-feed\?api-version/);
+    assert.equal(event.requestHeaders, undefined);
+    assert.match(sse, /^id: \d+\nevent: request\n/);
     const bad = await t.control('/_stratus/requests?limit=0');
     assert.equal(bad.status, 400);
     assert.match(bad.headers.get('content-type') ?? '', /problem\+json/);

@@ -2,10 +2,11 @@
  * The request log in the console (issue 12 item 1, "Requests"): `GET /_stratus/requests`
  * (JSON; query `family`, `status` (`403` or `4xx`), `q`, `limit` 1–N), the page with its
  * filter form (works without JavaScript), a live feed of new entries as server-sent events
- * (`/_stratus/console/requests/events`, same filters) and a detail view with the redacted
+ * (`/_stratus/console/requests/events`, also at `/_stratus/requests/events` for scripts; same
+ * filters; `event: request`, `data:` the entry without headers and bodies) and a detail view with the redacted
  * headers and bodies.
  */
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ServerResponse } from 'node:http';
 import { Type, type Static } from '@sinclair/typebox';
 import type { AppContext } from '../../context.ts';
@@ -63,7 +64,8 @@ export function registerRequestPages(app: FastifyInstance, ctx: AppContext): voi
     return sendPage(reply, page('Requests', '/requests', body, { script: true }));
   });
 
-  app.get('/_stratus/console/requests/events', { schema: { querystring: RequestQuery } }, async (req: FastifyRequest, reply) => {
+  // The live feed: for the console page, and at /_stratus/requests/events for scripts and the CLI.
+  const events = async (req: FastifyRequest, reply: FastifyReply) => {
     const q = req.query as RequestQueryT;
     const f = filterOf(q, 1);
     reply.hijack();
@@ -85,7 +87,9 @@ export function registerRequestPages(app: FastifyInstance, ctx: AppContext): voi
       unsubscribe();
       streams.delete(res);
     });
-  });
+  };
+  app.get('/_stratus/console/requests/events', { schema: { querystring: RequestQuery } }, events);
+  app.get('/_stratus/requests/events', { schema: { querystring: RequestQuery } }, events);
 
   app.get('/_stratus/console/requests/:id', async (req, reply) => {
     const { id } = req.params as { id: string };
