@@ -67,7 +67,7 @@ th{background:#eef1f5}tr.unread td{font-weight:600}
 .cols{display:grid;grid-template-columns:minmax(180px,260px) 1fr;gap:1.5rem}
 .tree ul{list-style:none;padding-left:1rem;margin:0}.tree>ul{padding-left:0}
 .muted{color:#667085}.bad{color:#b42318;font-weight:600}.ok{color:#067647}
-form.inline{display:inline}label{margin-right:.3rem}
+form.inline{display:inline}form.inline button{white-space:nowrap;font-size:.85em}label{margin-right:.3rem}
 input,select,button{font:inherit;padding:.15rem .35rem}
 pre{background:#fff;border:1px solid #dde1e7;padding:.5rem;overflow:auto;white-space:pre-wrap;word-break:break-all;max-height:30rem}
 .mailbody{background:#fff;border:1px solid #dde1e7;padding:1rem;overflow:auto}
