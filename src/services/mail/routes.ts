@@ -337,9 +337,9 @@ async function messagesCollection(mr: MailRequest, method: string, tail: string[
 /** Registers the mail routes for both versions. */
 export function registerMailRoutes(app: FastifyInstance, ctx: AppContext): void {
   for (const version of ['v1.0', 'beta']) {
-    // `users*` (not `users/*`) so that key syntax `users('{id | upn}')/…` is served too; `Users*`
-    // for the resource paths written in change notifications (`Users/{id}/Messages/{id}`).
-    for (const url of [`/${version}/me*`, `/${version}/users*`, `/${version}/Users*`]) {
+    // `users*` (not `users/*`) so that key syntax `users('{id | upn}')/…` is served too (the router
+    // is case-insensitive, so also the `Users/{id}/Messages/{id}` paths of change notifications).
+    for (const url of [`/${version}/me*`, `/${version}/users*`]) {
       app.route({ method: ['GET', 'POST', 'PATCH', 'DELETE', 'PUT'], url, config: { family: 'mail' } as any, handler: (req, reply) => handle(ctx, req, reply) as any });
     }
   }
