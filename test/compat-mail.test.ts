@@ -72,6 +72,14 @@ describe('official mail clients, configured with endpoint + CA + credential + al
     }
   });
 
+  test('why the README names the host allow-list line: without it neither client sends the token (401)', async () => {
+    const adapter = new GraphRequestAdapter(new AzureIdentityAuthenticationProvider(creds.app));
+    adapter.baseUrl = `${s.url}/v1.0`;
+    await assert.rejects(createGraphServiceClient(adapter).users.byUserId(demoUser.id).messages.get(), (e: any) => e.responseStatusCode === 401);
+    const plain = Client.initWithMiddleware({ authProvider: new TokenCredentialAuthenticationProvider(creds.app, { scopes: [`${mailAudience}/.default`] }), baseUrl: s.url });
+    await assert.rejects(plain.api(`/users/${demoUser.id}/messages`).get(), (e: any) => e.statusCode === 401);
+  });
+
   describe('@microsoft/microsoft-graph-client', () => {
     test('delegated /me: $select/$filter/paging with PageIterator; draft, send, reply', async () => {
       const user = graphClient(creds.user);
