@@ -16,6 +16,8 @@ export interface AppContext {
   log: FastifyBaseLogger;
   identity: Identity;
   rateLimiter: RateLimiter;
+  /** The control-plane key (`STRATUS_CONTROL_KEY` or `<data dir>/control.key`). */
+  controlKey: string;
   /**
    * The public origin (no trailing slash) written into next links, Location headers and
    * token issuers: `STRATUS_PUBLIC_URL`, else the HTTPS origin once listening, else the

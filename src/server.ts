@@ -62,6 +62,7 @@ export function banner(s: RunningServer): string {
     `  store:       ${s.ctx.store.dialect}${s.ctx.config.databaseUrl ? '' : ` (${s.ctx.config.dataDir}/stratus.db)`}`,
     ...(s.tls?.caFile ? [`  CA file:     ${s.tls.caFile}   (export NODE_EXTRA_CA_CERTS=${s.tls.caFile})`] : []),
     `  token URL:   ${o}/${demoTenant.id}/oauth2/v2.0/token`,
+    `  control key: ${s.ctx.controlKey}   (Authorization: Bearer <key> on ${o}/_stratus/*)`,
     '',
     'Development identities:',
     `  tenant            ${demoTenant.id} (${demoTenant.domain})`,

@@ -35,7 +35,7 @@ async function status(url: string, token: string): Promise<number> {
 
 /** Moves the Stratus clock (tokens expire by it). */
 async function advanceClock(seconds: number): Promise<void> {
-  const r = await fetch(`${s.url}/_stratus/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ advanceSeconds: seconds }) });
+  const r = await s.control(`/_stratus/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ advanceSeconds: seconds }) });
   assert.equal(r.status, 200);
 }
 
