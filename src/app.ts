@@ -22,6 +22,7 @@ import { familyOf, familyOfPath } from './core/family.ts';
 import { nowIso } from './core/clock.ts';
 import { newUuid } from './core/ids.ts';
 import { loadTls, type TlsMaterial } from './core/tls.ts';
+import { FaultInjector, faultError } from './core/faults.ts';
 import { hasControlKey, isControlPath, isPublicControlRoute, loadControlKey, normalizePath } from './core/control-key.ts';
 import { seedAll, isSeeded } from './seed/index.ts';
 import { modules } from './services/index.ts';
@@ -105,6 +106,7 @@ export async function buildApp(config: Config): Promise<BuiltApp> {
     identity,
     rateLimiter: new RateLimiter(store.db),
     controlKey: loadControlKey(config.dataDir, config.controlKey),
+    faults: new FaultInjector(),
     origin: () => origin,
     onClose: (fn) => closers.push(fn),
   };
@@ -127,6 +129,26 @@ export async function buildApp(config: Config): Promise<BuiltApp> {
       req,
       reply,
     );
+  });
+
+  // Injected faults (issue 12 item 2): never on the control plane; nothing to do without rules.
+  app.addHook('onRequest', async (req, reply) => {
+    if (ctx.faults.empty) return;
+    const family = familyOf(req);
+    if (family === 'control') return;
+    const hit = ctx.faults.pick(family, req.method, (req.raw.url ?? '/').split('?')[0]!);
+    if (!hit) return;
+    const e = hit.effect;
+    if ('delayMs' in e) {
+      await new Promise((resolve) => setTimeout(resolve, e.delayMs));
+      return;
+    }
+    if ('reset' in e) {
+      reply.hijack();
+      req.raw.socket.resetAndDestroy();
+      return reply;
+    }
+    return sendError(family, faultError(family, e), req, reply);
   });
 
   // JSON bodies: empty means none; anything else must parse.
