@@ -68,6 +68,14 @@ describe('token responses', () => {
     const b = await v1.json();
     assert.equal(v1.status, 200);
     assert.equal(typeof b.refresh_token, 'string');
+    // A v1 refresh may name another resource; without one, the original resource.
+    const other = await (await fetch(`${s.url}/${demoTenant.id}/oauth2/token`, form({ grant_type: 'refresh_token', client_id: demoPublicClient.appId, refresh_token: b.refresh_token, resource: 'api://stratus/mail' }))).json();
+    assert.equal(decodeJwt(other.access_token).aud, 'api://stratus/mail');
+    assert.equal(decodeJwt(other.access_token).scp, 'Mail.Read Mail.ReadWrite Mail.Send');
+    const same = await (await fetch(`${s.url}/${demoTenant.id}/oauth2/token`, form({ grant_type: 'refresh_token', client_id: demoPublicClient.appId, refresh_token: other.refresh_token }))).json();
+    assert.equal(decodeJwt(same.access_token).aud, 'api://stratus/mail');
+    const spent = await (await fetch(`${s.url}/${demoTenant.id}/oauth2/token`, form({ grant_type: 'refresh_token', client_id: demoPublicClient.appId, refresh_token: b.refresh_token }))).json();
+    assert.equal(spent.error, 'invalid_grant', 'rotated: the first refresh spent it');
   });
 });
 
