@@ -25,8 +25,12 @@ import { isUniqueViolation } from '../../store/db.ts';
 import { firstValue, isJsonContent, nulPath } from '../../core/input.ts';
 import { consumerSynchronizationFields, DataShareStore, synchronizationFields } from './store.ts';
 
-/** api-versions of every data share operation (spec §9). */
-export const dataShareApiVersions = ['2021-08-01'];
+/**
+ * api-versions of every data share operation, newest first: the spec's (§9) and the published
+ * stable ones the official clients send (2020-09-01 by the Python client; 2019-11-01, the first
+ * stable one). Their definitions of these operations have the same shapes (docs/deviations/datashare.md).
+ */
+export const dataShareApiVersions = ['2021-08-01', '2020-09-01', '2019-11-01'];
 /** Synchronizations per page of `listSynchronizations`. */
 export const synchronizationPageSize = 20;
 /** Resources per page of the account and share lists. */
