@@ -344,10 +344,15 @@ test('consumer flow: invitation → share subscription → synchronize → run i
   // Deleting the share removes its runs; the consumer's synchronize then fails.
   const del = await call('DELETE', `${acctPath}/provider-acct/shares/orders`);
   assert.equal(del.status, 200);
+  // The definition's 200 is an OperationResponse.
+  assert.equal(del.body.status, 'Succeeded');
+  assert.ok(!Number.isNaN(Date.parse(del.body.endTime)));
   assert.equal((await call('GET', `${acctPath}/provider-acct/shares/orders`)).status, 404);
   const orphan = await call('POST', `${eveRg}/eve-acct/shareSubscriptions/orders-sub/synchronize`, { token: eve });
   assert.equal(orphan.status, 409);
-  assert.equal((await call('DELETE', `${acctPath}/provider-acct`)).status, 200);
+  const delAcct = await call('DELETE', `${acctPath}/provider-acct`);
+  assert.equal(delAcct.status, 200);
+  assert.equal(delAcct.body.status, 'Succeeded');
   assert.equal((await call('DELETE', `${acctPath}/provider-acct`)).status, 204);
   const accts = await call('GET', acctPath);
   assert.deepEqual(

@@ -26,6 +26,14 @@ import { firstValue, isJsonContent, nulPath } from '../../core/input.ts';
 import { consumerSynchronizationFields, DataShareStore, synchronizationFields } from './store.ts';
 
 /**
+ * The body of a finished delete (the definition's 200: an `OperationResponse`), `startTime`
+ * and `endTime` the moment of the delete (ISO 8601 UTC).
+ */
+export function deletedOperation(at: string): { status: 'Succeeded'; startTime: string; endTime: string } {
+  return { status: 'Succeeded', startTime: at, endTime: at };
+}
+
+/**
  * api-versions of every data share operation, newest first: the spec's (§9) and the published
  * stable ones the official clients send (2020-09-01 by the Python client; 2019-11-01, the first
  * stable one). Their definitions of these operations have the same shapes (docs/deviations/datashare.md).
@@ -335,12 +343,13 @@ export async function registerDataShareRoutes(app: FastifyInstance, ctx: AppCont
       handler: async (req, reply) => {
         const { rgId } = rgPath(req);
         const id = `${rgId}/providers/${types.account}/${(req.params as Record<string, string>).accountName}`;
+        const at = nowIso();
         const existed = await ctx.store.transaction(async (tx) => {
           await store.deleteBelow(id.toLowerCase(), tx);
           return arm.deleteResource(id, tx);
         });
         reply.code(existed ? 200 : 204);
-        return existed ? {} : undefined;
+        return existed ? deletedOperation(at) : undefined;
       },
     });
 
@@ -412,12 +421,13 @@ export async function registerDataShareRoutes(app: FastifyInstance, ctx: AppCont
       handler: async (req, reply) => {
         const account = await getAccount(req);
         const id = `${account.id}/shares/${(req.params as Record<string, string>).shareName}`;
+        const at = nowIso();
         const existed = await ctx.store.transaction(async (tx) => {
           await store.deleteBelow(id.toLowerCase(), tx);
           return arm.deleteResource(id, tx);
         });
         reply.code(existed ? 200 : 204);
-        return existed ? {} : undefined;
+        return existed ? deletedOperation(at) : undefined;
       },
     });
 
@@ -610,9 +620,9 @@ export async function registerDataShareRoutes(app: FastifyInstance, ctx: AppCont
       return { filter, orderBy, offset, nextLink };
     };
 
-    // ---- listSynchronizations (spec §4.5) ----
-    route({
-      method: 'POST',
+    // ---- listSynchronizations (spec §4.5); the next link is fetched with GET by the official clients ----
+    for (const method of ['POST', 'GET'] as const) route({
+      method,
       url: `${shareUrl}/listSynchronizations`,
       action: 'Vendor.DataShare/accounts/shares/listSynchronizations/action',
       handler: async (req, _reply, call) => {
@@ -629,8 +639,8 @@ export async function registerDataShareRoutes(app: FastifyInstance, ctx: AppCont
     });
 
     // ---- the consumer's runs (ShareSubscriptions_ListSynchronizations, outside the spec) ----
-    route({
-      method: 'POST',
+    for (const method of ['POST', 'GET'] as const) route({
+      method,
       url: `${ssUrl}/listSynchronizations`,
       action: 'Vendor.DataShare/accounts/shareSubscriptions/listSynchronizations/action',
       handler: async (req, _reply, call) => {
