@@ -11,7 +11,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../errors.ts';
 import type { Identity, AudienceFamily } from './identity.ts';
-import { delegatedScopes, parseScopes, audienceUri } from './identity.ts';
+import { delegatedScopes, parseScopes, audienceUri, resolveResource, openIdScopes } from './identity.ts';
+import type { AudienceAlias } from '../../config.ts';
 import type { DirectoryApp, DirectoryUser, Tenant } from './directory.ts';
 
 /** Client id of the development public client (sign-in page, password grant without client id). */
@@ -38,14 +39,24 @@ function inTenant(seg: TenantSegment, tenantId: string): boolean {
   return seg.common || seg.tenant?.id === tenantId;
 }
 
-/** Resolves the requested scopes for a delegated grant. @throws ApiError invalid_scope. */
-function delegatedRequest(scope: string | undefined, resource: string | undefined, origin: string): { audience: AudienceFamily; scopes: string[] } {
-  if (!scope && resource) {
-    const m = /^api:\/\/stratus\/([a-z]+)\/?$/.exec(resource);
-    if (m && m[1]! in delegatedScopes) return { audience: m[1] as AudienceFamily, scopes: delegatedScopes[m[1] as AudienceFamily] };
-    if (resource.replace(/\/$/, '') === origin) return { audience: 'arm', scopes: delegatedScopes.arm };
+/** A delegated request: the family, the `aud` to carry and the granted scope names. */
+interface DelegatedRequest {
+  audience: AudienceFamily;
+  aud: string;
+  scopes: string[];
+}
+
+/**
+ * Resolves the requested scopes (or the v1 `resource=`) for a delegated grant; aliases of
+ * `STRATUS_AUDIENCE_ALIASES` name their family. @throws ApiError invalid_scope.
+ */
+function delegatedRequest(scope: string | undefined, resource: string | undefined, origin: string, aliases: readonly AudienceAlias[]): DelegatedRequest {
+  const names = (scope ?? '').split(/\s+/).filter(Boolean);
+  if (resource && names.every((n) => openIdScopes.includes(n))) {
+    const r = resolveResource(resource, origin, aliases);
+    if (r) return { ...r, scopes: delegatedScopes[r.audience] };
   }
-  const parsed = parseScopes(scope ?? '', origin);
+  const parsed = parseScopes(scope ?? '', origin, aliases);
   if (!parsed) throw oauthError(400, 'invalid_scope', `AADSTS70011: The provided request must include a 'scope' input parameter naming one resource, such as '${audienceUri('arm')}/user_impersonation'. The provided value '${scope ?? ''}' is not valid.`);
   if (parsed.unknown.length) throw oauthError(400, 'invalid_scope', `AADSTS70011: The provided value for the input parameter 'scope' is not valid. The scope '${parsed.unknown.join(' ')}' does not exist.`);
   const offered = delegatedScopes[parsed.audience];
@@ -55,7 +66,7 @@ function delegatedRequest(scope: string | undefined, resource: string | undefine
     else if (offered.includes(n)) scopes.add(n);
     else throw oauthError(400, 'invalid_scope', `AADSTS65005: The application asked for scope '${n}' that doesn't exist on the resource '${audienceUri(parsed.audience)}'.`);
   }
-  return { audience: parsed.audience, scopes: [...scopes] };
+  return { audience: parsed.audience, aud: parsed.aud, scopes: [...scopes] };
 }
 
 /** True when `redirectUri` is registered for `app` (loopback hosts match on any port, as for native clients). */
@@ -124,9 +135,9 @@ export function registerIdentityRoutes(app: FastifyInstance, identity: Identity,
     if (q.response_type !== 'token') {
       return fragmentRedirect(reply, redirectUri, { error: 'unsupported_response_type', error_description: `AADSTS70005: response_type '${q.response_type ?? ''}' is not supported; use 'token'.`, state: q.state });
     }
-    let request: { audience: AudienceFamily; scopes: string[] };
+    let request: DelegatedRequest;
     try {
-      request = delegatedRequest(q.scope, q.resource, origin());
+      request = delegatedRequest(q.scope, q.resource, origin(), identity.aliases);
     } catch (e) {
       const err = e as ApiError;
       return fragmentRedirect(reply, redirectUri, { error: err.code, error_description: err.message, state: q.state });
@@ -138,7 +149,7 @@ export function registerIdentityRoutes(app: FastifyInstance, identity: Identity,
     if (!user || !inTenant(seg, user.tenantId)) {
       return reply.code(200).type('text/html; charset=utf-8').header('cache-control', 'no-store').send(signInPage(q, client.displayName, 'Your account or password is incorrect.'));
     }
-    const t = await identity.issueUserToken(user, client.appId, request.audience, request.scopes);
+    const t = await identity.issueUserToken(user, client.appId, request.audience, request.scopes, request.aud);
     return fragmentRedirect(reply, redirectUri, {
       access_token: t.accessToken,
       token_type: 'Bearer',
@@ -175,11 +186,12 @@ export function registerIdentityRoutes(app: FastifyInstance, identity: Identity,
       const client = await identity.directory.checkClientSecret(clientId, clientSecret);
       if (!client) throw oauthError(401, 'invalid_client', `AADSTS7000215: Invalid client secret provided. Ensure the secret being sent in the request is the client secret value for app '${clientId}'.`);
       if (!inTenant(seg, client.tenantId)) throw oauthError(400, 'unauthorized_client', `AADSTS700016: Application with identifier '${clientId}' was not found in the directory '${req.params.tenant}'.`);
-      const parsed = parseScopes(b.scope ?? '', origin());
+      const viaResource = b.resource && !b.scope ? resolveResource(b.resource, origin(), identity.aliases) : undefined;
+      const parsed = viaResource ? { ...viaResource, names: ['.default'], unknown: [] } : parseScopes(b.scope ?? '', origin(), identity.aliases);
       if (!parsed || parsed.unknown.length || parsed.names.length !== 1 || parsed.names[0] !== '.default') {
         throw oauthError(400, 'invalid_scope', `AADSTS1002012: The provided value for scope '${b.scope ?? ''}' is not valid. Client credential flows must have a scope value with /.default suffixed to the resource identifier (application ID URI).`);
       }
-      issued = await identity.issueAppToken(client, parsed.audience);
+      issued = await identity.issueAppToken(client, parsed.audience, parsed.aud);
     } else if (grant === 'password') {
       const client = await identity.directory.findApp(clientId ?? devPublicClientId);
       if (!client) throw oauthError(400, 'unauthorized_client', `AADSTS700016: Application with identifier '${clientId}' was not found in the directory '${req.params.tenant}'.`);
@@ -187,10 +199,10 @@ export function registerIdentityRoutes(app: FastifyInstance, identity: Identity,
         throw oauthError(401, 'invalid_client', "AADSTS7000218: The request body must contain the following parameter: 'client_assertion' or 'client_secret'.");
       }
       if (!b.username || !b.password) throw oauthError(400, 'invalid_request', "AADSTS900144: The request body must contain the following parameters: 'username' and 'password'.");
-      const request = delegatedRequest(b.scope, b.resource, origin());
+      const request = delegatedRequest(b.scope, b.resource, origin(), identity.aliases);
       const user = await identity.directory.checkPassword(b.username, b.password);
       if (!user || !inTenant(seg, user.tenantId)) throw oauthError(400, 'invalid_grant', 'AADSTS50126: Error validating credentials due to invalid username or password.');
-      issued = await identity.issueUserToken(user as DirectoryUser, client.appId, request.audience, request.scopes);
+      issued = await identity.issueUserToken(user as DirectoryUser, client.appId, request.audience, request.scopes, request.aud);
     } else {
       throw oauthError(400, 'unsupported_grant_type', `AADSTS70003: The app requested an unsupported grant type '${grant}'.`);
     }
