@@ -8,7 +8,8 @@
  * pipeline policy, no scope override, no api-version override: each client sends its own
  * provider namespace, api-version and default scope.
  */
-import { spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
+import { promisify } from 'node:util';
 import fs from 'node:fs';
 import path from 'node:path';
 import { test, before, after } from 'node:test';
@@ -140,7 +141,7 @@ test('data share: the listSynchronizations next link answers GET (as the clients
   assert.equal(count, demoSynchronizationCount);
 });
 
-test('Python: azure-mgmt-compute, -authorization, -billing, -datashare, -automation with azure-identity', (t) => {
+test('Python: azure-mgmt-compute, -authorization, -billing, -datashare, -automation with azure-identity', async (t) => {
   const script = path.resolve('test/python/compat_arm.py');
   const python = fs.existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3';
   const probe = spawnSync(python, ['-c', 'import azure.mgmt.compute, azure.mgmt.authorization, azure.mgmt.billing, azure.mgmt.datashare, azure.mgmt.automation, azure.identity'], { encoding: 'utf8' });
@@ -150,7 +151,8 @@ test('Python: azure-mgmt-compute, -authorization, -billing, -datashare, -automat
     return;
   }
   assert.equal(probe.status, 0, probe.stderr);
-  const r = spawnSync(python, [script], {
+  // Asynchronous: the server under test runs in this process.
+  const r = await promisify(execFile)(python, [script], {
     encoding: 'utf8',
     timeout: 240_000,
     env: {
@@ -162,15 +164,17 @@ test('Python: azure-mgmt-compute, -authorization, -billing, -datashare, -automat
       STRATUS_RESOURCE_GROUP: rg,
       STRATUS_SP_ID: demoServicePrincipal.appId,
       STRATUS_SP_SECRET: demoServicePrincipal.secret,
+      STRATUS_PUBLIC_CLIENT_ID: demoPublicClient.appId,
+      STRATUS_ADMIN_USER: demoAdmin.userPrincipalName,
+      STRATUS_ADMIN_PASSWORD: demoAdmin.password,
       STRATUS_MI_ID: demoManagedIdentity.appId,
       STRATUS_MI_SECRET: demoManagedIdentity.secret,
       STRATUS_SKU_COUNT: String(loadCatalog().filter((x) => shapeSku(x, false) !== undefined).length),
       STRATUS_SYNC_COUNT: String(demoSynchronizationCount),
     },
   });
-  assert.equal(r.status, 0, `${r.stdout}\n${r.stderr}`);
   const results = JSON.parse(r.stdout.trim().split('\n').pop()!) as Record<string, unknown>;
-  for (const op of ['compute.resource_skus.list', 'compute.resource_skus.list(filter)', 'authorization.role_management_policies.list_for_scope', 'billing.transactions.list_by_invoice', 'datashare.shares.list_synchronizations', 'datashare.accounts.begin_delete', 'automation.webhook.get']) {
+  for (const op of ['compute.resource_skus.list', 'compute.resource_skus.list(filter)', 'authorization.role_management_policies.list_for_scope', 'authorization.role_management_policies.update', 'billing.transactions.list_by_invoice', 'datashare.shares.list_synchronizations', 'datashare.accounts.begin_delete', 'automation.webhook.get']) {
     assert.ok(op in results, `${op} missing from ${JSON.stringify(results)}`);
   }
 });
