@@ -12,6 +12,8 @@ import { nowIso, nowMs, nowSeconds } from '../clock.ts';
 import { newUuid, randomToken } from '../ids.ts';
 import type { AudienceAlias } from '../../config.ts';
 import { Directory, type DirectoryApp, type DirectoryUser } from './directory.ts';
+import { Grants } from './grants.ts';
+import { createHash } from 'node:crypto';
 
 /** The API families that are token audiences, written `api://stratus/<family>`. */
 export const audienceFamilies = ['arm', 'analytics', 'platform', 'mail', 'wopi'] as const;
@@ -143,6 +145,16 @@ export function parseScopes(scope: string, origin: string, aliases: readonly Aud
   return { ...found, names, unknown };
 }
 
+/** The `sub` of ID tokens: pairwise (differs per client for one user), 43 base64url characters. */
+export function pairwiseSubject(userId: string, clientId: string): string {
+  return createHash('sha256').update(`${userId}:${clientId}`).digest('base64url');
+}
+
+/** `client_info` of a token response: base64url JSON `{uid, utid}` (object id and tenant id). */
+export function clientInfo(user: DirectoryUser): string {
+  return Buffer.from(JSON.stringify({ uid: user.id, utid: user.tenantId })).toString('base64url');
+}
+
 /** The OpenID Connect scopes, which name no resource. */
 export const openIdScopes = ['openid', 'profile', 'offline_access', 'email'];
 
@@ -151,6 +163,8 @@ export const openIdScopes = ['openid', 'profile', 'offline_access', 'email'];
  */
 export class Identity {
   readonly directory: Directory;
+  /** Refresh tokens, authorization codes and device codes. */
+  readonly grants: Grants;
   private keys = new Map<string, KeyEntry>();
   private active?: KeyEntry;
 
@@ -162,6 +176,7 @@ export class Identity {
     readonly aliases: readonly AudienceAlias[] = [],
   ) {
     this.directory = new Directory(db);
+    this.grants = new Grants(db);
   }
 
   /** The `aud` values a family's tokens may carry: `api://stratus/<family>` and its aliases (trailing slashes trimmed). */
@@ -262,6 +277,66 @@ export class Identity {
     if (roles.length) claims.roles = roles;
     const { token, expiresIn } = await this.sign(claims, app.tenantId, aud);
     return { accessToken: token, expiresIn, scope: `${trimSlash(aud)}/.default` };
+  }
+
+  /**
+   * Issues an OpenID Connect ID token (RS256) for `user` to client `clientId`: `aud` = client id,
+   * `iss`, `iat`, `nbf`, `exp`, `sub` (pairwise: per user and client), `oid`, `tid`, `ver` 2.0,
+   * `preferred_username`, `name`, `nonce` when given, `email` when `withEmail`.
+   */
+  async issueIdToken(user: DirectoryUser, clientId: string, opts: { nonce?: string; withEmail?: boolean } = {}): Promise<string> {
+    if (!this.active?.privateKey) throw new Error('identity provider not initialised');
+    const iat = nowSeconds();
+    const claims: Record<string, unknown> = {
+      oid: user.id,
+      tid: user.tenantId,
+      preferred_username: user.userPrincipalName,
+      name: user.displayName,
+      ver: '2.0',
+      uti: randomToken(16),
+    };
+    if (opts.nonce !== undefined) claims.nonce = opts.nonce;
+    if (opts.withEmail) claims.email = user.mail;
+    return new SignJWT(claims)
+      .setProtectedHeader({ alg: 'RS256', typ: 'JWT', kid: this.active.kid })
+      .setIssuer(this.issuer(user.tenantId))
+      .setAudience(clientId)
+      .setSubject(pairwiseSubject(user.id, clientId))
+      .setIssuedAt(iat)
+      .setNotBefore(iat)
+      .setExpirationTime(iat + this.tokenLifetimeSeconds)
+      .sign(this.active.privateKey);
+  }
+
+  /** Sets a user's password and revokes the user's refresh tokens. @returns false when there is no such user. */
+  async changePassword(userId: string, password: string): Promise<boolean> {
+    if (!(await this.directory.setPassword(userId, password))) return false;
+    await this.grants.revokeUser(userId.toLowerCase());
+    return true;
+  }
+
+  /** Sets an application's client secret and revokes the refresh tokens issued to it. @returns false when there is no such app. */
+  async changeClientSecret(appId: string, secret: string): Promise<boolean> {
+    if (!(await this.directory.setClientSecret(appId, secret))) return false;
+    await this.grants.revokeApp(appId.toLowerCase());
+    return true;
+  }
+
+  /**
+   * Verifies a bearer token of any family (the `userinfo` endpoint accepts each of them).
+   * @throws TokenError as {@link verify}; `audience` when no family accepts the token.
+   */
+  async verifyAnyFamily(token: string): Promise<Principal> {
+    let last: unknown;
+    for (const f of audienceFamilies) {
+      try {
+        return await this.verify(token, f);
+      } catch (e) {
+        if (!(e instanceof TokenError) || e.reason !== 'audience') throw e;
+        last = e;
+      }
+    }
+    throw last;
   }
 
   /**
