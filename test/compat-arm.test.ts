@@ -52,7 +52,7 @@ async function pages<T>(it: { byPage(): AsyncIterable<T[]> }): Promise<T[][]> {
 before(async () => {
   s = await startTestServer({ env: { STRATUS_AUDIENCE_ALIASES: `arm=${managementAudience}`, STRATUS_PROVIDER_NAMESPACE_ALIASES: clientNamespace } });
   // The one credential line of the README.
-  sp = new ClientSecretCredential(demoTenant.id, demoServicePrincipal.appId, demoServicePrincipal.secret, { authorityHost: s.url, disableInstanceDiscovery: true });
+  sp = new ClientSecretCredential(demoTenant.domain, demoServicePrincipal.appId, demoServicePrincipal.secret, { authorityHost: s.url, disableInstanceDiscovery: true });
 });
 after(async () => {
   await s?.close();
@@ -116,6 +116,12 @@ test('arm-automation (api-version 2015-10-31): the demo webhook', async () => {
   assert.equal(hook.runbook?.name, demoAutomation.runbook);
   assert.equal(hook.isEnabled, true);
   assert.ok(hook.creationTime instanceof Date);
+  // Ids in a body are taken in the client's namespace and kept as Stratus spells them; free text is not touched.
+  const roleId = `/subscriptions/${sub}/providers/${clientNamespace}Authorization/roleDefinitions/${roleIds.reader}`;
+  const note = `Reads /providers/${clientNamespace}Compute/skus nightly`;
+  const updated = await client.webhook.update(rg, demoAutomation.account, demoAutomation.webhook, { parameters: { RoleId: roleId }, description: note });
+  assert.equal(updated.parameters?.RoleId, `/subscriptions/${sub}/providers/Vendor.Authorization/roleDefinitions/${roleIds.reader}`);
+  assert.equal(updated.description, note);
 });
 
 test('data share: the listSynchronizations next link answers GET (as the clients fetch it) with the read-budget header', async () => {
@@ -155,7 +161,7 @@ test('Python: azure-mgmt-compute, -authorization, -billing, -datashare, -automat
       ...process.env,
       REQUESTS_CA_BUNDLE: path.resolve('.stratus-test/tls/ca.pem'),
       STRATUS_URL: s.url,
-      STRATUS_TENANT: demoTenant.id,
+      STRATUS_TENANT: demoTenant.domain,
       STRATUS_SUBSCRIPTION: sub,
       STRATUS_RESOURCE_GROUP: rg,
       STRATUS_SP_ID: demoServicePrincipal.appId,

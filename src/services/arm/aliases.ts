@@ -48,9 +48,12 @@ export function aliasUrlRewriter(aliases: readonly string[]): (req: { url?: stri
   };
 }
 
-/** Returns `value` with every string in it (deeply) rewritten; objects are copied only where something changed. */
+/** An id-like string: a path (`/subscriptions/…`, `providers/…`) without white space; free text (descriptions) is left alone. */
+const idLike = /^(\/|providers\/)\S*$/i;
+
+/** Returns `value` with every id-like string in it (deeply) rewritten; objects are copied only where something changed. */
 function rewriteDeep(value: unknown, re: RegExp): unknown {
-  if (typeof value === 'string') return rewrite(value, re);
+  if (typeof value === 'string') return idLike.test(value) ? rewrite(value, re) : value;
   if (Array.isArray(value)) {
     let changed = false;
     const out = value.map((v) => {
@@ -74,8 +77,9 @@ function rewriteDeep(value: unknown, re: RegExp): unknown {
 }
 
 /**
- * A `preValidation` hook normalising role definition ids, scopes and any other
- * `/providers/<alias>…` id inside a resource-manager JSON body to the `Vendor.` spelling;
+ * A `preValidation` hook normalising role definition ids, scopes and any other id-like string
+ * (a path without white space) naming `providers/<alias>` inside a resource-manager JSON body
+ * to the `Vendor.` spelling; free text is kept as sent;
  * `undefined` when no alias is configured (nothing to register).
  */
 export function aliasBodyHook(aliases: readonly string[]): ((req: FastifyRequest) => Promise<void>) | undefined {
