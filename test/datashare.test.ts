@@ -157,10 +157,10 @@ test('gateway errors come as DataShareError: api-version, bearer, subscription, 
   const miss = await fetch(`${s.url}${salesPath}/listSynchronizations`, { method: 'POST', headers: { authorization: `Bearer ${admin}` } });
   assert.equal(miss.status, 400);
   assert.equal(((await miss.json()) as any).error.code, 'MissingApiVersionParameter');
-  const bad = await call('POST', `${salesPath}/listSynchronizations`, { query: { 'api-version': '2019-11-01' } });
+  const bad = await call('POST', `${salesPath}/listSynchronizations`, { query: { 'api-version': '2018-11-01-preview' } });
   assert.equal(bad.status, 400);
   assert.equal(bad.body.error.code, 'InvalidApiVersionParameter');
-  assert.match(bad.body.error.message, /'2021-08-01'/);
+  assert.match(bad.body.error.message, /'2021-08-01,2020-09-01,2019-11-01'/);
   const noAuth = await call('POST', `${salesPath}/listSynchronizations`, { token: null });
   assert.equal(noAuth.status, 401);
   assert.equal(noAuth.body.error.code, 'AuthenticationFailed');
