@@ -25,6 +25,8 @@ import { demoAutomation } from '../src/services/automation/seed.ts';
 import { demoDataShare, demoSynchronizationCount } from '../src/services/datashare/seed.ts';
 import { loadCatalog, shapeSku } from '../src/services/compute/index.ts';
 import { roleIds } from '../src/services/arm/index.ts';
+import { aliasUrlRewriter } from '../src/services/arm/aliases.ts';
+import { ConfigError, loadConfig, parseNamespaceAliases } from '../src/config.ts';
 
 /** The resource-manager audience the public-cloud clients ask for when not given their endpoint's (Python, ms-rest-js). */
 const managementAudience = 'https://management.azure.com';
@@ -145,6 +147,47 @@ test('data share: the listSynchronizations next link answers GET (as the clients
     next = body.nextLink ?? undefined;
   }
   assert.equal(count, demoSynchronizationCount);
+});
+
+test('older api-versions answer their own shapes on the wire; an unknown one is 400 listing the supported ones', async () => {
+  const mi = new ClientSecretCredential(demoTenant.id, demoManagedIdentity.appId, demoManagedIdentity.secret, { authorityHost: s.url, disableInstanceDiscovery: true });
+  const get = async (cred: ClientSecretCredential, p: string) => {
+    const token = (await cred.getToken(`${managementAudience}/.default`))!.token;
+    const r = await fetch(`${s.url}${p}`, { headers: { authorization: `Bearer ${token}` } });
+    return { status: r.status, body: (await r.json()) as any };
+  };
+  const tx = `/providers/${clientNamespace}Billing/billingAccounts/70000001/invoices/G000000001/transactions`;
+  const v2020 = await get(mi, `${tx}?api-version=2020-05-01&count=true`);
+  assert.equal(v2020.status, 200);
+  assert.equal(v2020.body.totalCount, undefined);
+  const t0 = v2020.body.value[0];
+  assert.equal(t0.systemData, undefined);
+  assert.ok(['all', 'reservation'].includes(t0.properties.kind));
+  assert.equal(t0.properties.creditType, undefined);
+  const v2024 = await get(mi, `${tx}?api-version=2024-04-01&count=true`);
+  assert.equal(typeof v2024.body.totalCount, 'number');
+  assert.equal(v2024.body.value[0].name, t0.name);
+  assert.ok(v2024.body.value[0].systemData);
+  const hook = `/subscriptions/${sub}/resourceGroups/${rg}/providers/${clientNamespace}Automation/automationAccounts/${demoAutomation.account}/webhooks/${demoAutomation.webhook}`;
+  const old = await get(sp, `${hook}?api-version=2015-10-31`);
+  assert.equal(old.status, 200);
+  assert.equal(old.body.systemData, undefined);
+  assert.ok((await get(sp, `${hook}?api-version=2024-10-23`)).body.systemData);
+  const unknown = await get(sp, `${hook}?api-version=2017-05-15-preview`);
+  assert.equal(unknown.status, 400);
+  assert.equal(unknown.body.error.code, 'InvalidApiVersionParameter');
+  assert.match(unknown.body.error.message, /'2024-10-23,2015-10-31'/);
+});
+
+test('STRATUS_PROVIDER_NAMESPACE_ALIASES: parsing, and only resource-manager URLs are rewritten', () => {
+  assert.deepEqual(parseNamespaceAliases(' Acme, Other.,,vendor.'), ['Acme.', 'Other.']);
+  assert.throws(() => parseNamespaceAliases('Acme/x'), ConfigError);
+  assert.throws(() => loadConfig({}, { STRATUS_PROVIDER_NAMESPACE_ALIASES: 'a b' }), /STRATUS_PROVIDER_NAMESPACE_ALIASES/);
+  const rewrite = aliasUrlRewriter(['Acme.']);
+  assert.equal(rewrite({ url: '/subscriptions/x/PROVIDERS/acme.Compute/skus?$filter=id%20eq%20%27%2Fproviders%2FAcme.Authorization%2Fx%27' }), '/subscriptions/x/providers/Vendor.Compute/skus?$filter=id%20eq%20%27%2Fproviders%2FVendor.Authorization%2Fx%27');
+  assert.equal(rewrite({ url: '/v1.0/users/x/messages?$filter=subject eq \'/providers/Acme.Compute\'' }), "/v1.0/users/x/messages?$filter=subject eq '/providers/Acme.Compute'");
+  assert.equal(rewrite({ url: '/subscriptions/x/resourceGroups/Acme.rg/providers/Vendor.Automation/a' }), '/subscriptions/x/resourceGroups/Acme.rg/providers/Vendor.Automation/a');
+  assert.equal(aliasUrlRewriter([])({ url: '/providers/Acme.Billing/x' }), '/providers/Acme.Billing/x');
 });
 
 test('Python: azure-mgmt-compute, -authorization, -billing, -datashare, -automation with azure-identity', async () => {
