@@ -70,6 +70,11 @@ export interface Config {
    * default audience an official client asks for; tokens asked for `<uri>/.default` carry `<uri>` as `aud`.
    */
   audienceAliases: AudienceAlias[];
+  /**
+   * Control key from `STRATUS_CONTROL_KEY`; when unset the key is generated into
+   * `<dataDir>/control.key` on first start (see core/control-key.ts).
+   */
+  controlKey?: string;
   settings: Settings;
 }
 
@@ -194,6 +199,7 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     logLevel: flags.logLevel ?? env.STRATUS_LOG_LEVEL ?? 'info',
     seed: (env.STRATUS_SEED ?? 'true') !== 'false',
     audienceAliases: parseAudienceAliases(env.STRATUS_AUDIENCE_ALIASES),
+    controlKey: env.STRATUS_CONTROL_KEY || undefined,
     settings,
   };
 }
