@@ -1,4 +1,5 @@
 /**
+ * (Used by test/faults.test.ts; the compute and authorization tests use STRATUS_PROVIDER_NAMESPACE_ALIASES instead.)
  * The one pipeline policy that maps the official resource-manager clients' provider
  * namespace (`/providers/<Brand>.Compute/…`) onto Stratus's `Vendor.` namespace; the
  * README shows the same policy.
