@@ -173,6 +173,11 @@ test('older api-versions answer their own shapes on the wire; an unknown one is 
   assert.equal(old.status, 200);
   assert.equal(old.body.systemData, undefined);
   assert.ok((await get(sp, `${hook}?api-version=2024-10-23`)).body.systemData);
+  const account = `/subscriptions/${sub}/resourceGroups/${rg}/providers/${clientNamespace}DataShare/accounts/${demoDataShare.account}`;
+  const ds2019 = await get(sp, `${account}?api-version=2019-11-01`);
+  assert.equal(ds2019.status, 200);
+  assert.equal(ds2019.body.systemData, undefined);
+  assert.ok((await get(sp, `${account}?api-version=2020-09-01`)).body.systemData);
   const unknown = await get(sp, `${hook}?api-version=2017-05-15-preview`);
   assert.equal(unknown.status, 400);
   assert.equal(unknown.body.error.code, 'InvalidApiVersionParameter');

@@ -18,7 +18,7 @@ import { newUuid, randomToken } from '../../core/ids.ts';
 import { absoluteUrl, decodeToken, encodeToken } from '../../core/paging.ts';
 import { compileFilter, ODataError, parseFilter } from '../../core/odata/index.ts';
 import type { Principal } from '../../core/identity/identity.ts';
-import { armErrors, armRoute, systemDataFor, type ArmCall } from '../arm/gateway.ts';
+import { armErrors, armRoute, systemDataFor, withoutSystemData, type ArmCall } from '../arm/gateway.ts';
 import { ArmStore, type ArmResourceRow } from '../arm/store.ts';
 import { isUniqueViolation } from '../../store/db.ts';
 import { firstValue, isJsonContent, nulPath } from '../../core/input.ts';
@@ -33,13 +33,6 @@ export const automationApiVersions = ['2024-10-23', '2015-10-31'];
 /** The api-versions whose resources carry no `systemData`. */
 const noSystemDataVersions = new Set(['2015-10-31']);
 
-/** A handler's JSON result without `systemData` (on the resource and on each item of a `value` list); anything else as it is. */
-export function withoutSystemData(out: unknown): unknown {
-  if (out === null || typeof out !== 'object' || Object.getPrototypeOf(out) !== Object.prototype) return out;
-  const { systemData: _s, ...rest } = out as Record<string, unknown>;
-  if (Array.isArray(rest.value)) rest.value = rest.value.map(withoutSystemData);
-  return rest;
-}
 /** The path webhook URIs point at (POST, `?token=`). */
 export const webhookInvokePath = '/automation/webhooks';
 /** Webhooks / jobs per page of their lists. */

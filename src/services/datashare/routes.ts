@@ -19,7 +19,7 @@ import { authenticate } from '../../core/auth.ts';
 import { absoluteUrl, decodeToken, encodeToken } from '../../core/paging.ts';
 import { compileFilter, compileOrderBy, ODataError, parseFilter, parseOrderBy } from '../../core/odata/index.ts';
 import type { Principal } from '../../core/identity/identity.ts';
-import { armRoute, systemDataFor, type ArmCall, type ArmRouteOptions } from '../arm/gateway.ts';
+import { armRoute, systemDataFor, withoutSystemData, type ArmCall, type ArmRouteOptions } from '../arm/gateway.ts';
 import { ArmStore, type ArmResourceRow } from '../arm/store.ts';
 import { isUniqueViolation } from '../../store/db.ts';
 import { firstValue, isJsonContent, nulPath } from '../../core/input.ts';
@@ -36,9 +36,11 @@ export function deletedOperation(at: string): { status: 'Succeeded'; startTime: 
 /**
  * api-versions of every data share operation, newest first: the spec's (§9) and the published
  * stable ones the official clients send (2020-09-01 by the Python client; 2019-11-01, the first
- * stable one). Their definitions of these operations have the same shapes (docs/deviations/datashare.md).
+ * stable one, whose resources have no `systemData`: docs/deviations/datashare.md).
  */
 export const dataShareApiVersions = ['2021-08-01', '2020-09-01', '2019-11-01'];
+/** The api-versions whose resources carry no `systemData`. */
+const noSystemDataVersions = new Set(['2019-11-01']);
 /** Synchronizations per page of `listSynchronizations`. */
 export const synchronizationPageSize = 20;
 /** Resources per page of the account and share lists. */
@@ -240,7 +242,8 @@ export async function registerDataShareRoutes(app: FastifyInstance, ctx: AppCont
             });
           }
           checkPathNames(req);
-          return opts.handler(req, reply, call);
+          const out = await opts.handler(req, reply, call);
+          return noSystemDataVersions.has(call.apiVersion) ? withoutSystemData(out) : out;
         },
       });
 
