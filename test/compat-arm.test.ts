@@ -112,7 +112,7 @@ test('arm-billing (api-version 2020-05-01): transactions of an invoice over ever
 
 test('arm-automation (api-version 2015-10-31): the demo webhook', async () => {
   // 10.x's constructor takes a third, required argument (`countType1`, used by its statistics operations).
-  const client = new AutomationClient(sp as any, sub, 'status', { baseUri: s.url });
+  const client = new AutomationClient(sp, sub, 'status', { baseUri: s.url });
   const hook = await client.webhook.get(rg, demoAutomation.account, demoAutomation.webhook);
   assert.equal(hook.name, demoAutomation.webhook);
   assert.equal(hook.runbook?.name, demoAutomation.runbook);
