@@ -1,9 +1,9 @@
 /**
  * The control plane (ours, not the spec's): `GET /_stratus/health`, `POST /_stratus/reset`,
- * `GET|POST /_stratus/clock`, `GET /_stratus/mail/outbound`, `POST /_stratus/directory/users/{id or upn}/password`,
- * `POST /_stratus/directory/apps/{client id}/secret`, and the fault rules
- * `POST|GET|DELETE /_stratus/faults`, `DELETE /_stratus/faults/{id}`. Errors are RFC 9457
- * problem+json. Every route but health needs the control key (core/control-key.ts).
+ * `GET|POST /_stratus/clock`, `GET /_stratus/mail/outbound`, the fault rules
+ * `POST|GET|DELETE /_stratus/faults`, `DELETE /_stratus/faults/{id}`, and the directory changes
+ * `POST /_stratus/directory/users/{id or upn}/password`, `POST /_stratus/directory/apps/{client id}/secret`.
+ * Errors are RFC 9457 problem+json. Every route but health needs the control key (core/control-key.ts).
  */
 import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
