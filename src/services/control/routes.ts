@@ -21,12 +21,6 @@ const ClockAdvance = Type.Object({ advanceSeconds: Type.Number({ minimum: 0, max
 /** Query of `GET /_stratus/mail/outbound`. */
 const OutboundQuery = Type.Object({ tenant: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })), top: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })) });
 
-/** Body of `POST /_stratus/directory/users/{user}/password`. */
-const PasswordChange = Type.Object({ password: Type.String({ minLength: 1, maxLength: 256 }) }, { additionalProperties: false });
-
-/** Body of `POST /_stratus/directory/apps/{appId}/secret`. */
-const SecretChange = Type.Object({ secret: Type.String({ minLength: 1, maxLength: 256 }) }, { additionalProperties: false });
-
 /** Body of `POST /_stratus/faults` (issue 12 item 2). */
 const FaultRuleBody = Type.Object(
   {
@@ -52,6 +46,12 @@ const FaultRuleBody = Type.Object(
   },
   { additionalProperties: false },
 );
+
+/** Body of `POST /_stratus/directory/users/{user}/password`. */
+const PasswordChange = Type.Object({ password: Type.String({ minLength: 1, maxLength: 256 }) }, { additionalProperties: false });
+
+/** Body of `POST /_stratus/directory/apps/{appId}/secret`. */
+const SecretChange = Type.Object({ secret: Type.String({ minLength: 1, maxLength: 256 }) }, { additionalProperties: false });
 
 /** Registers the control-plane routes. */
 export function registerControlRoutes(app: FastifyInstance, ctx: AppContext, modules: ServiceModule[]): void {
