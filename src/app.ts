@@ -28,6 +28,7 @@ import { RequestLog, registerRequestLog } from './core/request-log.ts';
 import { seedAll, isSeeded } from './seed/index.ts';
 import { modules } from './services/index.ts';
 import { registerControlRoutes } from './services/control/routes.ts';
+import { aliasBodyHook, aliasUrlRewriter } from './services/arm/aliases.ts';
 
 /** A built app: the Fastify instance, its context, the plain-HTTP server and the TLS material. */
 export interface BuiltApp {
@@ -78,6 +79,7 @@ export async function buildApp(config: Config): Promise<BuiltApp> {
     logger: { level: config.logLevel },
     genReqId: () => newUuid(),
     bodyLimit: 150 * 1024 * 1024,
+    rewriteUrl: aliasUrlRewriter(config.providerNamespaceAliases),
     routerOptions: { ignoreDuplicateSlashes: true, ignoreTrailingSlash: true, caseSensitive: false, maxParamLength: 2000 },
     // Router-level failures (a malformed percent-encoding, an over-long path segment) in the family's envelope.
     frameworkErrors: (error: Error & { code?: string }, req: any, reply: any) => {
@@ -207,6 +209,9 @@ export async function buildApp(config: Config): Promise<BuiltApp> {
     if (!reply.hasHeader('date')) reply.header('Date', new Date().toUTCString());
     return payload;
   });
+
+  const aliasHook = aliasBodyHook(config.providerNamespaceAliases);
+  if (aliasHook) app.addHook('preValidation', aliasHook);
 
   app.setErrorHandler(async (error: any, req, reply) => {
     const family: Family = error instanceof ApiError && error.options.family ? error.options.family : familyOf(req);
