@@ -1,5 +1,5 @@
 /**
- * The `stratus` command: `serve` (default), `token`, `reset`, `console`.
+ * The `stratus` command: `serve` (default), `token`, `reset`, `console`, `requests`, `seed`.
  * Settings come from flags and the environment (see `config.ts` and the README); each
  * subcommand lists only the flags it uses.
  */
@@ -114,6 +114,65 @@ program
     const config = loadConfig(flags);
     const key = loadControlKey(config.dataDir, config.controlKey);
     process.stdout.write(`${targetOrigin(flags)}/_stratus/console?key=${encodeURIComponent(key)}\n`);
+  });
+
+/** One request-log entry as `GET /_stratus/requests` and its event feed give it (fields used here). */
+interface LoggedRequest {
+  time: string;
+  family: string;
+  method: string;
+  url: string;
+  status: number;
+  durationMs: number;
+  appId?: string;
+  upn?: string;
+  id: string;
+}
+
+function requestLine(e: LoggedRequest): string {
+  const caller = e.upn ?? e.appId ?? '-';
+  return `${e.time}  ${e.family.padEnd(9)} ${e.method.padEnd(6)} ${String(e.status).padEnd(3)} ${String(Math.round(e.durationMs)).padStart(5)} ms  ${e.url}  ${caller}  ${e.id}`;
+}
+
+program
+  .command('requests')
+  .description("print the server's recent requests (oldest first); --follow keeps printing new ones")
+  .option('--data-dir <dir>', 'data folder (STRATUS_DATA_DIR, default ./.stratus)')
+  .option('--public-url <url>', 'origin of the server (default: the one the server on --data-dir recorded)')
+  .option('--family <family>', 'only this API family (arm, datashare, analytics, platform, mail, wopi, oauth)')
+  .option('--status <status>', 'only this status, or a class such as 4xx')
+  .option('--q <text>', 'only requests whose method, URL, caller or id contain the text')
+  .option('--limit <n>', 'how many recent requests to print first (0: none)', '50')
+  .option('-f, --follow', 'keep printing requests as they arrive (Ctrl-C stops)')
+  .action(async (flags: ConfigFlags & { family?: string; status?: string; q?: string; limit: string; follow?: boolean }) => {
+    const config = loadConfig(flags);
+    const key = loadControlKey(config.dataDir, config.controlKey);
+    // A local CLI reads the plain-HTTP listener the server recorded (no CA to trust); else the origin.
+    const base = flags.publicUrl ?? readRuntimeInfo(config.dataDir)?.httpUrl ?? targetOrigin(flags);
+    const query = new URLSearchParams();
+    for (const k of ['family', 'status', 'q'] as const) if (flags[k]) query.set(k, flags[k]!);
+    const headers = { authorization: `Bearer ${key}` };
+    if (flags.limit !== '0') {
+      const list = await fetch(`${base}/_stratus/requests?${query}&limit=${encodeURIComponent(flags.limit)}`, { headers });
+      if (!list.ok) throw new Error(`${base}/_stratus/requests answered ${list.status}: ${await list.text()}`);
+      const entries = ((await list.json()) as { value: LoggedRequest[] }).value;
+      for (const e of entries.reverse()) process.stdout.write(requestLine(e) + '\n');
+    }
+    if (!flags.follow) return;
+    const feed = await fetch(`${base}/_stratus/requests/events?${query}`, { headers });
+    if (!feed.ok || !feed.body) throw new Error(`${base}/_stratus/requests/events answered ${feed.status}`);
+    const decoder = new TextDecoder();
+    let buffer = '';
+    for await (const chunk of feed.body as unknown as AsyncIterable<Uint8Array>) {
+      buffer += decoder.decode(chunk, { stream: true });
+      let end: number;
+      while ((end = buffer.indexOf('\n\n')) >= 0) {
+        const event = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        const data = event.split('\n').find((l) => l.startsWith('data: '));
+        if (data) process.stdout.write(requestLine(JSON.parse(data.slice(6)) as LoggedRequest) + '\n');
+      }
+    }
   });
 
 program.parseAsync(process.argv).catch((e: unknown) => {

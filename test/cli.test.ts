@@ -99,3 +99,32 @@ test("each subcommand's --help lists only its own flags", async () => {
   for (const f of ['--http-port', '--https-port', '--tls-cert']) assert.match(serve, new RegExp(f));
   assert.doesNotMatch(serve, /--audience/);
 });
+
+test('`stratus requests` prints the recent requests; --follow prints new ones as they arrive', async () => {
+  const marker = `cli-marker-${randomBytes(4).toString('hex')}`;
+  assert.equal((await fetch(`${origin}/v1.0/me/messages?$search=${marker}`)).status, 401);
+  const printed = await cli('requests', '--family', 'mail', '--limit', '20');
+  assert.match(printed, new RegExp(`GET +401 .*${marker}`));
+  const follow = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'requests', '--follow', '--limit', '0', '--q', `${marker}-live`], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  try {
+    let out = '';
+    const seen = new Promise<void>((resolve, reject) => {
+      follow.once('exit', (code) => reject(new Error(`requests --follow exited ${code}: ${out}`)));
+      follow.stdout!.on('data', (d: Buffer) => {
+        out += d.toString();
+        if (out.includes(`${marker}-live`)) resolve();
+      });
+    });
+    // Keep calling until the follower (which connects asynchronously) has printed one.
+    let done = false;
+    seen.then(() => (done = true), () => (done = true));
+    for (let i = 0; i < 600 && !done; i++) {
+      await fetch(`${origin}/v1.0/me/messages?$search=${marker}-live`);
+      await Promise.race([seen.catch(() => undefined), new Promise((r) => setTimeout(r, 100))]);
+    }
+    await seen;
+    assert.match(out, /mail +GET +401/);
+  } finally {
+    follow.kill('SIGINT');
+  }
+});
