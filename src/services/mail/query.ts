@@ -169,9 +169,16 @@ function searchTerms(text: string): { terms: string[]; hasAttachments?: boolean;
  * @throws ApiError 400 for bad `$filter` / `$search`
  */
 export function baseQuery(db: Kysely<any>, lq: Omit<ListQuery, 'pageSize' | 'skip'>): SelectQueryBuilder<any, any, any> {
-  let query = db.selectFrom('mail_messages').where('mail_messages.tenant_id', '=', lq.tenantId).where('mail_messages.mailbox_id', '=', lq.mailboxId);
-  if (lq.folderId !== undefined) query = query.where('mail_messages.folder_id', '=', lq.folderId);
-  else if (lq.excludeFolderIds.length) query = query.where('mail_messages.folder_id', 'not in', lq.excludeFolderIds);
+  const search = opt(lq.q, 'search');
+  const st = search !== undefined && search.trim() !== '' ? searchTerms(search) : undefined;
+  // A full-text search on SQLite is driven by the FTS match (its rowids are the messages' pks):
+  // the mailbox and folder conditions are written `+column` so that SQLite cannot pick a
+  // mailbox index instead and test every message of the mailbox against the match.
+  const ftsDriven = !!st?.terms.length && !isPostgres(db);
+  const col = (c: string) => (ftsDriven ? sql`+${sql.ref(c)}` : sql.ref(c));
+  let query = db.selectFrom('mail_messages').where(col('mail_messages.tenant_id'), '=', lq.tenantId).where(col('mail_messages.mailbox_id'), '=', lq.mailboxId);
+  if (lq.folderId !== undefined) query = query.where(col('mail_messages.folder_id'), '=', lq.folderId);
+  else if (lq.excludeFolderIds.length) query = query.where(col('mail_messages.folder_id'), 'not in', lq.excludeFolderIds);
   const filterText = opt(lq.q, 'filter');
   if (filterText !== undefined && filterText.trim() !== '') {
     const node = parseMessageFilter(filterText);
@@ -182,9 +189,7 @@ export function baseQuery(db: Kysely<any>, lq: Omit<ListQuery, 'pageSize' | 'ski
       throw e;
     }
   }
-  const search = opt(lq.q, 'search');
-  if (search !== undefined && search.trim() !== '') {
-    const st = searchTerms(search);
+  if (st) {
     if (st.terms.length) {
       if (isPostgres(db)) {
         const tsq = st.terms.map((t) => `${t}:*`).join(' & ');
@@ -249,8 +254,40 @@ export async function listMessageRows(db: Kysely<any>, lq: ListQuery): Promise<{
   return { rows: rows.slice(0, lq.pageSize), more, count };
 }
 
-/** Number of messages matching the list query's filter and search. */
+/**
+ * What a count reads from the folder counters (`mail_folder_counts`) instead of the
+ * messages: every message (no `$filter`, no `$search`), or only the unread / read ones
+ * (`$filter=isRead eq false|true`); undefined when the query needs the messages.
+ */
+function counterColumn(q: URLSearchParams): 'total' | 'unread' | 'read' | undefined {
+  const search = opt(q, 'search');
+  if (search !== undefined && search.trim() !== '') return undefined;
+  const filter = opt(q, 'filter');
+  if (filter === undefined || filter.trim() === '') return 'total';
+  const n = parseMessageFilter(filter);
+  if (n.kind !== 'compare' || n.op !== 'eq') return undefined;
+  const [p, v] = n.left.kind === 'property' ? [n.left, n.right] : [n.right, n.left];
+  if (p.kind !== 'property' || v.kind !== 'literal' || p.path.join('/').toLowerCase() !== 'isread' || typeof v.value !== 'boolean') return undefined;
+  return v.value ? 'read' : 'unread';
+}
+
+/**
+ * Number of messages matching the list query's filter and search: from the folder counters
+ * when the query allows it (one row per folder), else a count over the indexes (a `$search`
+ * counts the full-text matches of the mailbox, a `$filter` the rows its index selects).
+ * @throws ApiError 400 for bad `$filter` / `$search`
+ */
 export async function countMessages(db: Kysely<any>, lq: Omit<ListQuery, 'pageSize' | 'skip'>): Promise<number> {
+  const kind = counterColumn(lq.q);
+  if (kind) {
+    let q = db.selectFrom('mail_folder_counts').where('tenant_id', '=', lq.tenantId).where('mailbox_id', '=', lq.mailboxId);
+    if (lq.folderId !== undefined) q = q.where('folder_id', '=', lq.folderId);
+    else if (lq.excludeFolderIds.length) q = q.where('folder_id', 'not in', lq.excludeFolderIds);
+    const r = await q.select([sql<number>`coalesce(sum(total), 0)`.as('total'), sql<number>`coalesce(sum(unread), 0)`.as('unread')]).executeTakeFirst();
+    const total = Number((r as any)?.total ?? 0);
+    const unread = Number((r as any)?.unread ?? 0);
+    return kind === 'total' ? total : kind === 'unread' ? unread : total - unread;
+  }
   const r = await baseQuery(db, lq).select((eb) => eb.fn.countAll().as('n')).executeTakeFirst();
   return Number((r as any)?.n ?? 0);
 }
