@@ -1,5 +1,5 @@
 /**
- * The `stratus` command: `serve` (default), `token`, `reset`.
+ * The `stratus` command: `serve` (default), `token`, `reset`, `seed` (bulk data).
  * Settings come from flags and the environment (see `config.ts` and the README).
  */
 import { Command } from 'commander';
@@ -10,6 +10,7 @@ import { audienceFamilies, type AudienceFamily } from './core/identity/identity.
 import { resetAll } from './seed/index.ts';
 import { modules } from './services/index.ts';
 import { delegatedScopes } from './core/identity/identity.ts';
+import { addSeedCommand } from './seed/command.ts';
 
 const program = new Command();
 program.name('stratus').description('Self-hosted cloud REST APIs for development and testing.');
@@ -83,6 +84,8 @@ serverFlags(program.command('reset').description('empty the store and load the d
     await built.app.close();
   }
 });
+
+addSeedCommand(program, serverFlags);
 
 program.parseAsync(process.argv).catch((e: unknown) => {
   process.stderr.write(`stratus: ${(e as Error).message}\n`);
