@@ -27,7 +27,7 @@ const port = Number(process.env.STRATUS_BENCH_PORT ?? 18790);
 const tenant = '9f3e1c2a-5b7d-4e8f-a1c3-0d2b4f6a8e01';
 const upn = 'admin@stratus.test';
 const origin = `http://127.0.0.1:${port}`;
-const cli = path.join(root, 'dist/src/cli.js');
+const cli = path.join(root, 'dist/stratus.mjs');
 
 function run(args: string[]): void {
   const r = spawnSync(process.execPath, args, { stdio: 'inherit', cwd: root });

@@ -1,7 +1,7 @@
 /**
  * Start-up and memory of the compiled server (issue 9 item 10): cold start to a healthy
  * `GET /_stratus/health` with a fresh data folder and with an existing one, and the idle
- * resident set size (VmRSS) a few seconds after start. Runs `node dist/src/cli.js serve`
+ * resident set size (VmRSS) a few seconds after start. Runs `node dist/stratus.mjs serve`
  * (build first: `npm run build`). Prints one line per round and the medians.
  *
  *   npm run bench:startup [-- --rounds 5]
@@ -13,9 +13,9 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 const root = path.resolve(import.meta.dirname, '..');
-const cli = path.join(root, 'dist/src/cli.js');
+const cli = path.join(root, 'dist/stratus.mjs');
 if (!fs.existsSync(cli)) {
-  process.stderr.write('dist/src/cli.js is missing: run `npm run build` first\n');
+  process.stderr.write('dist/stratus.mjs is missing: run `npm run build` first\n');
   process.exit(1);
 }
 const rounds = Number(process.argv[process.argv.indexOf('--rounds') + 1] || 3) || 3;

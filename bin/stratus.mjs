@@ -1,11 +1,11 @@
 #!/usr/bin/env node
-// Entry point of the `stratus` command: runs the compiled CLI (dist/src/cli.js, made by
+// Entry point of the `stratus` command: runs the compiled CLI (dist/stratus.mjs, made by
 // `npm run build`) when it is there and not older than the sources; otherwise runs
 // src/cli.ts through tsx's loader (a checkout without a build, or sources edited since).
 import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-const compiled = fileURLToPath(new URL('../dist/src/cli.js', import.meta.url));
+const compiled = fileURLToPath(new URL('../dist/stratus.mjs', import.meta.url));
 let fresh = false;
 if (fs.existsSync(compiled)) {
   const { buildIsFresh } = await import('../scripts/build.mjs');

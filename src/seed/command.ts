@@ -32,15 +32,19 @@ async function withStore(flags: ConfigFlags, total: number, label: string, fn: (
   const { buildApp } = await import('../app.ts');
   const { SingleBar, Presets } = (await import('cli-progress')).default;
   const built = await buildApp({ ...config, httpsPort: -1 });
-  const bar = new SingleBar({ format: `${label} [{bar}] {percentage}% | {value}/{total} | {rate}/s | ETA {eta_formatted}`, stream: process.stderr, hideCursor: true, etaBuffer: 20 }, Presets.shades_classic);
+  const bar = new SingleBar({ format: `${label} [{bar}] {percentage}% | {value}/{total} | {rate}/s | ETA {eta_formatted}`, stream: process.stderr, hideCursor: true, etaBuffer: 20, noTTYOutput: true, notTTYSchedule: 5000 }, Presets.shades_classic);
   const started = Date.now();
-  bar.start(total, 0, { rate: 0 });
+  let shown = false;
   try {
-    await fn(built, (done) => bar.update(done, { rate: Math.round(done / Math.max((Date.now() - started) / 1000, 0.001)) }));
+    await fn(built, (done) => {
+      if (!shown) bar.start(total, 0, { rate: 0 });
+      shown = true;
+      bar.update(done, { rate: Math.round(done / Math.max((Date.now() - started) / 1000, 0.001)) });
+    });
     bar.stop();
     process.stdout.write(`${label}: ${total} written in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
   } finally {
-    bar.stop();
+    if (shown) bar.stop();
     await built.app.close();
   }
 }
