@@ -31,7 +31,7 @@ async function withStore(flags: ConfigFlags, total: number, label: string, fn: (
   const config = loadConfig(flags);
   const { buildApp } = await import('../app.ts');
   const { SingleBar, Presets } = (await import('cli-progress')).default;
-  const built = await buildApp({ ...config, httpsPort: -1 });
+  const built = await buildApp({ ...config, httpsPort: -1, logLevel: 'silent' });
   const bar = new SingleBar({ format: `${label} [{bar}] {percentage}% | {value}/{total} | {rate}/s | ETA {eta_formatted}`, stream: process.stderr, hideCursor: true, etaBuffer: 20, noTTYOutput: true, notTTYSchedule: 5000 }, Presets.shades_classic);
   const started = Date.now();
   let shown = false;
@@ -50,12 +50,12 @@ async function withStore(flags: ConfigFlags, total: number, label: string, fn: (
 }
 
 /**
- * Adds the `seed` command and its subcommands to `program`; `serverFlags` adds the store
- * settings (`--data-dir`, `--database-url`, …) every command shares.
+ * Adds the `seed` command and its subcommands to `program`; `storeFlags` adds the flags that
+ * name the store (`--data-dir`, `--database-url`).
  */
-export function addSeedCommand(program: Command, serverFlags: (cmd: Command) => Command): void {
+export function addSeedCommand(program: Command, storeFlags: (cmd: Command) => Command): void {
   const seed = program.command('seed').description('add bulk data to the store (large mailboxes, invoice transactions)');
-  serverFlags(seed.command('mailbox').description("add generated messages to a user's mailbox"))
+  storeFlags(seed.command('mailbox').description("add generated messages to a user's mailbox"))
     .requiredOption('--user <upn>', 'user principal name or object id of the mailbox owner')
     .requiredOption('--messages <n>', 'number of messages to add')
     .option('--seed <n>', 'random seed of the content', '7')
@@ -70,7 +70,7 @@ export function addSeedCommand(program: Command, serverFlags: (cmd: Command) => 
         await seedMailbox(store.db, user, n, { seed: Number(flags.seed) || 7, onProgress: tick, transaction: (fn) => store.transaction(fn) });
       });
     });
-  serverFlags(seed.command('transactions').description('add generated transactions to an invoice of a billing account'))
+  storeFlags(seed.command('transactions').description('add generated transactions to an invoice of a billing account'))
     .requiredOption('--billing-account <name>', 'billing account name (e.g. 70000001)')
     .requiredOption('--invoice <name>', 'invoice name (e.g. G000000001)')
     .requiredOption('--count <n>', 'number of transactions to add')
