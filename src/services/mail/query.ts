@@ -10,6 +10,7 @@ import { ApiError } from '../../core/errors.ts';
 import { ODataError, compileFilter, compileOrderBy, filterProperties, parseFilter, parseOrderBy, type FieldMap, type FilterNode } from '../../core/odata/index.ts';
 import { fromJson, isPostgres } from '../../store/db.ts';
 import { selectableProperties } from './message.ts';
+import { readOffThread } from './read-worker.ts';
 
 /** `$filter` / `$orderby` properties of a message and where they live. */
 export const messageFields: FieldMap = {
@@ -244,9 +245,22 @@ export function ordering(q: URLSearchParams): { column: string | RawBuilder<unkn
 export async function listMessageRows(db: Kysely<any>, lq: ListQuery): Promise<{ rows: any[]; more: boolean; count?: number }> {
   const order = ordering(lq.q);
   const base = baseQuery(db, lq);
-  let query = base.selectAll('mail_messages');
-  for (const o of order) query = query.orderBy(o.column as any, o.direction);
-  const rows = await query.limit(lq.pageSize + 1).offset(lq.skip).execute();
+  let query;
+  const search = opt(lq.q, 'search');
+  if (search !== undefined && search.trim() !== '') {
+    // Search results are sorted, not read in index order: sort only the keys of the matches
+    // (the page's pks), then read the page's rows, instead of sorting every matching row whole.
+    let keys = base.select('mail_messages.pk');
+    for (const o of order) keys = keys.orderBy(o.column as any, o.direction);
+    query = db.selectFrom('mail_messages').selectAll('mail_messages').where('mail_messages.pk', 'in', keys.limit(lq.pageSize + 1).offset(lq.skip));
+    for (const o of order) query = query.orderBy(o.column as any, o.direction);
+  } else {
+    query = base.selectAll('mail_messages');
+    for (const o of order) query = query.orderBy(o.column as any, o.direction);
+    query = query.limit(lq.pageSize + 1).offset(lq.skip);
+  }
+  // A search may match much of the mailbox: read it off the event loop (SQLite).
+  const rows = search !== undefined && search.trim() !== '' ? await readOffThread(db, query) : await query.execute();
   const more = rows.length > lq.pageSize;
   let count: number | undefined;
   const c = opt(lq.q, 'count');
@@ -274,7 +288,8 @@ function counterColumn(q: URLSearchParams): 'total' | 'unread' | 'read' | undefi
 /**
  * Number of messages matching the list query's filter and search: from the folder counters
  * when the query allows it (one row per folder), else a count over the indexes (a `$search`
- * counts the full-text matches of the mailbox, a `$filter` the rows its index selects).
+ * counts the full-text matches of the mailbox, a `$filter` the rows its index selects), read
+ * off the event loop on SQLite ({@link readOffThread}).
  * @throws ApiError 400 for bad `$filter` / `$search`
  */
 export async function countMessages(db: Kysely<any>, lq: Omit<ListQuery, 'pageSize' | 'skip'>): Promise<number> {
@@ -288,7 +303,7 @@ export async function countMessages(db: Kysely<any>, lq: Omit<ListQuery, 'pageSi
     const unread = Number((r as any)?.unread ?? 0);
     return kind === 'total' ? total : kind === 'unread' ? unread : total - unread;
   }
-  const r = await baseQuery(db, lq).select((eb) => eb.fn.countAll().as('n')).executeTakeFirst();
+  const [r] = await readOffThread(db, baseQuery(db, lq).select((eb) => eb.fn.countAll().as('n')));
   return Number((r as any)?.n ?? 0);
 }
 
