@@ -6,6 +6,7 @@
  * word over a million messages then costs that request its time, not every other request's.
  * PostgreSQL and in-memory stores run the query in place.
  */
+import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import { sql, type Compilable, type Kysely } from 'kysely';
@@ -38,20 +39,29 @@ interface Reader {
   pending: Map<number, { resolve: (rows: unknown[]) => void; reject: (e: Error) => void }>;
 }
 
-/** One reader per database file (undefined: run in place). */
+/** One reader per database file and inode. */
 const readers = new Map<string, Reader | undefined>();
-const files = new WeakMap<Kysely<any>, string>();
+const stores = new WeakMap<Kysely<any>, { file: string; key: string }>();
 
 async function readerFor(db: Kysely<any>): Promise<Reader | undefined> {
   if (isPostgres(db)) return undefined;
-  let file = files.get(db);
-  if (file === undefined) {
+  let where = stores.get(db);
+  if (where === undefined) {
+    // Once per store: its file, and the reader's key (file and inode: a store made again at the same path gets a reader of its own).
     const r = await sql<{ file: string }>`select file from pragma_database_list where name = 'main'`.execute(db);
-    file = r.rows[0]?.file ?? '';
-    files.set(db, file);
+    const file = r.rows[0]?.file ?? '';
+    let key = '';
+    try {
+      if (file) key = `${file}:${fs.statSync(file).ino}`;
+    } catch {
+      key = '';
+    }
+    where = { file, key };
+    stores.set(db, where);
   }
-  if (!file) return undefined;
-  if (!readers.has(file)) {
+  if (!where.key) return undefined;
+  const { file, key } = where;
+  if (!readers.has(key)) {
     const worker = new Worker(source, { eval: true, workerData: { file, driver: createRequire(import.meta.url).resolve('better-sqlite3') } });
     const reader: Reader = { worker, next: 1, pending: new Map() };
     worker.on('message', (m: { id: number; rows?: unknown[]; error?: string }) => {
@@ -64,15 +74,15 @@ async function readerFor(db: Kysely<any>): Promise<Reader | undefined> {
     const fail = (e: Error) => {
       for (const p of reader.pending.values()) p.reject(e);
       reader.pending.clear();
-      readers.delete(file!);
+      readers.delete(key);
     };
     worker.on('error', fail);
     worker.on('exit', () => fail(new Error('mail read worker exited')));
     // Referenced only while a query is out (adding a listener refs it again): an idle worker never keeps the process alive.
     worker.unref();
-    readers.set(file, reader);
+    readers.set(key, reader);
   }
-  return readers.get(file);
+  return readers.get(key);
 }
 
 /**
