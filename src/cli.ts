@@ -1,5 +1,7 @@
 /**
  * The `stratus` command: `serve` (default), `token`, `reset`, `console`, `requests`, `seed`.
+
+ * The `stratus` command: `serve` (default), `token`, `reset`, `console`, `seed` (bulk data).
  * Settings come from flags and the environment (see `config.ts` and the README); each
  * subcommand lists only the flags it uses.
  */
@@ -14,6 +16,7 @@ import { readRuntimeInfo } from './runtime-info.ts';
 import { resetAll } from './seed/index.ts';
 import { modules } from './services/index.ts';
 import { demoPublicClient } from './seed/demo.ts';
+import { addSeedCommand } from './seed/command.ts';
 
 const program = new Command();
 program.name('stratus').description('Self-hosted cloud REST APIs for development and testing.');
@@ -116,6 +119,7 @@ program
     process.stdout.write(`${targetOrigin(flags)}/_stratus/console?key=${encodeURIComponent(key)}\n`);
   });
 
+<<<<<<< HEAD
 /** One request-log entry as `GET /_stratus/requests` and its event feed give it (fields used here). */
 interface LoggedRequest {
   time: string;
@@ -174,6 +178,9 @@ program
       }
     }
   });
+=======
+addSeedCommand(program, storeFlags);
+>>>>>>> perf-mailbox
 
 program.parseAsync(process.argv).catch((e: unknown) => {
   process.stderr.write(`stratus: ${(e as Error).message}\n`);

@@ -4,9 +4,35 @@
  * (`ca.pem` is the file clients trust through `NODE_EXTRA_CA_CERTS`). A given certificate
  * and key replace them.
  */
+import crypto from 'node:crypto';
 import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
-import forge from 'node-forge';
+import type forgeType from 'node-forge';
+
+// node-forge is loaded only when certificates are made (first start), not on every start.
+let forgeModule: typeof forgeType | undefined;
+const forgeLib = (): typeof forgeType => (forgeModule ??= createRequire(import.meta.url)('node-forge') as typeof forgeType);
+
+/** A 2048-bit RSA key pair made by node's native crypto (forge's pure-JS generator takes seconds), as forge keys plus the PEM. */
+function rsaKeys(): { publicKey: forgeType.pki.rsa.PublicKey; privateKey: forgeType.pki.rsa.PrivateKey; pem: string } {
+  const forge = forgeLib();
+  const { privateKey } = crypto.generateKeyPairSync('rsa', { modulusLength: 2048, publicExponent: 0x10001 });
+  const pem = privateKey.export({ type: 'pkcs1', format: 'pem' }) as string;
+  const priv = forge.pki.privateKeyFromPem(pem) as forgeType.pki.rsa.PrivateKey;
+  return { privateKey: priv, publicKey: forge.pki.setRsaPublicKey(priv.n, priv.e), pem };
+}
+
+/** Signs `cert` (SHA-256 with RSA) with native crypto: what forge's `cert.sign` does, without its pure-JS RSA. */
+function sign(cert: forgeType.pki.Certificate, keyPem: string): void {
+  const forge = forgeLib();
+  const c = cert as any;
+  c.siginfo.algorithmOid = c.signatureOid = forge.pki.oids.sha256WithRSAEncryption;
+  c.md = forge.md.sha256.create();
+  c.tbsCertificate = (forge.pki as any).getTBSCertificate(cert);
+  const der = Buffer.from(forge.asn1.toDer(c.tbsCertificate).getBytes(), 'binary');
+  c.signature = crypto.sign('sha256', der, keyPem).toString('binary');
+}
 
 /** PEM strings for the HTTPS listener, and where the CA file is. */
 export interface TlsMaterial {
@@ -17,11 +43,13 @@ export interface TlsMaterial {
 }
 
 function serial(): string {
+  const forge = forgeLib();
   return '01' + forge.util.bytesToHex(forge.random.getBytesSync(15));
 }
 
-function makeCa(): { cert: forge.pki.Certificate; key: forge.pki.rsa.PrivateKey } {
-  const keys = forge.pki.rsa.generateKeyPair(2048);
+function makeCa(): { cert: forgeType.pki.Certificate; key: forgeType.pki.rsa.PrivateKey; pem: string } {
+  const forge = forgeLib();
+  const keys = rsaKeys();
   const cert = forge.pki.createCertificate();
   cert.publicKey = keys.publicKey;
   cert.serialNumber = serial();
@@ -35,12 +63,13 @@ function makeCa(): { cert: forge.pki.Certificate; key: forge.pki.rsa.PrivateKey 
     { name: 'keyUsage', keyCertSign: true, cRLSign: true, critical: true },
     { name: 'subjectKeyIdentifier' },
   ]);
-  cert.sign(keys.privateKey, forge.md.sha256.create());
-  return { cert, key: keys.privateKey };
+  sign(cert, keys.pem);
+  return { cert, key: keys.privateKey, pem: keys.pem };
 }
 
-function makeServerCert(ca: { cert: forge.pki.Certificate; key: forge.pki.rsa.PrivateKey }): { cert: forge.pki.Certificate; key: forge.pki.rsa.PrivateKey } {
-  const keys = forge.pki.rsa.generateKeyPair(2048);
+function makeServerCert(ca: { cert: forgeType.pki.Certificate; key: forgeType.pki.rsa.PrivateKey; pem: string }): { cert: forgeType.pki.Certificate; key: forgeType.pki.rsa.PrivateKey; pem: string } {
+  const forge = forgeLib();
+  const keys = rsaKeys();
   const cert = forge.pki.createCertificate();
   cert.publicKey = keys.publicKey;
   cert.serialNumber = serial();
@@ -54,8 +83,8 @@ function makeServerCert(ca: { cert: forge.pki.Certificate; key: forge.pki.rsa.Pr
     { name: 'extKeyUsage', serverAuth: true },
     { name: 'subjectAltName', altNames: [{ type: 2, value: 'localhost' }, { type: 7, ip: '127.0.0.1' }, { type: 7, ip: '::1' }] },
   ]);
-  cert.sign(ca.key, forge.md.sha256.create());
-  return { cert, key: keys.privateKey };
+  sign(cert, ca.pem);
+  return { cert, key: keys.privateKey, pem: keys.pem };
 }
 
 /**
@@ -68,6 +97,7 @@ export function loadTls(dataDir: string, certFile?: string, keyFile?: string): T
   const files = { ca: path.join(dir, 'ca.pem'), caKey: path.join(dir, 'ca-key.pem'), cert: path.join(dir, 'server.pem'), key: path.join(dir, 'server-key.pem') };
   if (!fs.existsSync(files.cert) || !fs.existsSync(files.key) || !fs.existsSync(files.ca)) {
     fs.mkdirSync(dir, { recursive: true });
+    const forge = forgeLib();
     const ca = makeCa();
     const server = makeServerCert(ca);
     fs.writeFileSync(files.caKey, forge.pki.privateKeyToPem(ca.key), { mode: 0o600 });

@@ -2,6 +2,7 @@
  * The demo data set: the directory (tenants, users, applications) and every area's part.
  * Loaded into an empty store at first start and again by `POST /_stratus/reset`.
  */
+import { sql } from 'kysely';
 import type { AppContext, ServiceModule } from '../context.ts';
 import { directoryTables } from '../core/identity/directory.ts';
 import { demoAdmin, demoManagedIdentity, demoPublicClient, demoServicePrincipal, demoTenant, demoUser, otherTenant, otherUser } from './demo.ts';
@@ -36,8 +37,18 @@ async function seedDirectory(ctx: AppContext): Promise<void> {
 
 /** Loads the whole demo data set (directory first, then each area in order) and marks the store seeded. */
 export async function seedAll(ctx: AppContext, modules: ServiceModule[]): Promise<void> {
-  await seedDirectory(ctx);
-  for (const m of modules) if (m.seed) await m.seed(ctx);
+  // On SQLite the demo data's many small commits skip their fsync (WAL, synchronous = NORMAL:
+  // safe against a crash of the process, not a power loss during the first start); the
+  // "seeded" mark is written last with the store's own setting back in force.
+  const sqlite = ctx.store.dialect === 'sqlite';
+  const prev = sqlite ? Number((await sql<{ synchronous: number }>`pragma synchronous`.execute(ctx.store.db)).rows[0]?.synchronous ?? 2) : 0;
+  if (sqlite) await sql`pragma synchronous = NORMAL`.execute(ctx.store.db);
+  try {
+    await seedDirectory(ctx);
+    for (const m of modules) if (m.seed) await m.seed(ctx);
+  } finally {
+    if (sqlite) await sql.raw(`pragma synchronous = ${prev}`).execute(ctx.store.db);
+  }
   await ctx.identity.directory.setMeta(seededKey, new Date().toISOString());
 }
 

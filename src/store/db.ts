@@ -11,7 +11,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import pg from 'pg';
 import { Kysely, PostgresAdapter, PostgresDialect, SqliteDialect, sql, type Migration } from 'kysely';
 
 /** Which SQL dialect the store runs on. */
@@ -95,6 +94,8 @@ export class Store {
  */
 export async function openStore(opts: StoreOptions): Promise<Store> {
   if (opts.databaseUrl) {
+    // Loaded only for PostgreSQL: the embedded default starts without it.
+    const { default: pg } = await import('pg');
     const schema = opts.databaseSchema;
     if (schema) {
       if (!/^[a-z_][a-z0-9_]*$/.test(schema)) throw new Error(`invalid schema name '${schema}'`);

@@ -105,7 +105,8 @@ const creditDescriptions: Record<string, string> = {
 const costCenters = ['CC-1001', 'CC-1002', 'CC-2040', 'CC-3300'];
 const environments = ['production', 'staging', 'development'];
 
-interface InvoiceContext {
+/** What the generator needs of an invoice. */
+export interface InvoiceContext {
   accountName: string;
   invoice: Invoice;
   profile: BillingProfile;
@@ -114,10 +115,12 @@ interface InvoiceContext {
   billed: number;
   pending: number;
   seed: number;
+  /** Number of the first generated transaction (names and refund ids derive from it; default 0). */
+  first?: number;
 }
 
 /** Generates the transactions listed under one invoice (billed first, then the pending ones), sorted by date. */
-function generateTransactions(c: InvoiceContext): Transaction[] {
+export function generateTransactions(c: InvoiceContext): Transaction[] {
   const rnd = prng(c.seed);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!;
   const weighted = <T>(xs: [T, number][]): T => {
@@ -253,7 +256,7 @@ function generateTransactions(c: InvoiceContext): Transaction[] {
       p.refundTransactionDetails = {
         amountRequested: amt(requested),
         amountRefunded: amt(rnd() < 0.8 ? requested : round2(requested * 0.5)),
-        refundOperationId: stableUuid('billing-refund', c.accountName, c.invoice.name, String(i)),
+        refundOperationId: stableUuid('billing-refund', c.accountName, c.invoice.name, String((c.first ?? 0) + i)),
       };
     }
     const end = termYears
@@ -264,7 +267,7 @@ function generateTransactions(c: InvoiceContext): Transaction[] {
     p.servicePeriodStartDate = isoSeconds(category === 'usage' ? periodStart : dateMs);
     p.servicePeriodEndDate = isoSeconds(end);
 
-    const name = stableUuid('billing-transaction', c.accountName, c.invoice.name, String(i));
+    const name = stableUuid('billing-transaction', c.accountName, c.invoice.name, String((c.first ?? 0) + i));
     const t: Transaction = {
       id: `/providers/Vendor.Billing/BillingAccounts/${c.accountName}/transactions/${name}`,
       name,

@@ -112,6 +112,7 @@ export async function deleteFolder(db: Kysely<any>, mb: Mailbox, f: FolderRow): 
     const { moveMessage } = await import('./store.ts');
     for (const r of msgs) await moveMessage(db, messageFromRow(r), mb.wellKnown.get('recoverableitemspurges')!, { hidden: true });
     await db.deleteFrom('mail_folders').where('id', '=', id).execute();
+    await db.deleteFrom('mail_folder_counts').where('folder_id', '=', id).execute();
   };
   await purge(f.id);
 }

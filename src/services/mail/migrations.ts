@@ -10,7 +10,7 @@ import { sql, type Kysely } from 'kysely';
 import { autoIncrementKey, isPostgres, type Migrations } from '../../store/db.ts';
 
 /** The mail area's tables, children first (cleared by `POST /_stratus/reset`). */
-export const mailTables = ['mail_upload_chunks', 'mail_upload_sessions', 'mail_id_history', 'mail_outbound', 'mail_extensions', 'mail_attachments', 'mail_multi_props', 'mail_single_props', 'mail_categories', 'mail_messages', 'mail_folders'];
+export const mailTables = ['mail_upload_chunks', 'mail_upload_sessions', 'mail_id_history', 'mail_outbound', 'mail_extensions', 'mail_attachments', 'mail_multi_props', 'mail_single_props', 'mail_categories', 'mail_messages', 'mail_folder_counts', 'mail_folders'];
 
 /** Migrations of the mail area. */
 export const mailMigrations: Migrations = {
@@ -186,6 +186,50 @@ export const mailMigrations: Migrations = {
     async up(db: Kysely<any>) {
       await sql`CREATE INDEX mail_messages_from_lower ON mail_messages (tenant_id, mailbox_id, lower(from_address_lc), received_at)`.execute(db);
       await sql`CREATE INDEX mail_messages_sender_lower ON mail_messages (tenant_id, mailbox_id, lower(sender_address_lc), received_at)`.execute(db);
+    },
+  },
+  mail_0006_folder_counts: {
+    /**
+     * Per-folder message counters (total, unread) kept by triggers on `mail_messages`, so they
+     * change in the same transaction as every message write (insert, delete, move, read-state
+     * change) whatever code path writes: `$count`, `@odata.count` without a filter and the
+     * folders' totalItemCount / unreadItemCount read one row per folder instead of counting
+     * the mailbox (design: "Keep counters for counts that are read often"). Backfilled from
+     * the rows that exist.
+     */
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable('mail_folder_counts')
+        .addColumn('folder_id', 'varchar(200)', (c) => c.primaryKey())
+        .addColumn('tenant_id', 'varchar(64)', (c) => c.notNull())
+        .addColumn('mailbox_id', 'varchar(64)', (c) => c.notNull())
+        .addColumn('total', 'bigint', (c) => c.notNull())
+        .addColumn('unread', 'bigint', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('mail_folder_counts_mailbox').on('mail_folder_counts').columns(['tenant_id', 'mailbox_id', 'folder_id']).execute();
+      await sql`INSERT INTO mail_folder_counts (folder_id, tenant_id, mailbox_id, total, unread) SELECT folder_id, min(tenant_id), min(mailbox_id), count(*), sum(1 - is_read) FROM mail_messages GROUP BY folder_id`.execute(db);
+      // One statement per change: +1/-1 on the folder's row (created on first use).
+      const add = (row: 'new' | 'old', sign: '+' | '-') =>
+        `INSERT INTO mail_folder_counts (folder_id, tenant_id, mailbox_id, total, unread) VALUES (${row}.folder_id, ${row}.tenant_id, ${row}.mailbox_id, ${sign}1, ${sign}(1 - ${row}.is_read)) ON CONFLICT (folder_id) DO UPDATE SET total = mail_folder_counts.total + excluded.total, unread = mail_folder_counts.unread + excluded.unread`;
+      if (isPostgres(db)) {
+        await sql
+          .raw(
+            `CREATE FUNCTION mail_folder_counts_trg() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF TG_OP = 'INSERT' THEN ${add('new', '+')};
+  ELSIF TG_OP = 'DELETE' THEN ${add('old', '-')};
+  ELSIF new.folder_id IS DISTINCT FROM old.folder_id OR new.is_read IS DISTINCT FROM old.is_read THEN ${add('old', '-')}; ${add('new', '+')};
+  END IF;
+  RETURN NULL;
+END $$`,
+          )
+          .execute(db);
+        await sql`CREATE TRIGGER mail_folder_counts_trg AFTER INSERT OR DELETE OR UPDATE OF folder_id, is_read ON mail_messages FOR EACH ROW EXECUTE FUNCTION mail_folder_counts_trg()`.execute(db);
+      } else {
+        await sql.raw(`CREATE TRIGGER mail_counts_ai AFTER INSERT ON mail_messages BEGIN ${add('new', '+')}; END`).execute(db);
+        await sql.raw(`CREATE TRIGGER mail_counts_ad AFTER DELETE ON mail_messages BEGIN ${add('old', '-')}; END`).execute(db);
+        await sql.raw(`CREATE TRIGGER mail_counts_au AFTER UPDATE OF folder_id, is_read ON mail_messages WHEN new.folder_id IS NOT old.folder_id OR new.is_read IS NOT old.is_read BEGIN ${add('old', '-')}; ${add('new', '+')}; END`).execute(db);
+      }
     },
   },
 };

@@ -10,6 +10,7 @@ import { ApiError } from '../../core/errors.ts';
 import { ODataError, compileFilter, compileOrderBy, filterProperties, parseFilter, parseOrderBy, type FieldMap, type FilterNode } from '../../core/odata/index.ts';
 import { fromJson, isPostgres } from '../../store/db.ts';
 import { selectableProperties } from './message.ts';
+import { readOffThread } from './read-worker.ts';
 
 /** `$filter` / `$orderby` properties of a message and where they live. */
 export const messageFields: FieldMap = {
@@ -169,9 +170,16 @@ function searchTerms(text: string): { terms: string[]; hasAttachments?: boolean;
  * @throws ApiError 400 for bad `$filter` / `$search`
  */
 export function baseQuery(db: Kysely<any>, lq: Omit<ListQuery, 'pageSize' | 'skip'>): SelectQueryBuilder<any, any, any> {
-  let query = db.selectFrom('mail_messages').where('mail_messages.tenant_id', '=', lq.tenantId).where('mail_messages.mailbox_id', '=', lq.mailboxId);
-  if (lq.folderId !== undefined) query = query.where('mail_messages.folder_id', '=', lq.folderId);
-  else if (lq.excludeFolderIds.length) query = query.where('mail_messages.folder_id', 'not in', lq.excludeFolderIds);
+  const search = opt(lq.q, 'search');
+  const st = search !== undefined && search.trim() !== '' ? searchTerms(search) : undefined;
+  // A full-text search on SQLite is driven by the FTS match (its rowids are the messages' pks):
+  // the mailbox and folder conditions are written `+column` so that SQLite cannot pick a
+  // mailbox index instead and test every message of the mailbox against the match.
+  const ftsDriven = !!st?.terms.length && !isPostgres(db);
+  const col = (c: string) => (ftsDriven ? sql`+${sql.ref(c)}` : sql.ref(c));
+  let query = db.selectFrom('mail_messages').where(col('mail_messages.tenant_id'), '=', lq.tenantId).where(col('mail_messages.mailbox_id'), '=', lq.mailboxId);
+  if (lq.folderId !== undefined) query = query.where(col('mail_messages.folder_id'), '=', lq.folderId);
+  else if (lq.excludeFolderIds.length) query = query.where(col('mail_messages.folder_id'), 'not in', lq.excludeFolderIds);
   const filterText = opt(lq.q, 'filter');
   if (filterText !== undefined && filterText.trim() !== '') {
     const node = parseMessageFilter(filterText);
@@ -182,9 +190,7 @@ export function baseQuery(db: Kysely<any>, lq: Omit<ListQuery, 'pageSize' | 'ski
       throw e;
     }
   }
-  const search = opt(lq.q, 'search');
-  if (search !== undefined && search.trim() !== '') {
-    const st = searchTerms(search);
+  if (st) {
     if (st.terms.length) {
       if (isPostgres(db)) {
         const tsq = st.terms.map((t) => `${t}:*`).join(' & ');
@@ -239,9 +245,22 @@ export function ordering(q: URLSearchParams): { column: string | RawBuilder<unkn
 export async function listMessageRows(db: Kysely<any>, lq: ListQuery): Promise<{ rows: any[]; more: boolean; count?: number }> {
   const order = ordering(lq.q);
   const base = baseQuery(db, lq);
-  let query = base.selectAll('mail_messages');
-  for (const o of order) query = query.orderBy(o.column as any, o.direction);
-  const rows = await query.limit(lq.pageSize + 1).offset(lq.skip).execute();
+  let query;
+  const search = opt(lq.q, 'search');
+  if (search !== undefined && search.trim() !== '') {
+    // Search results are sorted, not read in index order: sort only the keys of the matches
+    // (the page's pks), then read the page's rows, instead of sorting every matching row whole.
+    let keys = base.select('mail_messages.pk');
+    for (const o of order) keys = keys.orderBy(o.column as any, o.direction);
+    query = db.selectFrom('mail_messages').selectAll('mail_messages').where('mail_messages.pk', 'in', keys.limit(lq.pageSize + 1).offset(lq.skip));
+    for (const o of order) query = query.orderBy(o.column as any, o.direction);
+  } else {
+    query = base.selectAll('mail_messages');
+    for (const o of order) query = query.orderBy(o.column as any, o.direction);
+    query = query.limit(lq.pageSize + 1).offset(lq.skip);
+  }
+  // A search may match much of the mailbox: read it off the event loop (SQLite).
+  const rows = search !== undefined && search.trim() !== '' ? await readOffThread(db, query) : await query.execute();
   const more = rows.length > lq.pageSize;
   let count: number | undefined;
   const c = opt(lq.q, 'count');
@@ -249,9 +268,42 @@ export async function listMessageRows(db: Kysely<any>, lq: ListQuery): Promise<{
   return { rows: rows.slice(0, lq.pageSize), more, count };
 }
 
-/** Number of messages matching the list query's filter and search. */
+/**
+ * What a count reads from the folder counters (`mail_folder_counts`) instead of the
+ * messages: every message (no `$filter`, no `$search`), or only the unread / read ones
+ * (`$filter=isRead eq false|true`); undefined when the query needs the messages.
+ */
+function counterColumn(q: URLSearchParams): 'total' | 'unread' | 'read' | undefined {
+  const search = opt(q, 'search');
+  if (search !== undefined && search.trim() !== '') return undefined;
+  const filter = opt(q, 'filter');
+  if (filter === undefined || filter.trim() === '') return 'total';
+  const n = parseMessageFilter(filter);
+  if (n.kind !== 'compare' || n.op !== 'eq') return undefined;
+  const [p, v] = n.left.kind === 'property' ? [n.left, n.right] : [n.right, n.left];
+  if (p.kind !== 'property' || v.kind !== 'literal' || p.path.join('/').toLowerCase() !== 'isread' || typeof v.value !== 'boolean') return undefined;
+  return v.value ? 'read' : 'unread';
+}
+
+/**
+ * Number of messages matching the list query's filter and search: from the folder counters
+ * when the query allows it (one row per folder), else a count over the indexes (a `$search`
+ * counts the full-text matches of the mailbox, a `$filter` the rows its index selects), read
+ * off the event loop on SQLite ({@link readOffThread}).
+ * @throws ApiError 400 for bad `$filter` / `$search`
+ */
 export async function countMessages(db: Kysely<any>, lq: Omit<ListQuery, 'pageSize' | 'skip'>): Promise<number> {
-  const r = await baseQuery(db, lq).select((eb) => eb.fn.countAll().as('n')).executeTakeFirst();
+  const kind = counterColumn(lq.q);
+  if (kind) {
+    let q = db.selectFrom('mail_folder_counts').where('tenant_id', '=', lq.tenantId).where('mailbox_id', '=', lq.mailboxId);
+    if (lq.folderId !== undefined) q = q.where('folder_id', '=', lq.folderId);
+    else if (lq.excludeFolderIds.length) q = q.where('folder_id', 'not in', lq.excludeFolderIds);
+    const r = await q.select([sql<number>`coalesce(sum(total), 0)`.as('total'), sql<number>`coalesce(sum(unread), 0)`.as('unread')]).executeTakeFirst();
+    const total = Number((r as any)?.total ?? 0);
+    const unread = Number((r as any)?.unread ?? 0);
+    return kind === 'total' ? total : kind === 'unread' ? unread : total - unread;
+  }
+  const [r] = await readOffThread(db, baseQuery(db, lq).select((eb) => eb.fn.countAll().as('n')));
   return Number((r as any)?.n ?? 0);
 }
 

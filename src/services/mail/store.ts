@@ -109,23 +109,15 @@ export async function listChildFolders(db: Kysely<any>, mb: Mailbox, parentId: s
   return rows.map(folderFromRow);
 }
 
-/** Counts of folders, computed in SQL over the indexes: total, unread, child folders. */
+/** Counts of folders: total and unread from the folder counters (`mail_folder_counts`), child folders by index. */
 export async function folderCounts(db: Kysely<any>, mb: Mailbox, ids: string[]): Promise<Map<string, { total: number; unread: number; children: number }>> {
   const out = new Map(ids.map((id) => [id, { total: 0, unread: 0, children: 0 }]));
   if (ids.length === 0) return out;
-  const msgs = await db
-    .selectFrom('mail_messages')
-    .select(['folder_id', 'is_read'])
-    .select((eb) => eb.fn.countAll().as('n'))
-    .where('tenant_id', '=', mb.tenantId)
-    .where('mailbox_id', '=', mb.mailboxId)
-    .where('folder_id', 'in', ids)
-    .groupBy(['folder_id', 'is_read'])
-    .execute();
+  const msgs = await db.selectFrom('mail_folder_counts').select(['folder_id', 'total', 'unread']).where('tenant_id', '=', mb.tenantId).where('mailbox_id', '=', mb.mailboxId).where('folder_id', 'in', ids).execute();
   for (const r of msgs as any[]) {
     const c = out.get(r.folder_id)!;
-    c.total += Number(r.n);
-    if (!bool(r.is_read)) c.unread += Number(r.n);
+    c.total = Number(r.total);
+    c.unread = Number(r.unread);
   }
   const kids = await db
     .selectFrom('mail_folders')
