@@ -119,7 +119,6 @@ program
     process.stdout.write(`${targetOrigin(flags)}/_stratus/console?key=${encodeURIComponent(key)}\n`);
   });
 
-<<<<<<< HEAD
 /** One request-log entry as `GET /_stratus/requests` and its event feed give it (fields used here). */
 interface LoggedRequest {
   time: string;
@@ -178,9 +177,7 @@ program
       }
     }
   });
-=======
 addSeedCommand(program, storeFlags);
->>>>>>> perf-mailbox
 
 program.parseAsync(process.argv).catch((e: unknown) => {
   process.stderr.write(`stratus: ${(e as Error).message}\n`);
