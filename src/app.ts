@@ -22,6 +22,7 @@ import { familyOf, familyOfPath } from './core/family.ts';
 import { nowIso } from './core/clock.ts';
 import { newUuid } from './core/ids.ts';
 import { loadTls, type TlsMaterial } from './core/tls.ts';
+import { OutboundGuard } from './core/outbound.ts';
 import { seedAll, isSeeded } from './seed/index.ts';
 import { modules } from './services/index.ts';
 import { registerControlRoutes } from './services/control/routes.ts';
@@ -103,6 +104,21 @@ export async function buildApp(config: Config): Promise<BuiltApp> {
     log: app.log,
     identity,
     rateLimiter: new RateLimiter(store.db),
+    outbound: new OutboundGuard({
+      allowLoopback: config.allowLoopbackReceivers,
+      ownPorts: () => {
+        const ports = [config.httpPort, config.httpsPort].filter((p) => p > 0);
+        for (const s of [app.server, httpServer]) {
+          const a = s?.address();
+          if (a && typeof a === 'object') ports.push(a.port);
+        }
+        if (origin) {
+          const o = new URL(origin);
+          ports.push(o.port ? Number(o.port) : o.protocol === 'https:' ? 443 : 80);
+        }
+        return ports;
+      },
+    }),
     origin: () => origin,
     onClose: (fn) => closers.push(fn),
   };
