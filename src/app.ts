@@ -81,13 +81,20 @@ const methodNotAllowedCode: Record<Family, string> = {
   control: 'MethodNotAllowed',
 };
 
+/** The path of a request target in origin form (`/a?b`) or absolute form (`http://host/a?b`); `/` for anything else. */
+function pathOfTarget(target: string): string {
+  const m = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*(.*)$/i.exec(target);
+  const p = m ? m[1]! : target;
+  return p.startsWith('/') ? p : '/';
+}
+
 /** The request line (method and target) at the start of raw request bytes, as far as it arrived. */
 function requestLineOf(raw: Buffer | undefined): { method: string; target: string; complete: boolean } {
   const text = raw ? raw.subarray(0, 8192).toString('latin1') : '';
   const end = text.indexOf('\n');
   const line = end >= 0 ? text.slice(0, end).replace(/\r$/, '') : text;
   const [method = '', target = '/'] = line.split(' ');
-  return { method, target: target.startsWith('/') ? target : '/', complete: end >= 0 || (raw !== undefined && raw.length < 8192) };
+  return { method, target: pathOfTarget(target), complete: end >= 0 || (raw !== undefined && raw.length < 8192) };
 }
 
 /**
@@ -108,26 +115,40 @@ function writeRawError(socket: import('node:stream').Duplex, family: Family, err
   if (r.body === undefined) delete headers['content-type'];
   const head = [`HTTP/1.1 ${r.status} ${http.STATUS_CODES[r.status] ?? 'Error'}`, ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`)].join('\r\n');
   socket.end(`${head}\r\n\r\n${body}`);
+  // Read and drop what the client still sends (the rest of a body), so closing does not reset the
+  // connection before the client has read the answer; then close for good.
+  socket.on('data', () => undefined);
+  socket.resume();
+  setTimeout(() => socket.destroy(), 2000).unref();
 }
 
 /**
  * Node's `clientError` (the request could not be parsed): the family is found from the raw
  * request line; over-long headers are 431 (414 when the request line itself did not fit),
- * an unknown method 501, anything else malformed (bad chunking, invalid header or URL bytes) 400.
+ * an unknown method 405 (like the router's answer to a method no route has), anything else malformed (bad chunking, invalid header or URL bytes) 400.
  * A socket already answering a request, or closed, is just destroyed.
  */
 function answerClientError(err: Error & { code?: string; rawPacket?: Buffer }, socket: import('node:stream').Duplex): void {
-  if (err.code === 'ECONNRESET' || !socket.writable || (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent) {
+  const res = (socket as { _httpMessage?: http.ServerResponse })._httpMessage;
+  if (res?.headersSent && !res.writableFinished && socket.writable) {
+    // An answer is already on its way (the route answered before the broken body arrived): let it finish, then close.
+    res.once('finish', () => socket.end());
+    setTimeout(() => socket.destroy(), 2000).unref();
+    return;
+  }
+  if (err.code === 'ECONNRESET' || !socket.writable || res?.headersSent) {
     socket.destroy();
     return;
   }
+  // A request already dispatched (a bad chunk in its body) names its family by its URL; otherwise the raw request line does.
+  const inFlight = res?.req;
   const line = requestLineOf(err.rawPacket);
-  const family = familyOfPath(line.target.split('?')[0]!);
+  const family = familyOfPath((inFlight?.url ?? line.target).split('?')[0]!);
   const bad = (status: number, arm: string, message: string) => new ApiError(status, family === 'oauth' ? 'invalid_request' : family === 'mail' && status === 400 ? 'ErrorInvalidRequest' : family === 'platform' && status === 400 ? 'InvalidInput' : arm, message);
   let apiError: ApiError;
   if (err.code === 'HPE_HEADER_OVERFLOW') {
     apiError = line.complete ? bad(431, 'RequestHeaderFieldsTooLarge', 'The request headers are too large.') : bad(414, 'RequestUriTooLong', 'The request URL is too long.');
-  } else if (err.code === 'HPE_INVALID_METHOD') apiError = bad(501, 'NotImplemented', `The method '${line.method.slice(0, 32)}' is not implemented by this server.`);
+  } else if (err.code === 'HPE_INVALID_METHOD') apiError = new ApiError(405, methodNotAllowedCode[family], `The method '${line.method.slice(0, 32)}' is not supported by this server.`);
   else if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT' || err.code === 'HPE_HEADERS_TIMEOUT') apiError = bad(408, 'RequestTimeout', 'The request was not received in time.');
   else apiError = bad(400, 'BadRequest', 'The request could not be parsed as HTTP/1.1 (malformed request line, header, or chunked body).');
   writeRawError(socket, family, apiError);
@@ -135,7 +156,7 @@ function answerClientError(err: Error & { code?: string; rawPacket?: Buffer }, s
 
 /** `CONNECT`: Stratus is no proxy; answered 405 in the envelope of the target's family instead of a silent close. */
 function answerConnect(req: http.IncomingMessage, socket: import('node:stream').Duplex): void {
-  const family = familyOfPath(String(req.url ?? '/').startsWith('/') ? String(req.url).split('?')[0]! : '/');
+  const family = familyOfPath(pathOfTarget(String(req.url ?? '/')).split('?')[0]!);
   writeRawError(socket, family, new ApiError(405, methodNotAllowedCode[family], 'The method CONNECT is not supported: this server is not a proxy.'));
 }
 
@@ -157,8 +178,8 @@ export async function buildApp(config: Config): Promise<BuiltApp> {
   const serverFactory: FastifyServerFactory = (handler) => {
     // Long OData queries and tokens fit: 64 KiB of request line and headers (Node's default is
     // 16 KiB), enforced by the onRequest hook below so the answer is in the family's envelope;
-    // Node's parser stops at 4× that (beyond, the family may be unknown: see answerClientError).
-    const maxHeaderSize = 4 * maxRequestHeadBytes;
+    // Node's parser stops at 16× that (1 MiB) (beyond, the family may be unknown: see answerClientError).
+    const maxHeaderSize = 16 * maxRequestHeadBytes;
     httpServer = http.createServer({ maxHeaderSize }, handler);
     const main = (tls ? https.createServer({ cert: tls.cert, key: tls.key, maxHeaderSize }, handler) : httpServer) as http.Server;
     // Parser-level failures and CONNECT, in the family's envelope (Fastify attaches the same
@@ -173,6 +194,11 @@ export async function buildApp(config: Config): Promise<BuiltApp> {
     genReqId: () => newUuid(),
     bodyLimit: 150 * 1024 * 1024,
     clientErrorHandler: answerClientError,
+    // A request target in absolute form (`GET http://host/path`, RFC 9112 §3.2.2) is routed by its path.
+    rewriteUrl: (req: http.IncomingMessage) => {
+      const url = req.url ?? '/';
+      return url.startsWith('/') ? url : pathOfTarget(url);
+    },
     routerOptions: { ignoreDuplicateSlashes: true, ignoreTrailingSlash: true, caseSensitive: false, maxParamLength: 2000 },
     // Router-level failures (a malformed percent-encoding, an over-long path segment) in the family's envelope.
     frameworkErrors: (error: Error & { code?: string }, req: any, reply: any) => {
