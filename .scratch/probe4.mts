@@ -1,0 +1,12 @@
+import https from 'node:https';
+import http from 'node:http';
+import fs from 'node:fs';
+const srv = https.createServer({ cert: fs.readFileSync('.stratus-test/tls/server.pem'), key: fs.readFileSync('.stratus-test/tls/server-key.pem') }, (req, res) => res.end('ok'));
+srv.prependListener('secureConnection', (sock) => { sock.prependListener('data', (c: Buffer) => console.log('tls data', c.length)); });
+await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
+const plain = http.createServer((req, res) => res.end('ok'));
+plain.prependListener('connection', (sock) => { sock.prependListener('data', (c: Buffer) => console.log('tcp data', c.length)); });
+await new Promise<void>((r) => plain.listen(0, '127.0.0.1', () => r()));
+console.log(await (await fetch(`https://localhost:${(srv.address() as any).port}/`)).text());
+console.log(await (await fetch(`http://localhost:${(plain.address() as any).port}/`)).text());
+srv.close(); plain.close(); process.exit(0);
