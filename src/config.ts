@@ -65,6 +65,11 @@ export interface Config {
    * other than Stratus's own (`STRATUS_ALLOW_LOOPBACK_RECEIVERS`, default true; issue 11).
    */
   allowLoopbackReceivers: boolean;
+  /**
+   * Control key from `STRATUS_CONTROL_KEY`; when unset the key is generated into
+   * `<dataDir>/control.key` on first start (see core/control-key.ts).
+   */
+  controlKey?: string;
   settings: Settings;
 }
 
@@ -168,6 +173,7 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     logLevel: flags.logLevel ?? env.STRATUS_LOG_LEVEL ?? 'info',
     seed: (env.STRATUS_SEED ?? 'true') !== 'false',
     allowLoopbackReceivers: bool('STRATUS_ALLOW_LOOPBACK_RECEIVERS', env.STRATUS_ALLOW_LOOPBACK_RECEIVERS, true),
+    controlKey: env.STRATUS_CONTROL_KEY || undefined,
     settings,
   };
 }
