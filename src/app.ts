@@ -90,6 +90,14 @@ function pathOfTarget(target: string): string {
   return p.startsWith('/') ? p : '/';
 }
 
+/** The family of a raw request (no request object): a locked control route under any spelling is the control plane's, else by path. */
+function familyOfRaw(method: string, target: string): Family {
+  const p = pathOfTarget(target);
+  const n = normalizePath(p);
+  if (isControlPath(n) && !isPublicControlRoute(method, n)) return 'control';
+  return familyOfPath(p.split('?')[0]!);
+}
+
 /** The request line (method and target) at the start of raw request bytes, as far as it arrived. */
 function requestLineOf(raw: Buffer | undefined): { method: string; target: string; complete: boolean } {
   const text = raw ? raw.subarray(0, 8192).toString('latin1') : '';
@@ -145,7 +153,7 @@ function answerClientError(err: Error & { code?: string; rawPacket?: Buffer }, s
   // A request already dispatched (a bad chunk in its body) names its family by its URL; otherwise the raw request line does.
   const inFlight = res?.req;
   const line = requestLineOf(err.rawPacket);
-  const family = familyOfPath((inFlight?.url ?? line.target).split('?')[0]!);
+  const family = inFlight?.url ? familyOfRaw(inFlight.method ?? 'GET', inFlight.url) : familyOfRaw(line.method, line.target);
   const bad = (status: number, arm: string, message: string) => new ApiError(status, family === 'oauth' ? 'invalid_request' : family === 'mail' && status === 400 ? 'ErrorInvalidRequest' : family === 'platform' && status === 400 ? 'InvalidInput' : arm, message);
   let apiError: ApiError;
   if (err.code === 'HPE_HEADER_OVERFLOW') {
@@ -158,7 +166,7 @@ function answerClientError(err: Error & { code?: string; rawPacket?: Buffer }, s
 
 /** `CONNECT`: Stratus is no proxy; answered 405 in the envelope of the target's family instead of a silent close. */
 function answerConnect(req: http.IncomingMessage, socket: import('node:stream').Duplex): void {
-  const family = familyOfPath(pathOfTarget(String(req.url ?? '/')).split('?')[0]!);
+  const family = familyOfRaw('CONNECT', String(req.url ?? '/'));
   writeRawError(socket, family, new ApiError(405, methodNotAllowedCode[family], 'The method CONNECT is not supported: this server is not a proxy.'));
 }
 

@@ -20,6 +20,7 @@ import { identities, userToken } from './helpers/auth.ts';
 import { demoSubscription, demoTenant } from '../src/seed/demo.ts';
 import { platformDemoWorkspace } from '../src/services/platform/seed.ts';
 import { familyOfPath } from '../src/core/family.ts';
+import { isControlPath, isPublicControlRoute, normalizePath } from '../src/core/control-key.ts';
 import type { Family } from '../src/core/errors.ts';
 
 const seed = Number(process.env.STRATUS_FUZZ_SEED ?? 1124);
@@ -66,6 +67,8 @@ const templates: Template[] = [
   { family: 'oauth', method: 'GET', path: `/${demoTenant.id}/discovery/v2.0/keys` },
   { family: 'control', method: 'GET', path: '/_stratus/health' },
   { family: 'control', method: 'GET', path: '/_stratus/clock' },
+  { family: 'control', method: 'GET', path: '/_STRATUS/clock', headers: [['Authorization', 'Bearer not-the-control-key']] },
+  { family: 'control', method: 'GET', path: '/%5Fstratus/faults', headers: [['Cookie', 'stratus_control=forged']] },
 ];
 
 /** One generated request, sent as raw bytes. */
@@ -398,11 +401,17 @@ function dechunk(b: Buffer): Buffer {
   return Buffer.concat(out);
 }
 
-/** The family whose envelope an answer to `target` must be in (the server's own path rule, on the decoded-as-far-as-possible path). */
-function expectedFamily(target: string): Family {
-  let p = target.startsWith('http://') ? target.replace(/^http:\/\/[^/]+/, '') : target;
+/**
+ * The family whose envelope an answer to `r` must be in, by the server's own rules: a path that
+ * normalises to a locked control route is the control plane's; otherwise the family of the path as sent.
+ */
+function expectedFamily(r: FuzzRequest): Family {
+  let p = r.target.startsWith('http://') ? r.target.replace(/^http:\/\/[^/]+/, '') : r.target;
   p = p.split('?')[0]!.split('#')[0]!;
-  return familyOfPath(p.startsWith('/') ? p : '/');
+  p = p.startsWith('/') ? p : '/';
+  const n = normalizePath(p);
+  if (isControlPath(n) && !isPublicControlRoute(r.method, n)) return 'control';
+  return familyOfPath(p);
 }
 
 const isString = (v: unknown) => typeof v === 'string' && v.length > 0;
@@ -466,7 +475,7 @@ test(`fuzz: ${runs} malformed requests over every family, no 5xx, every error in
     while (next < requests.length) {
       const i = next++;
       const r = requests[i]!;
-      const family = expectedFamily(r.target);
+      const family = expectedFamily(r);
       perFamily.set(templates[r.template]!.family, (perFamily.get(templates[r.template]!.family) ?? 0) + 1);
       const t0 = Date.now();
       const a = await send(r);
