@@ -12,6 +12,7 @@ import type { AddressInfo } from 'node:net';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 import { userToken, identities } from './helpers/auth.ts';
 import { call, mailScopes } from './helpers/mail.ts';
+import { OutboundGuard, OutboundRefused } from '../src/core/outbound.ts';
 
 const inMinutes = (m: number) => new Date(Date.now() + m * 60_000).toISOString();
 
@@ -140,5 +141,34 @@ describe('STRATUS_ALLOW_LOOPBACK_RECEIVERS=false', () => {
     }
     assert.equal(rxSeen.length, 0);
     await rx.close();
+  });
+});
+
+describe('the guard’s resolution (a name resolving to this machine, mixed answers, the pinned address)', () => {
+  // A resolver standing in for DNS (the system resolver cannot be pointed at test names); the guard itself is the real one.
+  const names: Record<string, { address: string; family: number }[]> = {
+    'self.test': [{ address: '127.0.0.1', family: 4 }],
+    'mapped.test': [{ address: '::ffff:127.0.0.1', family: 6 }],
+    'mixed.test': [{ address: '93.184.215.14', family: 4 }, { address: '::1', family: 6 }],
+    'public.test': [{ address: '93.184.215.14', family: 4 }],
+  };
+  const guard = (allowLoopback: boolean) => new OutboundGuard({ ownPorts: () => [8443, 8080], allowLoopback, lookup: async (h) => names[h] ?? [] });
+
+  test('names resolving to this machine on Stratus’s ports are refused; other ports allowed only with loopback receivers on', async () => {
+    for (const url of ['https://self.test:8443/x', 'http://mapped.test:8080/x', 'https://mixed.test:8443/', 'https://nowhere.test/']) {
+      await assert.rejects(guard(true).resolve(url), OutboundRefused, url);
+    }
+    assert.equal((await guard(true).resolve('https://self.test:9999/x')).address, '127.0.0.1');
+    await assert.rejects(guard(false).resolve('https://self.test:9999/x'), OutboundRefused);
+    await assert.rejects(guard(false).resolve('https://mixed.test:9999/x'), OutboundRefused);
+  });
+
+  test('the connection goes to the address resolved once; credentials in the URL and other schemes are refused', async () => {
+    const r = await guard(false).resolve('https://public.test/hook?a=1');
+    assert.deepEqual([r.address, r.port, r.family, r.url.hostname], ['93.184.215.14', 443, 4, 'public.test']);
+    for (const url of ['ftp://public.test/', 'https://user:pw@public.test/', 'file:///etc/passwd', 'not a url']) {
+      await assert.rejects(guard(true).resolve(url), OutboundRefused, url);
+    }
+    await assert.rejects(guard(true).resolve('https://[ff02::1]:9999/'), OutboundRefused, 'multicast');
   });
 });
