@@ -230,7 +230,7 @@ export async function buildApp(config: Config): Promise<BuiltApp> {
 
   let origin = config.publicUrl ?? '';
   const closers: (() => Promise<void> | void)[] = [];
-  const identity = new Identity(store.db, () => origin, config.settings.tokenLifetimeSeconds);
+  const identity = new Identity(store.db, () => origin, config.settings.tokenLifetimeSeconds, config.audienceAliases);
   const ctx: AppContext = {
     config,
     store,
@@ -292,7 +292,14 @@ export async function buildApp(config: Config): Promise<BuiltApp> {
     }
     if ('reset' in e) {
       reply.hijack();
-      req.raw.socket.resetAndDestroy();
+      // A TCP reset where the socket is plain TCP; a TLS socket cannot reset (its handle is not
+      // TCP), so it is closed without an answer.
+      const socket = req.raw.socket;
+      try {
+        socket.resetAndDestroy();
+      } catch {
+        socket.destroy();
+      }
       return reply;
     }
     return sendError(family, faultError(family, e), req, reply);
