@@ -193,6 +193,13 @@ describe('tokens need exp; nbf and iat are checked', () => {
       // Unchanged claims re-signed are accepted: the refusals above are the claim checks.
       assert.ok((await call('GET', path, { token: await forge(good, () => undefined) })).status < 400, family);
     }
+    // An expired token is still reported as expired (not as a token without exp).
+    const armToken = await userToken(s.url, identities.admin, ['api://stratus/arm/user_impersonation']);
+    const expired = await call('GET', skus, { token: await forge(armToken, (c) => (c.exp = now - 3600)) });
+    assert.equal(expired.status, 401);
+    assert.match(expired.body.error.message, /expired/);
+    const noExp = await call('GET', skus, { token: await forge(armToken, (c) => delete c.exp) });
+    assert.doesNotMatch(noExp.body.error.message, /expired/);
     // wopi answers its 401 with no body.
     const wopi = await forge(await userToken(s.url, identities.admin, ['api://stratus/wopi/user_impersonation']), (c) => delete c.exp);
     assert.equal((await call('GET', `/wopi/ecosystem?access_token=${wopi}`)).status, 401);

@@ -364,9 +364,10 @@ export class Identity {
       if (payload.iat !== undefined && payload.iat > Math.floor(nowMs() / 1000) + tokenClockToleranceSeconds) throw new TokenError('not_yet_valid', 'The access token was issued in the future (iat).');
     } catch (e) {
       if (e instanceof TokenError) throw e;
+      // JWTExpired is a JWTClaimValidationFailed on `exp` too: test it first.
+      if (e instanceof joseErrors.JWTExpired) throw new TokenError('expired', 'The access token has expired.');
       if (e instanceof joseErrors.JWTClaimValidationFailed && e.claim === 'exp') throw new TokenError('malformed', 'The access token has no valid expiry (exp).');
       if (e instanceof joseErrors.JWTClaimValidationFailed && e.claim === 'iat') throw new TokenError('malformed', 'The access token has an invalid issue time (iat).');
-      if (e instanceof joseErrors.JWTExpired) throw new TokenError('expired', 'The access token has expired.');
       if (e instanceof joseErrors.JWTClaimValidationFailed && e.claim === 'nbf') throw new TokenError('not_yet_valid', 'The access token is not yet valid.');
       if (e instanceof joseErrors.JWSSignatureVerificationFailed) throw new TokenError('invalid_signature', 'The access token signature is invalid.');
       throw new TokenError('malformed', 'The access token is invalid.');
