@@ -29,6 +29,7 @@ import { hasControlKey, isControlPath, isPublicControlRoute, loadControlKey, nor
 import { seedAll, isSeeded } from './seed/index.ts';
 import { modules } from './services/index.ts';
 import { registerControlRoutes } from './services/control/routes.ts';
+import { aliasBodyHook, aliasUrlRewriter } from './services/arm/aliases.ts';
 
 /** A built app: the Fastify instance, its context, the plain-HTTP server and the TLS material. */
 export interface BuiltApp {
@@ -198,16 +199,18 @@ export async function buildApp(config: Config): Promise<BuiltApp> {
     if (main !== httpServer) httpServer.on('clientError', answerClientError);
     return main;
   };
+  const aliasRewrite = aliasUrlRewriter(config.providerNamespaceAliases);
   const app = Fastify({
     serverFactory,
     logger: { level: config.logLevel },
     genReqId: () => newUuid(),
     bodyLimit: 150 * 1024 * 1024,
     clientErrorHandler: answerClientError,
-    // A request target in absolute form (`GET http://host/path`, RFC 9112 §3.2.2) is routed by its path.
+    // A request target in absolute form (`GET http://host/path`, RFC 9112 §3.2.2) is routed by its
+    // path; then provider-namespace aliases are rewritten.
     rewriteUrl: (req: http.IncomingMessage) => {
       const url = req.url ?? '/';
-      return url.startsWith('/') ? url : pathOfTarget(url);
+      return aliasRewrite({ url: url.startsWith('/') ? url : pathOfTarget(url) });
     },
     routerOptions: { ignoreDuplicateSlashes: true, ignoreTrailingSlash: true, caseSensitive: false, maxParamLength: 2000 },
     // Router-level failures (a malformed percent-encoding, an over-long path segment) in the family's envelope.
@@ -366,6 +369,9 @@ export async function buildApp(config: Config): Promise<BuiltApp> {
     if (!reply.hasHeader('date')) reply.header('Date', new Date().toUTCString());
     return payload;
   });
+
+  const aliasHook = aliasBodyHook(config.providerNamespaceAliases);
+  if (aliasHook) app.addHook('preValidation', aliasHook);
 
   app.setErrorHandler(async (error: any, req, reply) => {
     const family: Family = error instanceof ApiError && error.options.family ? error.options.family : familyOf(req);
