@@ -19,9 +19,11 @@ import { registerIdentityRoutes } from './core/identity/routes.ts';
 import { RateLimiter, rateLimitMigrations } from './core/rate-limit.ts';
 import { ApiError, invalidBodyCode, notFoundCode, renderError, type Family } from './core/errors.ts';
 import { familyOf, familyOfPath } from './core/family.ts';
+import { badTextPath, isBadText, surrogatePath, jsonDepthExceeds, maxJsonDepth, repeatedParameter } from './core/input.ts';
 import { nowIso } from './core/clock.ts';
 import { newUuid } from './core/ids.ts';
 import { loadTls, type TlsMaterial } from './core/tls.ts';
+import { OutboundGuard } from './core/outbound.ts';
 import { FaultInjector, faultError } from './core/faults.ts';
 import { hasControlKey, isConsoleLogin, isControlPath, isPublicControlRoute, loadControlKey, normalizePath } from './core/control-key.ts';
 import { RequestLog, registerRequestLog } from './core/request-log.ts';
@@ -53,6 +55,123 @@ export function allMigrations(mods: ServiceModule[] = modules): Migrations {
   return out;
 }
 
+/** The error code of a query parameter given more than once, per family. */
+const repeatedParameterCode: Record<Family, string> = {
+  oauth: 'invalid_request',
+  arm: 'InvalidParameter',
+  datashare: 'InvalidParameter',
+  analytics: 'BadRequest',
+  platform: 'InvalidInput',
+  mail: 'BadRequest',
+  wopi: 'BadRequest',
+  control: 'BadRequest',
+};
+
+/** Most bytes of request line and headers a request may have (64 KiB). */
+const maxRequestHeadBytes = 64 * 1024;
+
+/** The methods some route of some family answers; any other method is a 405 in the family's envelope. */
+const knownMethods = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+
+/** The error code of an unsupported method, per family. */
+const methodNotAllowedCode: Record<Family, string> = {
+  oauth: 'invalid_request',
+  arm: 'MethodNotAllowed',
+  datashare: 'MethodNotAllowed',
+  analytics: 'MethodNotAllowed',
+  platform: 'MethodNotAllowed',
+  mail: 'BadRequest',
+  wopi: 'MethodNotAllowed',
+  control: 'MethodNotAllowed',
+};
+
+/** The path of a request target in origin form (`/a?b`) or absolute form (`http://host/a?b`); `/` for anything else. */
+function pathOfTarget(target: string): string {
+  const m = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*(.*)$/i.exec(target);
+  const p = m ? m[1]! : target;
+  return p.startsWith('/') ? p : '/';
+}
+
+/** The family of a raw request (no request object): a locked control route under any spelling is the control plane's, else by path. */
+function familyOfRaw(method: string, target: string): Family {
+  const p = pathOfTarget(target);
+  const n = normalizePath(p);
+  if (isControlPath(n) && !isPublicControlRoute(method, n)) return 'control';
+  return familyOfPath(p.split('?')[0]!);
+}
+
+/** The request line (method and target) at the start of raw request bytes, as far as it arrived. */
+function requestLineOf(raw: Buffer | undefined): { method: string; target: string; complete: boolean } {
+  const text = raw ? raw.subarray(0, 8192).toString('latin1') : '';
+  const end = text.indexOf('\n');
+  const line = end >= 0 ? text.slice(0, end).replace(/\r$/, '') : text;
+  const [method = '', target = '/'] = line.split(' ');
+  return { method, target: pathOfTarget(target), complete: end >= 0 || (raw !== undefined && raw.length < 8192) };
+}
+
+/**
+ * Writes a whole HTTP/1.1 response rendered in `family`'s envelope on a raw socket and closes it:
+ * for failures Node's parser reports before any request object exists (issue 11, item 4).
+ */
+function writeRawError(socket: import('node:stream').Duplex, family: Family, err: ApiError): void {
+  if (!socket.writable || (socket as { _stratusAnswered?: boolean })._stratusAnswered) {
+    socket.destroy();
+    return;
+  }
+  (socket as { _stratusAnswered?: boolean })._stratusAnswered = true;
+  const requestId = newUuid();
+  const r = renderError(family, err, { requestId, date: nowIso() });
+  const body = r.body === undefined ? '' : JSON.stringify(r.body);
+  const headers: Record<string, string> = { 'content-type': 'application/json; charset=utf-8', ...r.headers, 'content-length': String(Buffer.byteLength(body)), connection: 'close', date: new Date().toUTCString() };
+  if (family === 'arm' || family === 'datashare') headers['x-vendor-request-id'] = requestId;
+  if (r.body === undefined) delete headers['content-type'];
+  const head = [`HTTP/1.1 ${r.status} ${http.STATUS_CODES[r.status] ?? 'Error'}`, ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`)].join('\r\n');
+  socket.end(`${head}\r\n\r\n${body}`);
+  // Read and drop what the client still sends (the rest of a body), so closing does not reset the
+  // connection before the client has read the answer; then close for good.
+  socket.on('data', () => undefined);
+  socket.resume();
+  setTimeout(() => socket.destroy(), 2000).unref();
+}
+
+/**
+ * Node's `clientError` (the request could not be parsed): the family is found from the raw
+ * request line; over-long headers are 431 (414 when the request line itself did not fit),
+ * an unknown method 405 (like the router's answer to a method no route has), anything else malformed (bad chunking, invalid header or URL bytes) 400.
+ * A socket already answering a request, or closed, is just destroyed.
+ */
+function answerClientError(err: Error & { code?: string; rawPacket?: Buffer }, socket: import('node:stream').Duplex): void {
+  const res = (socket as { _httpMessage?: http.ServerResponse })._httpMessage;
+  if (res?.headersSent && !res.writableFinished && socket.writable) {
+    // An answer is already on its way (the route answered before the broken body arrived): let it finish, then close.
+    res.once('finish', () => socket.end());
+    setTimeout(() => socket.destroy(), 2000).unref();
+    return;
+  }
+  if (err.code === 'ECONNRESET' || !socket.writable || res?.headersSent) {
+    socket.destroy();
+    return;
+  }
+  // A request already dispatched (a bad chunk in its body) names its family by its URL; otherwise the raw request line does.
+  const inFlight = res?.req;
+  const line = requestLineOf(err.rawPacket);
+  const family = inFlight?.url ? familyOfRaw(inFlight.method ?? 'GET', inFlight.url) : familyOfRaw(line.method, line.target);
+  const bad = (status: number, arm: string, message: string) => new ApiError(status, family === 'oauth' ? 'invalid_request' : family === 'mail' && status === 400 ? 'ErrorInvalidRequest' : family === 'platform' && status === 400 ? 'InvalidInput' : arm, message);
+  let apiError: ApiError;
+  if (err.code === 'HPE_HEADER_OVERFLOW') {
+    apiError = line.complete ? bad(431, 'RequestHeaderFieldsTooLarge', 'The request headers are too large.') : bad(414, 'RequestUriTooLong', 'The request URL is too long.');
+  } else if (err.code === 'HPE_INVALID_METHOD') apiError = new ApiError(405, methodNotAllowedCode[family], `The method '${line.method.slice(0, 32)}' is not supported by this server.`);
+  else if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT' || err.code === 'HPE_HEADERS_TIMEOUT') apiError = bad(408, 'RequestTimeout', 'The request was not received in time.');
+  else apiError = bad(400, 'BadRequest', 'The request could not be parsed as HTTP/1.1 (malformed request line, header, or chunked body).');
+  writeRawError(socket, family, apiError);
+}
+
+/** `CONNECT`: Stratus is no proxy; answered 405 in the envelope of the target's family instead of a silent close. */
+function answerConnect(req: http.IncomingMessage, socket: import('node:stream').Duplex): void {
+  const family = familyOfRaw('CONNECT', String(req.url ?? '/'));
+  writeRawError(socket, family, new ApiError(405, methodNotAllowedCode[family], 'The method CONNECT is not supported: this server is not a proxy.'));
+}
+
 /** Sends `err` rendered in the envelope of `family` (status, headers, body or none). */
 function sendError(family: Family, err: ApiError, req: FastifyRequest, reply: FastifyReply) {
   const client = req.headers?.['client-request-id'];
@@ -69,17 +188,31 @@ export async function buildApp(config: Config): Promise<BuiltApp> {
   const tls = config.httpsPort >= 0 ? loadTls(config.dataDir, config.tlsCertFile, config.tlsKeyFile) : undefined;
   let httpServer!: http.Server;
   const serverFactory: FastifyServerFactory = (handler) => {
-    // Long OData queries and tokens fit: 64 KiB of request line and headers (Node's default is 16 KiB).
-    const maxHeaderSize = 64 * 1024;
+    // Long OData queries and tokens fit: 64 KiB of request line and headers (Node's default is
+    // 16 KiB), enforced by the onRequest hook below so the answer is in the family's envelope;
+    // Node's parser stops at 16× that (1 MiB) (beyond, the family may be unknown: see answerClientError).
+    const maxHeaderSize = 16 * maxRequestHeadBytes;
     httpServer = http.createServer({ maxHeaderSize }, handler);
-    return (tls ? https.createServer({ cert: tls.cert, key: tls.key, maxHeaderSize }, handler) : httpServer) as http.Server;
+    const main = (tls ? https.createServer({ cert: tls.cert, key: tls.key, maxHeaderSize }, handler) : httpServer) as http.Server;
+    // Parser-level failures and CONNECT, in the family's envelope (Fastify attaches the same
+    // clientErrorHandler to the server it is given; the plain-HTTP sibling gets it here).
+    for (const srv of new Set([httpServer, main])) srv.on('connect', answerConnect);
+    if (main !== httpServer) httpServer.on('clientError', answerClientError);
+    return main;
   };
+  const aliasRewrite = aliasUrlRewriter(config.providerNamespaceAliases);
   const app = Fastify({
     serverFactory,
     logger: { level: config.logLevel },
     genReqId: () => newUuid(),
     bodyLimit: 150 * 1024 * 1024,
-    rewriteUrl: aliasUrlRewriter(config.providerNamespaceAliases),
+    clientErrorHandler: answerClientError,
+    // A request target in absolute form (`GET http://host/path`, RFC 9112 §3.2.2) is routed by its
+    // path; then provider-namespace aliases are rewritten.
+    rewriteUrl: (req: http.IncomingMessage) => {
+      const url = req.url ?? '/';
+      return aliasRewrite({ url: url.startsWith('/') ? url : pathOfTarget(url) });
+    },
     routerOptions: { ignoreDuplicateSlashes: true, ignoreTrailingSlash: true, caseSensitive: false, maxParamLength: 2000 },
     // Router-level failures (a malformed percent-encoding, an over-long path segment) in the family's envelope.
     frameworkErrors: (error: Error & { code?: string }, req: any, reply: any) => {
@@ -109,6 +242,21 @@ export async function buildApp(config: Config): Promise<BuiltApp> {
     log: app.log,
     identity,
     rateLimiter: new RateLimiter(store.db),
+    outbound: new OutboundGuard({
+      allowLoopback: config.allowLoopbackReceivers,
+      ownPorts: () => {
+        const ports = [config.httpPort, config.httpsPort].filter((p) => p > 0);
+        for (const s of [app.server, httpServer]) {
+          const a = s?.address();
+          if (a && typeof a === 'object') ports.push(a.port);
+        }
+        if (origin) {
+          const o = new URL(origin);
+          ports.push(o.port ? Number(o.port) : o.protocol === 'https:' ? 443 : 80);
+        }
+        return ports;
+      },
+    }),
     controlKey,
     requestLog: new RequestLog(config.settings.requestLogSize, controlKey),
     faults: new FaultInjector(),
@@ -172,14 +320,33 @@ export async function buildApp(config: Config): Promise<BuiltApp> {
   app.addContentTypeParser(/^application\/([\w.+-]+\+)?json/i, { parseAs: 'string' }, (_req, body, done) => {
     const text = String(body);
     if (text.trim() === '') return done(null, undefined);
+    // One depth guard for every family, before anything parses or walks the document (issue 11).
+    if (jsonDepthExceeds(text, maxJsonDepth)) {
+      const err = new Error(`The request body is nested more than ${maxJsonDepth} levels deep.`) as Error & { statusCode: number; code: string };
+      err.statusCode = 400;
+      err.code = 'STRATUS_JSON_TOO_DEEP';
+      return done(err, undefined);
+    }
+    let parsed: unknown;
     try {
-      done(null, JSON.parse(text));
+      parsed = JSON.parse(text);
     } catch (e) {
       const err = new Error(`The request content is not valid JSON: ${(e as Error).message}`) as Error & { statusCode: number; code: string };
       err.statusCode = 400;
       err.code = 'STRATUS_INVALID_JSON';
-      done(err, undefined);
+      return done(err, undefined);
     }
+    // A lone surrogate (only an escape can make one: decoded UTF-8 never holds one) is text no store keeps as sent.
+    if (/\\u[dD][89a-fA-F]/.test(text)) {
+      const at = surrogatePath(parsed);
+      if (at !== undefined) {
+        const err = new Error(`The request content is not valid text: the value at '${at || '(root)'}' contains lone surrogates (invalid UTF-16).`) as Error & { statusCode: number; code: string };
+        err.statusCode = 400;
+        err.code = 'STRATUS_INVALID_JSON';
+        return done(err, undefined);
+      }
+    }
+    done(null, parsed);
   });
   // Query strings and path parameters are text, so their schemas coerce ("5" → 5, one value →
   // [value]); bodies are JSON and are validated as sent: {"displayName": 42} is not a string.
@@ -217,7 +384,15 @@ export async function buildApp(config: Config): Promise<BuiltApp> {
     const family: Family = error instanceof ApiError && error.options.family ? error.options.family : familyOf(req);
     let apiError: ApiError;
     if (error instanceof ApiError) apiError = error;
-    else if (error.validation || error.code === 'STRATUS_INVALID_JSON' || error.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || error.code === 'FST_ERR_CTP_INVALID_JSON_BODY') {
+    else if (error.code === 'STRATUS_JSON_TOO_DEEP') {
+      apiError =
+        family === 'platform'
+          ? new ApiError(400, 'InvalidInput', 'The request has an invalid input', { details: [{ code: 'InvalidParameter', message: error.message }], isRetriable: false })
+          : new ApiError(400, family === 'mail' ? 'RequestBodyRead' : invalidBodyCode[family], error.message);
+    } else if (error.code === '22021' || error.code === '22P05') {
+      // Last line behind the input guards: text PostgreSQL cannot store (NUL, bad encoding) is the caller's 400, not a 500.
+      apiError = new ApiError(400, family === 'platform' ? 'InvalidInput' : invalidBodyCode[family], 'The request contains characters that cannot be stored (U+0000 or invalid text).');
+    } else if (error.validation || error.code === 'STRATUS_INVALID_JSON' || error.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || error.code === 'FST_ERR_CTP_INVALID_JSON_BODY') {
       const text = error.validation ? `The ${error.validationContext ?? 'request'} is invalid: ${error.message}` : error.message;
       apiError =
         family === 'platform'
@@ -237,8 +412,38 @@ export async function buildApp(config: Config): Promise<BuiltApp> {
     return sendError(family, apiError, req, reply);
   });
 
+  // Request line and headers over the limit: 414 / 431 in the family's envelope (issue 11, item 4).
+  app.addHook('onRequest', async (req) => {
+    const raw = req.raw;
+    const url = raw.url ?? '';
+    let size = url.length + raw.method!.length + 12;
+    for (const h of raw.rawHeaders) size += h.length + 2;
+    if (size <= maxRequestHeadBytes) return;
+    const family = familyOfPath(url.split('?')[0]!);
+    const uriTooLong = url.length > maxRequestHeadBytes / 2;
+    const code = family === 'oauth' ? 'invalid_request' : uriTooLong ? 'RequestUriTooLong' : 'RequestHeaderFieldsTooLarge';
+    throw new ApiError(uriTooLong ? 414 : 431, code, uriTooLong ? 'The request URL is too long.' : `The request line and headers exceed ${maxRequestHeadBytes} bytes.`, { family, headers: { connection: 'close' } });
+  });
+
+  // Core input guards before any route sees the request (issue 11, item 3): query parameters given
+  // more than once where one value is expected, and — for the identity provider, which hands
+  // path, query and form values straight to the directory — NUL characters and lone surrogates.
+  app.addHook('preValidation', async (req) => {
+    const family = familyOf(req);
+    const declared = (req.routeOptions?.schema?.querystring as { properties?: Record<string, unknown> } | undefined)?.properties;
+    const repeated = repeatedParameter(req.query, declared, family === 'oauth');
+    if (repeated !== undefined) throw new ApiError(400, repeatedParameterCode[family], `The query parameter '${repeated}' is given more than once, but it must be given at most once.`);
+    if (family !== 'oauth') return;
+    const body = req.body !== null && typeof req.body === 'object' && !Buffer.isBuffer(req.body) ? req.body : undefined;
+    const formRepeated = body ? repeatedParameter(body, undefined, true) : undefined;
+    if (formRepeated !== undefined) throw new ApiError(400, 'invalid_request', `The parameter '${formRepeated}' is given more than once (RFC 6749 §3.1).`);
+    const bad = badTextPath(req.params) ?? badTextPath(req.query) ?? (body ? badTextPath(body) : undefined) ?? (typeof req.body === 'string' && isBadText(req.body) ? 'body' : undefined);
+    if (bad !== undefined) throw new ApiError(400, 'invalid_request', `The parameter '${bad}' contains a NUL character or invalid text.`);
+  });
+
   app.setNotFoundHandler(async (req, reply) => {
     const family = familyOfPath(req.url.split('?')[0]!);
+    if (!knownMethods.has(req.method)) return sendError(family, new ApiError(405, methodNotAllowedCode[family], `The method '${req.method}' is not supported by this server.`, { headers: { allow: [...knownMethods].join(', ') } }), req, reply);
     const pathOnly = req.url.split('?')[0];
     const message =
       family === 'arm' || family === 'datashare'

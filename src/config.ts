@@ -68,6 +68,11 @@ export interface Config {
   /** Seed the demo data set into an empty store (default true). */
   seed: boolean;
   /**
+   * Outbound calls (mail notifications) may go to loopback and private-range receivers on ports
+   * other than Stratus's own (`STRATUS_ALLOW_LOOPBACK_RECEIVERS`, default true; issue 11).
+   */
+  allowLoopbackReceivers: boolean;
+  /**
    * `STRATUS_AUDIENCE_ALIASES`: extra audience URIs per API family (`family=uri,…`), e.g. the
    * default audience an official client asks for; tokens asked for `<uri>/.default` carry `<uri>` as `aud`.
    */
@@ -170,6 +175,13 @@ function int(name: string, raw: string | number | undefined, fallback: number, m
   return n;
 }
 
+function bool(name: string, raw: string | undefined, fallback: boolean): boolean {
+  if (raw === undefined || raw === '') return fallback;
+  if (/^(true|1|yes|on)$/i.test(raw)) return true;
+  if (/^(false|0|no|off)$/i.test(raw)) return false;
+  throw new ConfigError(`${name} must be true or false, got '${raw}'`);
+}
+
 /**
  * Builds the configuration from flags, then `env`, then defaults.
  * @throws ConfigError when a value does not parse (ports, numbers, URLs).
@@ -204,6 +216,7 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     tlsKeyFile: flags.tlsKey ?? env.STRATUS_TLS_KEY,
     logLevel: flags.logLevel ?? env.STRATUS_LOG_LEVEL ?? 'info',
     seed: (env.STRATUS_SEED ?? 'true') !== 'false',
+    allowLoopbackReceivers: bool('STRATUS_ALLOW_LOOPBACK_RECEIVERS', env.STRATUS_ALLOW_LOOPBACK_RECEIVERS, true),
     audienceAliases: parseAudienceAliases(env.STRATUS_AUDIENCE_ALIASES),
     controlKey: env.STRATUS_CONTROL_KEY || undefined,
     settings,

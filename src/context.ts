@@ -9,6 +9,7 @@ import type { Store, Migrations } from './store/db.ts';
 import type { Identity } from './core/identity/identity.ts';
 import type { RateLimiter } from './core/rate-limit.ts';
 import type { RequestLog } from './core/request-log.ts';
+import type { OutboundGuard } from './core/outbound.ts';
 import type { FaultInjector } from './core/faults.ts';
 
 /** Shared services of one running app. */
@@ -18,6 +19,8 @@ export interface AppContext {
   log: FastifyBaseLogger;
   identity: Identity;
   rateLimiter: RateLimiter;
+  /** Every outbound call to a caller-chosen URL goes through this (never to Stratus itself; issue 11). */
+  outbound: OutboundGuard;
   /** The control-plane key (`STRATUS_CONTROL_KEY` or `<data dir>/control.key`). */
   controlKey: string;
   /** The last requests, for the console and `GET /_stratus/requests` (core/request-log.ts). */

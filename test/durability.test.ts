@@ -5,17 +5,25 @@
  * accepts the token issued before (its signing key lives in the store). On SQLite by default,
  * on PostgreSQL when STRATUS_TEST_DATABASE_URL is set. Also checks that Ctrl-C (SIGINT)
  * shuts down cleanly with exit code 0.
+ *
+ * Robust under load (issue 11, item 7): child processes (the server, the CLI) run asynchronously,
+ * never blocking this test's event loop, and every phase (a server start, a CLI run) talks over a
+ * fresh connection pool (an undici Agent), so no request reuses a socket a server closed while the
+ * test was waiting.
  */
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { promisify } from 'node:util';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { userToken, identities } from './helpers/auth.ts';
+import { Agent, fetch as undiciFetch } from 'undici';
+import { identities } from './helpers/auth.ts';
+import { demoTenant } from '../src/seed/demo.ts';
 
 const dbUrl = process.env.STRATUS_TEST_DATABASE_URL;
 const schema = dbUrl ? `t_${randomBytes(6).toString('hex')}` : undefined;
@@ -36,6 +44,30 @@ async function freePort(): Promise<number> {
 }
 
 const ports = { https: await freePort(), http: await freePort() };
+
+/** The connection pool of the current phase; {@link freshConnections} replaces it. */
+let agent = new Agent();
+/** Starts a new phase: the old pool's sockets are dropped, the next request opens a new connection. */
+async function freshConnections(): Promise<void> {
+  const old = agent;
+  agent = new Agent();
+  await old.destroy().catch(() => undefined);
+}
+/** `fetch` over the current phase's pool. */
+function fetch(url: string, init: { method?: string; headers?: Record<string, string>; body?: string } = {}) {
+  return undiciFetch(url, { ...init, dispatcher: agent });
+}
+/** A delegated token from the server's token endpoint, over the current pool. */
+async function userToken(base: string, user: { username: string; password: string }, scopes: string[]): Promise<string> {
+  const res = await fetch(`${base}/${demoTenant.id}/oauth2/v2.0/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ grant_type: 'password', username: user.username, password: user.password, scope: scopes.join(' ') }).toString(),
+  });
+  const body = (await res.json()) as any;
+  if (res.status !== 200) throw new Error(`token request failed: ${res.status} ${JSON.stringify(body)}`);
+  return body.access_token as string;
+}
 const origin = `https://localhost:${ports.https}`;
 
 function serve(): ChildProcess {
@@ -58,6 +90,7 @@ function serve(): ChildProcess {
 }
 
 async function ready(child: ChildProcess): Promise<void> {
+  await freshConnections();
   for (let i = 0; i < 900; i++) {
     if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`);
     const ok = await fetch(`${origin}/_stratus/health`).then((r) => r.ok).catch(() => false);
@@ -74,6 +107,7 @@ function exited(child: ChildProcess): Promise<{ code: number | null; signal: Nod
 
 let current: ChildProcess | undefined;
 after(async () => {
+  await agent.destroy().catch(() => undefined);
   if (current && current.exitCode === null && current.signalCode === null) {
     current.kill('SIGKILL');
     await exited(current);
@@ -134,7 +168,6 @@ test('SIGINT shuts down cleanly with exit code 0, and the data stays', async () 
 });
 
 test('`stratus token` prints a token the running server accepts; `stratus reset` restores the demo data', async () => {
-  const { execFileSync } = await import('node:child_process');
   const env = {
     ...process.env,
     STRATUS_DATA_DIR: dataDir,
@@ -143,10 +176,15 @@ test('`stratus token` prints a token the running server accepts; `stratus reset`
     STRATUS_LOG_LEVEL: 'silent',
     ...(dbUrl ? { STRATUS_DATABASE_URL: dbUrl, STRATUS_DATABASE_SCHEMA: schema! } : {}),
   };
-  const cli = (...args: string[]) => execFileSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], { env, encoding: 'utf8', timeout: 120_000 }).trim();
+  // Asynchronous: the test's event loop keeps running while the CLI works; a fresh pool afterwards.
+  const cli = async (...args: string[]) => {
+    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], { env, encoding: 'utf8', timeout: 120_000 });
+    await freshConnections();
+    return stdout.trim();
+  };
   current = serve();
   await ready(current);
-  const token = cli('token', '--user', 'admin@stratus.test', '--audience', 'arm');
+  const token = await cli('token', '--user', 'admin@stratus.test', '--audience', 'arm');
   assert.match(token, /^[\w-]+\.[\w-]+\.[\w-]+$/);
   const roleId = `/subscriptions/${sub}/providers/Vendor.Authorization/roleDefinitions/${ownerRole}`;
   const url = `${origin}/subscriptions/${sub}/providers/Vendor.Authorization/roleManagementPolicies?api-version=2020-10-01&$filter=${encodeURIComponent(`roleDefinitionId eq '${roleId}'`)}`;
@@ -155,11 +193,11 @@ test('`stratus token` prints a token the running server accepts; `stratus reset`
   const policy = ((await list.json()) as any).value[0];
   const before = policy.properties.rules.find((r: any) => r.id === 'Expiration_Admin_Eligibility').maximumDuration;
   assert.equal(before, 'P42D', 'the PATCH of the first test is still there');
-  assert.match(cli('reset'), /reset/);
+  assert.match(await cli('reset'), /reset/);
   const after = await fetch(url, { headers: { authorization: `Bearer ${token}` } });
   const rule = ((await after.json()) as any).value[0].properties.rules.find((r: any) => r.id === 'Expiration_Admin_Eligibility');
   assert.equal(rule.maximumDuration, 'P90D', 'back to the default rule set (reference §2.5)');
-  const appToken = cli('token', '--app', '5a2f9c1e-8b3d-4f7a-9e6c-1d4b8a2f0c37', '--audience', 'arm');
+  const appToken = await cli('token', '--app', '5a2f9c1e-8b3d-4f7a-9e6c-1d4b8a2f0c37', '--audience', 'arm');
   const payload = JSON.parse(Buffer.from(appToken.split('.')[1]!, 'base64url').toString());
   assert.equal(payload.appid, '5a2f9c1e-8b3d-4f7a-9e6c-1d4b8a2f0c37');
   assert.equal(payload.aud, 'api://stratus/arm');

@@ -67,7 +67,10 @@ export interface Principal {
 /** Why a bearer token was refused. */
 export type TokenFailure = 'malformed' | 'invalid_signature' | 'expired' | 'not_yet_valid' | 'audience' | 'issuer';
 
-/** Thrown by {@link Identity.verify}. */
+/** Clock skew allowed on `exp`, `nbf` and `iat`, seconds. */
+const tokenClockToleranceSeconds = 60;
+
+/** Thrown by {@link Identity.verify}; `reason` selects each family's error code. */
 export class TokenError extends Error {
   constructor(readonly reason: TokenFailure, message: string) {
     super(message);
@@ -346,10 +349,16 @@ export class Identity {
     if (!key) throw new TokenError('invalid_signature', 'The access token was signed by an unknown key.');
     let payload: JWTPayload & Record<string, unknown>;
     try {
-      const r = await jwtVerify(token, key.publicKey, { algorithms: ['RS256'], currentDate: new Date(nowMs()), clockTolerance: 60 });
+      // Every token must expire (issue 11): `exp` is required; `nbf` and `iat`, when present, are checked too.
+      const r = await jwtVerify(token, key.publicKey, { algorithms: ['RS256'], currentDate: new Date(nowMs()), clockTolerance: tokenClockToleranceSeconds, requiredClaims: ['exp'] });
       payload = r.payload as JWTPayload & Record<string, unknown>;
+      if (payload.iat !== undefined && payload.iat > Math.floor(nowMs() / 1000) + tokenClockToleranceSeconds) throw new TokenError('not_yet_valid', 'The access token was issued in the future (iat).');
     } catch (e) {
+      if (e instanceof TokenError) throw e;
+      // JWTExpired is a JWTClaimValidationFailed on `exp` too: test it first.
       if (e instanceof joseErrors.JWTExpired) throw new TokenError('expired', 'The access token has expired.');
+      if (e instanceof joseErrors.JWTClaimValidationFailed && e.claim === 'exp') throw new TokenError('malformed', 'The access token has no valid expiry (exp).');
+      if (e instanceof joseErrors.JWTClaimValidationFailed && e.claim === 'iat') throw new TokenError('malformed', 'The access token has an invalid issue time (iat).');
       if (e instanceof joseErrors.JWTClaimValidationFailed && e.claim === 'nbf') throw new TokenError('not_yet_valid', 'The access token is not yet valid.');
       if (e instanceof joseErrors.JWSSignatureVerificationFailed) throw new TokenError('invalid_signature', 'The access token signature is invalid.');
       throw new TokenError('malformed', 'The access token is invalid.');

@@ -17,6 +17,7 @@ import { renderFolders } from './folders.ts';
 import * as folders from './folders.ts';
 import * as msg from './handlers.ts';
 import { opt } from './query.ts';
+import { nulPath } from '../../core/input.ts';
 import { keySegment, splitPath } from './paths.ts';
 
 /** What every handler gets: the request, the caller, the mailbox and the parsed options. */
@@ -92,29 +93,12 @@ function parsePrefer(mr: Pick<MailRequest, 'immutable' | 'bodyType' | 'bodyTypeT
   if (mp) mr.maxPageSize = Math.max(1, Math.min(1000, Number(mp[1])));
 }
 
-/** Deepest JSON nesting a mail request body may have (a message with item attachments needs far fewer levels). */
-const maxBodyDepth = 64;
-
-/** What makes a JSON body unacceptable: a NUL character in a key or string, or nesting deeper than {@link maxBodyDepth}. */
-function bodyProblem(v: unknown, depth = 0): 'nul' | 'deep' | undefined {
-  if (typeof v === 'string') return v.includes('\u0000') ? 'nul' : undefined;
-  if (v === null || typeof v !== 'object' || ArrayBuffer.isView(v)) return undefined;
-  if (depth >= maxBodyDepth) return 'deep';
-  const entries = Array.isArray(v) ? v.map((x) => ['', x] as const) : Object.entries(v as Record<string, unknown>);
-  for (const [k, x] of entries) {
-    if (k.includes('\u0000')) return 'nul';
-    const p = bodyProblem(x, depth + 1);
-    if (p) return p;
-  }
-  return undefined;
-}
-
 /**
  * Rejects input no mail store can hold or read unambiguously: a NUL character anywhere in the
- * path, the query or a JSON body (PostgreSQL text cannot store it), a JSON body nested deeper
- * than 64 levels (it could not be stored or rendered without exhausting the stack), and a system
+ * path, the query or a JSON body (PostgreSQL text cannot store it; the core refuses bodies nested
+ * deeper than 64 levels before they are parsed, with `RequestBodyRead`), and a system
  * query option (`$top`, `$filter`, …) given more than once (OData: each at most once).
- * @throws ApiError 400 `ErrorInvalidRequest` / `RequestBodyRead` / `BadRequest`
+ * @throws ApiError 400 `ErrorInvalidRequest` / `BadRequest`
  */
 export function checkRequestInput(segs: string[], q: URLSearchParams, body: unknown): void {
   if (segs.some((s) => s.includes('\u0000'))) throw new ApiError(400, 'ErrorInvalidRequest', 'The request URL contains a NUL character.');
@@ -126,9 +110,7 @@ export function checkRequestInput(segs: string[], q: URLSearchParams, body: unkn
     if (seen.has(key)) throw new ApiError(400, 'BadRequest', `Query option '${k}' was specified more than once, but it must be specified at most once.`);
     seen.add(key);
   }
-  const problem = bodyProblem(body);
-  if (problem === 'nul') throw new ApiError(400, 'ErrorInvalidRequest', 'The request body contains a NUL character, which a mail item cannot hold.');
-  if (problem === 'deep') throw new ApiError(400, 'RequestBodyRead', `The request body is nested more than ${maxBodyDepth} levels deep.`);
+  if (nulPath(body) !== undefined) throw new ApiError(400, 'ErrorInvalidRequest', 'The request body contains a NUL character, which a mail item cannot hold.');
 }
 
 async function handle(ctx: AppContext, req: FastifyRequest, reply: FastifyReply): Promise<unknown> {

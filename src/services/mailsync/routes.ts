@@ -122,7 +122,7 @@ async function create(ctx: AppContext, req: FastifyRequest, reply: FastifyReply)
     .where('expiration', '>', nowIso())
     .executeTakeFirst();
   if (Number(active?.n ?? 0) >= maxSubscriptionsPerMailbox) throw new ApiError(403, 'ExtensionError', `The mailbox already has the maximum of ${maxSubscriptionsPerMailbox} active subscriptions.`);
-  await validateReceivers([input.notificationUrl, ...(input.lifecycleUrl ? [input.lifecycleUrl] : [])], s.mailSubscriptionValidationTimeoutMs);
+  await validateReceivers(ctx.outbound, [input.notificationUrl, ...(input.lifecycleUrl ? [input.lifecycleUrl] : [])], s.mailSubscriptionValidationTimeoutMs);
   const prefer = String(req.headers.prefer ?? '');
   const sub: Subscription = {
     id: newUuid(),
@@ -224,7 +224,7 @@ async function update(ctx: AppContext, req: FastifyRequest): Promise<unknown> {
       throw new ApiError(400, 'InvalidRequest', 'The lifecycleNotificationUrl can only be set when the subscription is created.');
     } else throw new ApiError(400, 'InvalidRequest', `The property '${k}' of a subscription cannot be updated; only expirationDateTime and notificationUrl can.`);
   }
-  if (changes.notification_url !== undefined) await validateReceivers([s.notificationUrl], ctx.config.settings.mailSubscriptionValidationTimeoutMs);
+  if (changes.notification_url !== undefined) await validateReceivers(ctx.outbound, [s.notificationUrl], ctx.config.settings.mailSubscriptionValidationTimeoutMs);
   if (Object.keys(changes).length > 0) {
     await ctx.store.transaction(async (trx) => {
       const r = await trx.updateTable('mail_subscriptions').set(changes).where('id', '=', s.id).where('tenant_id', '=', s.tenantId).executeTakeFirst();

@@ -7,6 +7,7 @@ import type { Kysely } from 'kysely';
 import { ApiError } from '../../core/errors.ts';
 import { nowMs } from '../../core/clock.ts';
 import { newUuid } from '../../core/ids.ts';
+import { OutboundRefused, type OutboundGuard } from '../../core/outbound.ts';
 import { fromJson } from '../../store/db.ts';
 import { baseQuery } from '../mail/query.ts';
 import { splitPath } from '../mail/paths.ts';
@@ -304,44 +305,30 @@ export type ValidationResult = 'ok' | 'failed' | 'timeout';
  * The validation handshake (reference mail §7.2): `POST {url}?validationToken={token}` with
  * `Content-Type: text/plain; charset=utf-8`; the receiver must answer within `timeoutMs` with
  * 200, a `text/plain` body equal to the URL-decoded token. Any query string of `url` is kept.
+ * The call goes through `guard` (never to Stratus itself, no redirects, no credentials); a
+ * refused target is a failed handshake.
  */
-export async function validateReceiver(url: string, timeoutMs: number): Promise<ValidationResult> {
+export async function validateReceiver(guard: OutboundGuard, url: string, timeoutMs: number): Promise<ValidationResult> {
   const token = `Validation: Testing client application reachability for subscription Request-Id: ${newUuid()}`;
   const target = `${url}${url.includes('?') ? '&' : '?'}validationToken=${encodeURIComponent(token)}`;
   const signal = AbortSignal.timeout(timeoutMs);
   try {
-    const res = await fetch(target, { method: 'POST', headers: { 'content-type': 'text/plain; charset=utf-8' }, body: '', redirect: 'manual', signal });
-    const text = await readAtMost(res, Buffer.byteLength(token) + 1024);
-    if (text === undefined) return 'failed';
-    const type = (res.headers.get('content-type') ?? '').toLowerCase();
-    return res.status === 200 && type.startsWith('text/plain') && text === token ? 'ok' : 'failed';
-  } catch {
+    const res = await guard.post(target, { headers: { 'content-type': 'text/plain; charset=utf-8' }, body: '', signal, maxBytes: Buffer.byteLength(token) + 1024 });
+    if (res.body === undefined) return 'failed';
+    const type = String(res.headers['content-type'] ?? '').toLowerCase();
+    return res.status === 200 && type.startsWith('text/plain') && res.body === token ? 'ok' : 'failed';
+  } catch (e) {
+    if (e instanceof OutboundRefused) return 'failed';
     return signal.aborted ? 'timeout' : 'failed';
   }
-}
-
-/** The response body as text, or undefined (the rest cancelled) once it exceeds `maxBytes`: a receiver cannot make the server buffer a huge answer. */
-async function readAtMost(res: Response, maxBytes: number): Promise<string | undefined> {
-  if (!res.body) return '';
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-    size += chunk.byteLength;
-    if (size > maxBytes) {
-      await res.body.cancel().catch(() => undefined);
-      return undefined;
-    }
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString('utf8');
 }
 
 /**
  * Runs the handshake on every URL and turns a failure into the reference's error.
  * @throws ApiError 400 `InvalidRequest` "Subscription validation request timed out." or 400 `ValidationError`
  */
-export async function validateReceivers(urls: string[], timeoutMs: number): Promise<void> {
-  const results = await Promise.all([...new Set(urls)].map((u) => validateReceiver(u, timeoutMs)));
+export async function validateReceivers(guard: OutboundGuard, urls: string[], timeoutMs: number): Promise<void> {
+  const results = await Promise.all([...new Set(urls)].map((u) => validateReceiver(guard, u, timeoutMs)));
   if (results.includes('timeout')) throw new ApiError(400, 'InvalidRequest', 'Subscription validation request timed out.');
   if (results.includes('failed')) throw new ApiError(400, 'ValidationError', 'Subscription validation request failed. Notification endpoint must respond with 200 OK to validation request.');
 }

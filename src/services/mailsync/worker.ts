@@ -295,8 +295,8 @@ export function startNotificationWorker(ctx: AppContext): NotificationWorker {
     try {
       const signal = AbortSignal.any([abort.signal, AbortSignal.timeout(ctx.config.settings.mailSubscriptionValidationTimeoutMs)]);
       const body = `{"value":[${rows.map((r: any) => r.payload).join(',')}]}`;
-      const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body, redirect: 'manual', signal });
-      await res.body?.cancel().catch(() => undefined);
+      // Through the outbound guard: never to Stratus itself, no redirects, no credentials; a refused receiver is a failed delivery.
+      const res = await ctx.outbound.post(url, { headers: { 'content-type': 'application/json' }, body, signal, maxBytes: 64 * 1024 });
       ok = res.status >= 200 && res.status < 300;
       attempt.status = res.status;
       if (!ok) attempt.error = `HTTP ${res.status}`;
