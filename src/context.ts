@@ -8,6 +8,7 @@ import type { Config } from './config.ts';
 import type { Store, Migrations } from './store/db.ts';
 import type { Identity } from './core/identity/identity.ts';
 import type { RateLimiter } from './core/rate-limit.ts';
+import type { CacheHub } from './core/cache.ts';
 
 /** Shared services of one running app. */
 export interface AppContext {
@@ -16,6 +17,8 @@ export interface AppContext {
   log: FastifyBaseLogger;
   identity: Identity;
   rateLimiter: RateLimiter;
+  /** Per-instance read caches and their invalidation; `cache.bus` wakes background workers (core/cache.ts). */
+  cache: CacheHub;
   /**
    * The public origin (no trailing slash) written into next links, Location headers and
    * token issuers: `STRATUS_PUBLIC_URL`, else the HTTPS origin once listening, else the

@@ -10,7 +10,9 @@ import { exportJWK, generateKeyPair, importJWK, jwtVerify, SignJWT, decodeProtec
 import type { Kysely } from 'kysely';
 import { nowIso, nowMs, nowSeconds } from '../clock.ts';
 import { newUuid, randomToken } from '../ids.ts';
+import { LRUCache } from 'lru-cache';
 import { Directory, type DirectoryApp, type DirectoryUser } from './directory.ts';
+import type { CacheHub } from '../cache.ts';
 
 /** The API families that are token audiences, written `api://stratus/<family>`. */
 export const audienceFamilies = ['arm', 'analytics', 'platform', 'mail', 'wopi'] as const;
@@ -124,13 +126,21 @@ export class Identity {
   readonly directory: Directory;
   private keys = new Map<string, KeyEntry>();
   private active?: KeyEntry;
+  /**
+   * Tokens whose signature verified, by token string (issue 9 item 4): the payload only. Time
+   * (exp/nbf), audience and issuer are checked again on every use, so an entry never serves a
+   * token past its `exp`, nor for another family.
+   */
+  private readonly verified = new LRUCache<string, JWTPayload & Record<string, unknown>>({ max: 10_000 });
 
+  /** @param cache when given, directory reads are cached (see {@link Directory}). */
   constructor(
     private readonly db: Kysely<any>,
     private readonly origin: () => string,
     private readonly tokenLifetimeSeconds: number,
+    cache?: CacheHub,
   ) {
-    this.directory = new Directory(db);
+    this.directory = new Directory(db, cache);
   }
 
   /** The issuer of a tenant's tokens: `{origin}/{tenantId}/v2.0`. */
@@ -230,6 +240,15 @@ export class Identity {
    * @throws TokenError with the reason (malformed, invalid_signature, expired, not_yet_valid, audience, issuer).
    */
   async verify(token: string, audience: AudienceFamily): Promise<Principal> {
+    const cached = this.verified.get(token);
+    if (cached && stillValid(cached, nowMs())) return this.principalOf(cached, audience);
+    const payload = await this.verifySignature(token);
+    this.verified.set(token, payload);
+    return this.principalOf(payload, audience);
+  }
+
+  /** Full verification (signature with the token's key, exp/nbf with 60 s tolerance on the Stratus clock). */
+  private async verifySignature(token: string): Promise<JWTPayload & Record<string, unknown>> {
     let kid: string | undefined;
     try {
       kid = decodeProtectedHeader(token).kid;
@@ -241,7 +260,7 @@ export class Identity {
     if (!key) throw new TokenError('invalid_signature', 'The access token was signed by an unknown key.');
     let payload: JWTPayload & Record<string, unknown>;
     try {
-      const r = await jwtVerify(token, key.publicKey, { algorithms: ['RS256'], currentDate: new Date(nowMs()), clockTolerance: 60 });
+      const r = await jwtVerify(token, key.publicKey, { algorithms: ['RS256'], currentDate: new Date(nowMs()), clockTolerance: clockToleranceSeconds });
       payload = r.payload as JWTPayload & Record<string, unknown>;
     } catch (e) {
       if (e instanceof joseErrors.JWTExpired) throw new TokenError('expired', 'The access token has expired.');
@@ -249,6 +268,11 @@ export class Identity {
       if (e instanceof joseErrors.JWSSignatureVerificationFailed) throw new TokenError('invalid_signature', 'The access token signature is invalid.');
       throw new TokenError('malformed', 'The access token is invalid.');
     }
+    return payload;
+  }
+
+  /** The audience and issuer checks and the principal of a verified payload. */
+  private principalOf(payload: JWTPayload & Record<string, unknown>, audience: AudienceFamily): Principal {
     const aud = Array.isArray(payload.aud) ? payload.aud : [payload.aud];
     if (!aud.includes(audienceUri(audience))) throw new TokenError('audience', `The access token has an invalid audience '${aud.join(',')}'; expected '${audienceUri(audience)}'.`);
     const tid = String(payload.tid ?? '');
@@ -270,4 +294,15 @@ export class Identity {
       claims: payload,
     };
   }
+}
+
+/** Clock tolerance of exp/nbf in seconds, as given to `jwtVerify`. */
+const clockToleranceSeconds = 60;
+
+/** Whether a verified payload's exp/nbf still hold at `ms` (jose's rule with the same tolerance). */
+function stillValid(p: JWTPayload, ms: number): boolean {
+  const now = Math.floor(ms / 1000);
+  if (typeof p.nbf === 'number' && p.nbf > now + clockToleranceSeconds) return false;
+  if (typeof p.exp === 'number' && p.exp <= now - clockToleranceSeconds) return false;
+  return true;
 }
