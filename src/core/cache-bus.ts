@@ -51,7 +51,7 @@ export class SignalBus {
   private client: pg.Client | undefined;
   private closed = false;
   private retry: NodeJS.Timeout | undefined;
-  private readonly onLocal = (topic: SignalTopic) => this.events.emit(topic);
+  private readonly onLocal = new Map<SignalTopic, () => void>(topics.map((t) => [t, () => this.events.emit(t)]));
 
   constructor() {
     this.events.setMaxListeners(0);
@@ -66,7 +66,7 @@ export class SignalBus {
   /** Starts listening (PostgreSQL: connects the dedicated client). */
   async start(opts: SignalBusOptions): Promise<void> {
     if (!opts.databaseUrl) {
-      for (const t of topics) local.on(t, this.onLocal);
+      for (const t of topics) local.on(t, this.onLocal.get(t)!);
       return;
     }
     await this.connect(opts);
@@ -105,7 +105,7 @@ export class SignalBus {
   async close(): Promise<void> {
     this.closed = true;
     if (this.retry) clearTimeout(this.retry);
-    for (const t of topics) local.off(t, this.onLocal);
+    for (const t of topics) local.off(t, this.onLocal.get(t)!);
     const c = this.client;
     this.client = undefined;
     await c?.end().catch(() => undefined);
