@@ -4,20 +4,19 @@
  *
  * - Each cache is a bounded LRU (`lru-cache`) belonging to one {@link CacheArea}.
  * - A write that changes an area calls {@link CacheHub.changed} (inside its transaction when it
- *   has one): the area's caches of this instance are emptied at once and, on PostgreSQL, the
- *   area's row of `stratus_cache_versions` is incremented in the same transaction.
- * - On PostgreSQL, a request calls {@link CacheHub.sync} before it uses a cache: one read of the
- *   (three-row) version table; an area whose version moved since the last read is emptied. So a
- *   write committed on another instance sharing the database is seen by the very next request
- *   (strict read-after-write across instances). Concurrent requests share one version read as
- *   long as it was sent after they arrived. On SQLite (one process owns the file) `sync` costs
- *   nothing: every writer is in this process and invalidates directly.
+ *   has one): the area's row of `stratus_cache_versions` is incremented in that transaction and
+ *   this instance's caches of the area are emptied at once.
+ * - A request calls {@link CacheHub.sync} before it uses a cache: one read of the (three-row)
+ *   version table; an area whose version moved since the last read is emptied. So a write
+ *   committed by another instance sharing the PostgreSQL database — or by another process on the
+ *   SQLite file (`stratus reset` while serving) — is seen by the very next request. Concurrent
+ *   requests share one version read as long as it was sent after they arrived.
  *
  * Why a version row and not `LISTEN/NOTIFY` for the caches: a notification reaches another
  * instance asynchronously after the commit, so a request arriving there right after the write's
- * response could still be answered from the old cache. The version read is one indexed point
+ * response could still be answered from the old cache. The version read is one primary-key
  * read per request instead of the 4–7 look-ups it replaces. `LISTEN/NOTIFY` is used where a
- * short delay is harmless: waking background workers (see `cache-bus.ts`).
+ * short delay is harmless: waking background workers (`cache-bus.ts`).
  *
  * Loads are tagged with the area's generation when they start; a load that overlapped an
  * invalidation is returned to its caller but not stored, so an old value is never cached after
@@ -26,7 +25,6 @@
 import { LRUCache } from 'lru-cache';
 import { sql, type Kysely } from 'kysely';
 import type { Migrations, Store } from '../store/db.ts';
-import { isPostgres } from '../store/db.ts';
 import { SignalBus } from './cache-bus.ts';
 
 /** The cached areas; each has one version row. */
@@ -104,17 +102,14 @@ export class AreaCache<V> {
 export class CacheHub {
   private readonly gens = new Map<CacheArea, number>(cacheAreas.map((a) => [a, 0]));
   private readonly caches = new Map<CacheArea, AreaCache<any>[]>(cacheAreas.map((a) => [a, []]));
-  private readonly pg: boolean;
-  /** Versions read last (PostgreSQL); undefined before the first read. */
+  /** Versions read last; undefined before the first read. */
   private seen: Map<string, string> | undefined;
   /** A version read that callers may still join (not yet sent). */
   private pending: Promise<void> | undefined;
   /** Wake-up signals for background workers (started and closed by the app). */
   readonly bus = new SignalBus();
 
-  constructor(private readonly store: Store) {
-    this.pg = store.dialect === 'postgres';
-  }
+  constructor(private readonly store: Store) {}
 
   /** A new cache of `area` holding at most `max` entries. */
   cache<V>(area: CacheArea, max = 10_000): AreaCache<V> {
@@ -137,27 +132,24 @@ export class CacheHub {
   }
 
   /**
-   * Records that a write changed `areas`: on PostgreSQL increments their version rows through
-   * `db` (pass the write's transaction so the increment commits with it); empties this
-   * instance's caches of those areas.
+   * Records that a write changed `areas` (all when none is named): increments their version
+   * rows through `db` (pass the write's transaction so the increment commits with it) and
+   * empties this instance's caches of those areas.
    */
   async changed(db: Kysely<any>, ...areas: CacheArea[]): Promise<void> {
     const list = areas.length ? areas : [...cacheAreas];
-    if (isPostgres(db)) {
-      for (const area of list) {
-        await sql`insert into stratus_cache_versions (area, version) values (${area}, 1) on conflict (area) do update set version = stratus_cache_versions.version + 1`.execute(db);
-      }
+    for (const area of list) {
+      await sql`insert into stratus_cache_versions (area, version) values (${area}, 1) on conflict (area) do update set version = stratus_cache_versions.version + 1`.execute(db);
     }
     this.invalidate(...list);
   }
 
   /**
-   * Brings the caches up to date with writes committed by other instances (PostgreSQL: one
-   * version read, shared by the callers that arrived before it was sent); no-op on SQLite.
+   * Brings the caches up to date with writes committed by other instances or processes: one
+   * version read, shared by the callers that arrived before it was sent.
    * @throws the database error of the version read.
    */
   sync(): Promise<void> {
-    if (!this.pg) return Promise.resolve();
     if (this.pending) return this.pending;
     const p = new Promise<void>((resolve, reject) => {
       // Callers of this tick join; the read is sent after all of them arrived.
