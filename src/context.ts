@@ -9,6 +9,7 @@ import type { Store, Migrations } from './store/db.ts';
 import type { Identity } from './core/identity/identity.ts';
 import type { RateLimiter } from './core/rate-limit.ts';
 import type { CacheHub } from './core/cache.ts';
+import type { FaultInjector } from './core/faults.ts';
 
 /** Shared services of one running app. */
 export interface AppContext {
@@ -19,6 +20,10 @@ export interface AppContext {
   rateLimiter: RateLimiter;
   /** Per-instance read caches and their invalidation; `cache.bus` wakes background workers (core/cache.ts). */
   cache: CacheHub;
+  /** The control-plane key (`STRATUS_CONTROL_KEY` or `<data dir>/control.key`). */
+  controlKey: string;
+  /** Injected-fault rules of this instance (`/_stratus/faults`). */
+  faults: FaultInjector;
   /**
    * The public origin (no trailing slash) written into next links, Location headers and
    * token issuers: `STRATUS_PUBLIC_URL`, else the HTTPS origin once listening, else the

@@ -17,7 +17,7 @@ import { decodeJwt, exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 import { appToken, identities, userToken } from './helpers/auth.ts';
 import { mailScopes } from './helpers/mail.ts';
-import { advance, call, uniqueName } from './platform-helpers.test.ts';
+import { advance, call, uniqueName } from './helpers/platform.ts';
 import { ArmStore } from '../src/services/arm/store.ts';
 import { platformDemoWorkspace } from '../src/services/platform/seed.ts';
 import { demoAdmin, demoSubscription, demoTenant, demoUser } from '../src/seed/demo.ts';
@@ -196,7 +196,7 @@ describe('two instances on one PostgreSQL schema', { skip: skipReason }, () => {
     const location = created.headers.get('location')!;
     const running = await call(b.url, 'GET', location, sp);
     assert.equal(running.body.status, 'Running');
-    await advance(a.url, 21);
+    await advance(a, 21);
     // B's listing completes the due operation although B cached "nothing pending" before A's write.
     const listedB = await call(b.url, 'GET', `/v1/workspaces/${ws}/eventstreams`, sp);
     const mine = listedB.body.value.filter((x: any) => x.displayName === name);
