@@ -149,7 +149,14 @@ export async function buildApp(config: Config): Promise<BuiltApp> {
     }
     if ('reset' in e) {
       reply.hijack();
-      req.raw.socket.resetAndDestroy();
+      // A TCP reset where the socket is plain TCP; a TLS socket cannot reset (its handle is not
+      // TCP), so it is closed without an answer.
+      const socket = req.raw.socket;
+      try {
+        socket.resetAndDestroy();
+      } catch {
+        socket.destroy();
+      }
       return reply;
     }
     return sendError(family, faultError(family, e), req, reply);

@@ -95,6 +95,8 @@ export function parseAudienceAliases(raw: string | undefined): AudienceAlias[] {
     const uri = eq > 0 ? part.slice(eq + 1).trim() : '';
     if (!aliasFamilies.includes(family)) throw new ConfigError(`STRATUS_AUDIENCE_ALIASES: '${part}' must be family=uri with family one of ${aliasFamilies.join(', ')}`);
     if (!/^[a-z][a-z0-9+.-]*:\S+$/i.test(uri)) throw new ConfigError(`STRATUS_AUDIENCE_ALIASES: '${uri}' is not an absolute URI`);
+    const clash = out.find((o) => o.uri.replace(/\/+$/, '') === uri.replace(/\/+$/, '') && o.family !== family);
+    if (clash) throw new ConfigError(`STRATUS_AUDIENCE_ALIASES: '${uri}' is given for both ${clash.family} and ${family}`);
     out.push({ family, uri });
   }
   return out;

@@ -187,12 +187,12 @@ export class Identity {
   ) {
     this.directory = new Directory(db, cache);
     this.grants = new Grants(db);
+    for (const f of audienceFamilies) this.familyOfAud.set(audienceUri(f), f);
+    for (const a of aliases) this.familyOfAud.set(trimSlash(a.uri), a.family as AudienceFamily);
   }
 
-  /** The `aud` values a family's tokens may carry: `api://stratus/<family>` and its aliases (trailing slashes trimmed). */
-  private acceptedAudiences(family: AudienceFamily): string[] {
-    return [audienceUri(family), ...this.aliases.filter((a) => a.family === family).map((a) => trimSlash(a.uri))];
-  }
+  /** The family of each accepted `aud` (trailing slashes trimmed): `api://stratus/<family>` and the aliases. */
+  private readonly familyOfAud = new Map<string, AudienceFamily>();
 
   /** The issuer of a tenant's tokens: `{origin}/{tenantId}/v2.0`. */
   issuer(tenantId: string): string {
@@ -337,28 +337,19 @@ export class Identity {
    * @throws TokenError as {@link verify}; `audience` when no family accepts the token.
    */
   async verifyAnyFamily(token: string): Promise<Principal> {
-    let last: unknown;
-    for (const f of audienceFamilies) {
-      try {
-        return await this.verify(token, f);
-      } catch (e) {
-        if (!(e instanceof TokenError) || e.reason !== 'audience') throw e;
-        last = e;
-      }
-    }
-    throw last;
+    return this.verify(token, 'any');
   }
 
   /**
-   * Verifies a bearer token for `audience`.
+   * Verifies a bearer token for the family `expected` (its own audience or an alias), or for any family.
    * @throws TokenError with the reason (malformed, invalid_signature, expired, not_yet_valid, audience, issuer).
    */
-  async verify(token: string, audience: AudienceFamily): Promise<Principal> {
+  async verify(token: string, expected: AudienceFamily | 'any'): Promise<Principal> {
     const cached = this.verified.get(token);
-    if (cached && stillValid(cached, nowMs())) return this.principalOf(cached, audience);
+    if (cached && stillValid(cached, nowMs())) return this.principalOf(cached, expected);
     const payload = await this.verifySignature(token);
     this.verified.set(token, payload);
-    return this.principalOf(payload, audience);
+    return this.principalOf(payload, expected);
   }
 
   /** Full verification (signature with the token's key, exp/nbf with 60 s tolerance on the Stratus clock). */
@@ -386,10 +377,11 @@ export class Identity {
   }
 
   /** The audience and issuer checks and the principal of a verified payload. */
-  private principalOf(payload: JWTPayload & Record<string, unknown>, audience: AudienceFamily): Principal {
+  private principalOf(payload: JWTPayload & Record<string, unknown>, expected: AudienceFamily | 'any'): Principal {
     const aud = (Array.isArray(payload.aud) ? payload.aud : [payload.aud]).map((a) => (typeof a === 'string' ? a : ''));
-    const accepted = this.acceptedAudiences(audience);
-    if (!aud.some((a) => accepted.includes(trimSlash(a)))) throw new TokenError('audience', `The access token has an invalid audience '${aud.join(',')}'; expected '${audienceUri(audience)}'.`);
+    const families = aud.map((a) => this.familyOfAud.get(trimSlash(a)));
+    const audience = expected === 'any' ? families.find((f) => f !== undefined) : families.find((f) => f === expected);
+    if (!audience) throw new TokenError('audience', `The access token has an invalid audience '${aud.join(',')}'${expected === 'any' ? '' : `; expected '${audienceUri(expected)}'`}.`);
     const tid = String(payload.tid ?? '');
     if (payload.iss !== this.issuer(tid)) throw new TokenError('issuer', `The access token is from the wrong issuer '${payload.iss}'.`);
     const kind = payload.idtyp === 'app' ? 'app' : 'user';
