@@ -24,10 +24,12 @@ import { nowIso } from './core/clock.ts';
 import { newUuid } from './core/ids.ts';
 import { loadTls, type TlsMaterial } from './core/tls.ts';
 import { FaultInjector, faultError } from './core/faults.ts';
-import { hasControlKey, isControlPath, isPublicControlRoute, loadControlKey, normalizePath } from './core/control-key.ts';
+import { hasControlKey, isConsoleLogin, isControlPath, isPublicControlRoute, loadControlKey, normalizePath } from './core/control-key.ts';
+import { RequestLog, registerRequestLog } from './core/request-log.ts';
 import { seedAll, isSeeded } from './seed/index.ts';
 import { modules } from './services/index.ts';
 import { registerControlRoutes } from './services/control/routes.ts';
+import { aliasBodyHook, aliasUrlRewriter } from './services/arm/aliases.ts';
 
 /** A built app: the Fastify instance, its context, the plain-HTTP server and the TLS material. */
 export interface BuiltApp {
@@ -78,6 +80,7 @@ export async function buildApp(config: Config): Promise<BuiltApp> {
     logger: { level: config.logLevel },
     genReqId: () => newUuid(),
     bodyLimit: 150 * 1024 * 1024,
+    rewriteUrl: aliasUrlRewriter(config.providerNamespaceAliases),
     routerOptions: { ignoreDuplicateSlashes: true, ignoreTrailingSlash: true, caseSensitive: false, maxParamLength: 2000 },
     // Router-level failures (a malformed percent-encoding, an over-long path segment) in the family's envelope.
     frameworkErrors: (error: Error & { code?: string }, req: any, reply: any) => {
@@ -102,6 +105,7 @@ export async function buildApp(config: Config): Promise<BuiltApp> {
   const cache = new CacheHub(store);
   await cache.bus.start({ databaseUrl: config.databaseUrl, databaseSchema: config.databaseSchema, onError: (e) => app.log.warn({ err: e }, 'signal listener connection lost') });
   const identity = new Identity(store.db, () => origin, config.settings.tokenLifetimeSeconds, config.audienceAliases, cache);
+  const controlKey = loadControlKey(config.dataDir, config.controlKey);
   const ctx: AppContext = {
     config,
     store,
@@ -109,7 +113,8 @@ export async function buildApp(config: Config): Promise<BuiltApp> {
     identity,
     rateLimiter: new RateLimiter(store.db),
     cache,
-    controlKey: loadControlKey(config.dataDir, config.controlKey),
+    controlKey,
+    requestLog: new RequestLog(config.settings.requestLogSize, controlKey),
     faults: new FaultInjector(),
     origin: () => origin,
     onClose: (fn) => closers.push(fn),
@@ -125,6 +130,8 @@ export async function buildApp(config: Config): Promise<BuiltApp> {
     const p = normalizePath(url);
     if (!isControlPath(p) || isPublicControlRoute(req.method, p)) return;
     if (hasControlKey(ctx.controlKey, req.headers.authorization, req.headers.cookie)) return;
+    // The console link of the banner (`GET /_stratus/console?key=…`) signs the browser in.
+    if (isConsoleLogin(ctx.controlKey, req.method, p, url)) return;
     return sendError(
       'control',
       new ApiError(401, 'Unauthorized', 'The control plane needs the control key: Authorization: Bearer <control key> (STRATUS_CONTROL_KEY or <data dir>/control.key).', {
@@ -134,6 +141,8 @@ export async function buildApp(config: Config): Promise<BuiltApp> {
       reply,
     );
   });
+
+  registerRequestLog(app, ctx.requestLog);
 
   // Injected faults (issue 12 item 2): never on the control plane; nothing to do without rules.
   app.addHook('onRequest', async (req, reply) => {
@@ -204,6 +213,9 @@ export async function buildApp(config: Config): Promise<BuiltApp> {
     if (!reply.hasHeader('date')) reply.header('Date', new Date().toUTCString());
     return payload;
   });
+
+  const aliasHook = aliasBodyHook(config.providerNamespaceAliases);
+  if (aliasHook) app.addHook('preValidation', aliasHook);
 
   app.setErrorHandler(async (error: any, req, reply) => {
     const family: Family = error instanceof ApiError && error.options.family ? error.options.family : familyOf(req);

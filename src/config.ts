@@ -35,6 +35,8 @@ export interface Settings {
   mailNotificationPollMs: number;
   /** Lifetime of issued access tokens, seconds. */
   tokenLifetimeSeconds: number;
+  /** Console request log: requests kept in memory (ring buffer; 0 turns the log off). */
+  requestLogSize: number;
 }
 
 /** The whole configuration of one Stratus process. */
@@ -53,6 +55,11 @@ export interface Config {
   databaseSchema?: string;
   /** Origin written into next links, Location headers and token issuers; default: the HTTPS origin. */
   publicUrl?: string;
+  /**
+   * `STRATUS_PROVIDER_NAMESPACE_ALIASES`: provider-namespace prefixes (each ending in `.`) the
+   * resource manager serves as `Vendor.` in paths, filters and bodies (src/services/arm/aliases.ts).
+   */
+  providerNamespaceAliases: string[];
   /** PEM files of a given certificate and key (instead of the generated local CA). */
   tlsCertFile?: string;
   tlsKeyFile?: string;
@@ -117,6 +124,7 @@ export const defaultSettings: Settings = {
   mailSubscriptionValidationTimeoutMs: 10000,
   mailNotificationPollMs: 250,
   tokenLifetimeSeconds: 3600,
+  requestLogSize: 1000,
 };
 
 const settingEnv: Record<keyof Settings, string> = {
@@ -133,6 +141,7 @@ const settingEnv: Record<keyof Settings, string> = {
   mailSubscriptionValidationTimeoutMs: 'STRATUS_MAIL_SUBSCRIPTION_VALIDATION_TIMEOUT_MS',
   mailNotificationPollMs: 'STRATUS_MAIL_NOTIFICATION_POLL_MS',
   tokenLifetimeSeconds: 'STRATUS_TOKEN_LIFETIME_SECONDS',
+  requestLogSize: 'STRATUS_REQUEST_LOG_SIZE',
 };
 
 /** Names of the environment variables of every setting, for the README and `--help`. */
@@ -190,6 +199,7 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     databaseUrl: databaseUrl || undefined,
     databaseSchema: env.STRATUS_DATABASE_SCHEMA || undefined,
     publicUrl: publicUrl ? publicUrl.replace(/\/+$/, '') : undefined,
+    providerNamespaceAliases: parseNamespaceAliases(env.STRATUS_PROVIDER_NAMESPACE_ALIASES),
     tlsCertFile: flags.tlsCert ?? env.STRATUS_TLS_CERT,
     tlsKeyFile: flags.tlsKey ?? env.STRATUS_TLS_KEY,
     logLevel: flags.logLevel ?? env.STRATUS_LOG_LEVEL ?? 'info',
@@ -198,4 +208,19 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     controlKey: env.STRATUS_CONTROL_KEY || undefined,
     settings,
   };
+}
+
+/**
+ * Parses `STRATUS_PROVIDER_NAMESPACE_ALIASES`: comma-separated namespace prefixes such as
+ * `Acme.` (the trailing dot is added when missing; blanks ignored; `Vendor.` itself is dropped).
+ * @throws ConfigError for a prefix that is not letters and digits.
+ */
+export function parseNamespaceAliases(raw: string | undefined): string[] {
+  const out: string[] = [];
+  for (const part of (raw ?? '').split(',').map((s) => s.trim()).filter(Boolean)) {
+    if (!/^[A-Za-z][A-Za-z0-9]*\.?$/.test(part)) throw new ConfigError(`STRATUS_PROVIDER_NAMESPACE_ALIASES: '${part}' must be a namespace prefix such as 'Acme.'`);
+    const prefix = part.endsWith('.') ? part : `${part}.`;
+    if (prefix.toLowerCase() !== 'vendor.') out.push(prefix);
+  }
+  return out;
 }

@@ -9,6 +9,7 @@ import type { Store, Migrations } from './store/db.ts';
 import type { Identity } from './core/identity/identity.ts';
 import type { RateLimiter } from './core/rate-limit.ts';
 import type { CacheHub } from './core/cache.ts';
+import type { RequestLog } from './core/request-log.ts';
 import type { FaultInjector } from './core/faults.ts';
 
 /** Shared services of one running app. */
@@ -22,6 +23,8 @@ export interface AppContext {
   cache: CacheHub;
   /** The control-plane key (`STRATUS_CONTROL_KEY` or `<data dir>/control.key`). */
   controlKey: string;
+  /** The last requests, for the console and `GET /_stratus/requests` (core/request-log.ts). */
+  requestLog: RequestLog;
   /** Injected-fault rules of this instance (`/_stratus/faults`). */
   faults: FaultInjector;
   /**

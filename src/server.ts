@@ -69,6 +69,7 @@ export function banner(s: RunningServer): string {
     ...(s.tls?.caFile ? [`  CA file:     ${s.tls.caFile}   (export NODE_EXTRA_CA_CERTS=${s.tls.caFile})`] : []),
     `  token URL:   ${o}/${demoTenant.id}/oauth2/v2.0/token`,
     `  control key: ${s.ctx.controlKey}   (Authorization: Bearer <key> on ${o}/_stratus/*)`,
+    `  console:     ${o}/_stratus/console?key=${encodeURIComponent(s.ctx.controlKey)}`,
     '',
     'Development identities:',
     `  tenant            ${demoTenant.id} (${demoTenant.domain})`,

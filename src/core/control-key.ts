@@ -119,3 +119,19 @@ export function hasControlKey(key: string, authorization: string | undefined, co
   }
   return false;
 }
+
+/** Path of the console; `GET` of it with `?key=<control key>` is the login link the banner prints. */
+export const consolePath = '/_stratus/console';
+
+/**
+ * Whether the request is the console login link: `GET /_stratus/console?key=<control key>`
+ * (normalised path, exactly one `key` value, constant-time compare). The console route then
+ * sets the session cookie and redirects to the console without the key in the URL.
+ */
+export function isConsoleLogin(key: string, method: string, normalized: string, rawUrl: string): boolean {
+  if (method !== 'GET' || normalized !== consolePath) return false;
+  const i = rawUrl.indexOf('?');
+  if (i < 0) return false;
+  const values = new URLSearchParams(rawUrl.slice(i + 1)).getAll('key');
+  return values.length === 1 && safeEqual(values[0]!, key);
+}

@@ -14,6 +14,7 @@ import { platformModule } from './platform/index.ts';
 import { wopiModule } from './wopi/index.ts';
 import { mailModule } from './mail/index.ts';
 import { mailsyncModule } from './mailsync/index.ts';
+import { consoleModule } from './console/index.ts';
 
 /** The modules `buildApp` registers, in this order. */
 export const modules: ServiceModule[] = [
@@ -28,4 +29,5 @@ export const modules: ServiceModule[] = [
   wopiModule,
   mailModule,
   mailsyncModule,
+  consoleModule,
 ];

@@ -34,6 +34,7 @@ import { sql } from 'kysely';
 import { latestMailChangeSeq, mailChangesAfter, mailChangeWriters, writersFinished, type MailChangeRow } from './changes.ts';
 import { deleteSubscriptionRows, filterQuery, subscriptionFromRow, type Subscription } from './subscriptions.ts';
 import { openMailbox, findMessage, type Mailbox } from '../mail/store.ts';
+import { recordAttempt, type DeliveryAttempt } from './attempts.ts';
 import type { MessageRecord } from '../mail/message.ts';
 
 /** Changes read per tick. */
@@ -305,24 +306,31 @@ export function startNotificationWorker(ctx: AppContext): NotificationWorker {
     const rows = await db.selectFrom('mail_notifications').selectAll().where('claim', '=', claim).orderBy('seq').execute();
     if (rows.length === 0) return;
     let ok = false;
+    const attempt: DeliveryAttempt = { at: nowIso(), kind, url, subscriptionIds: [...new Set(rows.map((r: any) => r.subscription_id as string))], notifications: rows.length, ok: false };
     try {
       const signal = AbortSignal.any([abort.signal, AbortSignal.timeout(ctx.config.settings.mailSubscriptionValidationTimeoutMs)]);
       const body = `{"value":[${rows.map((r: any) => r.payload).join(',')}]}`;
       const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body, redirect: 'manual', signal });
       await res.body?.cancel().catch(() => undefined);
       ok = res.status >= 200 && res.status < 300;
-    } catch {
+      attempt.status = res.status;
+      if (!ok) attempt.error = `HTTP ${res.status}`;
+    } catch (e) {
       ok = false;
+      const err = e as Error & { cause?: { code?: string; message?: string } };
+      attempt.error = err.name === 'TimeoutError' ? 'timed out' : (err.cause?.code ?? err.cause?.message ?? err.message);
     }
+    attempt.ok = ok;
     if (stopped && !ok) return; // shutting down: the lease expires and a later run retries
+    recordAttempt(ctx, attempt);
     if (ok) {
       await db.deleteFrom('mail_notifications').where('claim', '=', claim).execute();
       return;
     }
-    await failed(kind, url, rows);
+    await failed(kind, url, rows, attempt);
   }
 
-  async function failed(kind: string, url: string, rows: any[]): Promise<void> {
+  async function failed(kind: string, url: string, rows: any[], attempt: DeliveryAttempt): Promise<void> {
     const at = nowMs();
     const now = new Date(at).toISOString();
     const retry: any[] = [];
@@ -333,11 +341,13 @@ export function startNotificationWorker(ctx: AppContext): NotificationWorker {
       const attempts = Math.max(...retry.map((r) => Number(r.attempts))) + 1;
       const delay = Math.min(maxBackoffMs, baseBackoffMs * 2 ** (attempts - 1));
       const due = new Date(at + delay).toISOString();
+      attempt.nextRetry = due;
       await db.updateTable('mail_notifications').set({ attempts, claim: null, due_at: due }).where('seq', 'in', retry.map((r) => Number(r.seq))).execute();
       // The receiver is failing: hold back the rest of its queue too, instead of trying it every tick.
       await db.updateTable('mail_notifications').set({ due_at: due }).where('kind', '=', kind).where('url', '=', url).where('due_at', '<', due).where('claim', 'is', null).execute();
     }
     if (dropped.length > 0) {
+      attempt.dropped = true;
       await ctx.store.transaction(async (trx: Kysely<any>) => {
         await trx.deleteFrom('mail_notifications').where('seq', 'in', dropped.map((r) => Number(r.seq))).execute();
         const subIds = [...new Set(dropped.filter((r) => r.kind === 'change').map((r) => r.subscription_id as string))];

@@ -1,0 +1,53 @@
+/**
+ * Console page of the resource manager (issue 12 item 1, "Resource manager"): subscriptions,
+ * resource groups, role assignments, role management policies per scope (changed policies with
+ * their rules in words; every other role has the default rule set), billing accounts and
+ * invoices.
+ */
+import type { FastifyInstance } from 'fastify';
+import type { AppContext } from '../../context.ts';
+import { fromJson } from '../../store/db.ts';
+import { rolesAtScope } from '../authorization/policies.ts';
+import { policyTable } from '../authorization/store.ts';
+import { defaultRules } from '../authorization/defaults.ts';
+import { html, page, sendPage, table, type Safe } from './html.ts';
+
+/** One policy rule in words: its id and type, then its settings. */
+function ruleText(r: Record<string, unknown>): Safe {
+  const { id, ruleType, target, ...rest } = r;
+  const settings = Object.entries(rest)
+    .filter(([, v]) => v !== null && v !== undefined && !(Array.isArray(v) && v.length === 0))
+    .map(([k, v]) => `${k}: ${typeof v === 'object' ? JSON.stringify(v) : String(v)}`)
+    .join('; ');
+  const t = target as Record<string, unknown> | undefined;
+  const who = t ? ` — for ${String(t.caller ?? '?')} ${String(t.level ?? '')} ${Array.isArray(t.operations) ? (t.operations as string[]).join('/') : ''}` : '';
+  return html`<li><strong>${String(id)}</strong> (${String(ruleType).replace(/^RoleManagementPolicy|Rule$/g, '')})${who}: ${settings}</li>`;
+}
+
+/** Registers `/_stratus/console/resources`. */
+export function registerResourcePages(app: FastifyInstance, ctx: AppContext): void {
+  const db = ctx.store.db;
+  app.get('/_stratus/console/resources', async (_req, reply) => {
+    const roleName = new Map(rolesAtScope().map((r) => [r.id.toLowerCase(), r.roleName]));
+    const subs = (await db.selectFrom('arm_subscriptions').selectAll().orderBy('tenant_id').orderBy('subscription_id').limit(500).execute()) as any[];
+    const groups = (await db.selectFrom('arm_resource_groups').selectAll().orderBy('subscription_id').orderBy('name_lower').limit(1000).execute()) as any[];
+    const assignments = (await db.selectFrom('arm_role_assignments').selectAll().orderBy('scope_lower').orderBy('id').limit(1000).execute()) as any[];
+    const policies = (await db.selectFrom(policyTable).selectAll().orderBy('scope_lower').orderBy('role_definition_id').limit(500).execute()) as any[];
+    const accounts = (await db.selectFrom('billing_accounts').selectAll().orderBy('tenant_id').orderBy('name').limit(200).execute()) as any[];
+    const invoices = (await db.selectFrom('billing_invoices').selectAll().orderBy('tenant_id').orderBy('account_name').orderBy('name').limit(1000).execute()) as any[];
+    const invoiceCells = (i: any) => {
+      const b = fromJson<any>(i.body) ?? {};
+      const p = { ...b, ...(b.properties ?? {}) };
+      return [i.account_name, i.name, i.profile_name, p.invoiceDate ?? '', p.dueDate ?? '', p.status ?? '', p.currency ?? ''];
+    };
+    const body = html`<section aria-labelledby="subs"><h2 id="subs">Subscriptions</h2>${table('Subscriptions', ['Subscription', 'Name', 'State', 'Tenant', 'Management group'], subs.map((s) => [s.subscription_id, s.display_name, s.state, s.tenant_id, s.management_group_lower]), 'No subscriptions.')}</section>
+      <section aria-labelledby="rgs"><h2 id="rgs">Resource groups</h2>${table('Resource groups', ['Subscription', 'Resource group', 'Location', 'Tags'], groups.map((g) => [g.subscription_id, g.name, g.location, g.tags]), 'No resource groups.')}</section>
+      <section aria-labelledby="ras"><h2 id="ras">Role assignments</h2>${table('Role assignments', ['Scope', 'Role', 'Principal', 'Type', 'Id'], assignments.map((a) => [a.scope, roleName.get(String(a.role_definition_id).toLowerCase()) ?? a.role_definition_id, a.principal_id, a.principal_type, a.id]), 'No role assignments.')}</section>
+      <section aria-labelledby="pol"><h2 id="pol">Role management policies</h2><p class="muted">Policies changed through the API, per scope; every other role at every scope has the default rule set.</p>
+      ${table('Changed role management policies', ['Scope', 'Role', 'Rules', 'Last modified'], policies.map((p) => [p.scope, roleName.get(String(p.role_definition_id).toLowerCase()) ?? p.role_definition_id, html`<ul>${fromJson<Record<string, unknown>[]>(p.rules).map(ruleText)}</ul>`, `${p.last_modified_at} by ${fromJson<any>(p.last_modified_by)?.displayName ?? '?'}`]), 'No policy has been changed: all use the default rules.')}
+      <details><summary>The default rule set</summary><ul>${(defaultRules() as unknown as Record<string, unknown>[]).map(ruleText)}</ul></details></section>
+      <section aria-labelledby="bill"><h2 id="bill">Billing</h2>${table('Billing accounts', ['Tenant', 'Account', 'Name', 'Agreement'], accounts.map((a) => [a.tenant_id, a.name, a.display_name, a.agreement_type]), 'No billing accounts.')}
+      ${table('Invoices', ['Account', 'Invoice', 'Billing profile', 'Date', 'Due', 'Status', 'Currency'], invoices.map(invoiceCells), 'No invoices.')}</section>`;
+    return sendPage(reply, page('Resource manager', '/resources', body));
+  });
+}
