@@ -14,6 +14,7 @@ import type { Config } from './config.ts';
 import type { AppContext, ServiceModule } from './context.ts';
 import { openStore, type Migrations } from './store/db.ts';
 import { Identity } from './core/identity/identity.ts';
+import { CacheHub, cacheMigrations } from './core/cache.ts';
 import { directoryMigrations } from './core/identity/directory.ts';
 import { registerIdentityRoutes } from './core/identity/routes.ts';
 import { RateLimiter, rateLimitMigrations } from './core/rate-limit.ts';
@@ -45,7 +46,7 @@ export interface BuiltApp {
 
 /** Every migration of the core and the areas. */
 export function allMigrations(mods: ServiceModule[] = modules): Migrations {
-  const out: Migrations = { ...directoryMigrations, ...rateLimitMigrations };
+  const out: Migrations = { ...directoryMigrations, ...rateLimitMigrations, ...cacheMigrations };
   for (const m of mods) {
     for (const [name, mig] of Object.entries(m.migrations)) {
       if (out[name]) throw new Error(`duplicate migration name ${name}`);
@@ -234,7 +235,9 @@ export async function buildApp(config: Config): Promise<BuiltApp> {
 
   let origin = config.publicUrl ?? '';
   const closers: (() => Promise<void> | void)[] = [];
-  const identity = new Identity(store.db, () => origin, config.settings.tokenLifetimeSeconds, config.audienceAliases);
+  const cache = new CacheHub(store);
+  await cache.bus.start({ databaseUrl: config.databaseUrl, databaseSchema: config.databaseSchema, onError: (e) => app.log.warn({ err: e }, 'signal listener connection lost') });
+  const identity = new Identity(store.db, () => origin, config.settings.tokenLifetimeSeconds, config.audienceAliases, cache);
   const controlKey = loadControlKey(config.dataDir, config.controlKey);
   const ctx: AppContext = {
     config,
@@ -257,6 +260,7 @@ export async function buildApp(config: Config): Promise<BuiltApp> {
         return ports;
       },
     }),
+    cache,
     controlKey,
     requestLog: new RequestLog(config.settings.requestLogSize, controlKey),
     faults: new FaultInjector(),
@@ -461,6 +465,7 @@ export async function buildApp(config: Config): Promise<BuiltApp> {
 
   app.addHook('onClose', async () => {
     for (const fn of closers) await fn();
+    await cache.bus.close();
     await store.close();
     if (tls && httpServer.listening) await new Promise<void>((resolve) => httpServer.close(() => resolve()));
   });

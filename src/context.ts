@@ -8,6 +8,7 @@ import type { Config } from './config.ts';
 import type { Store, Migrations } from './store/db.ts';
 import type { Identity } from './core/identity/identity.ts';
 import type { RateLimiter } from './core/rate-limit.ts';
+import type { CacheHub } from './core/cache.ts';
 import type { RequestLog } from './core/request-log.ts';
 import type { OutboundGuard } from './core/outbound.ts';
 import type { FaultInjector } from './core/faults.ts';
@@ -21,6 +22,8 @@ export interface AppContext {
   rateLimiter: RateLimiter;
   /** Every outbound call to a caller-chosen URL goes through this (never to Stratus itself; issue 11). */
   outbound: OutboundGuard;
+  /** Per-instance read caches and their invalidation; `cache.bus` wakes background workers (core/cache.ts). */
+  cache: CacheHub;
   /** The control-plane key (`STRATUS_CONTROL_KEY` or `<data dir>/control.key`). */
   controlKey: string;
   /** The last requests, for the console and `GET /_stratus/requests` (core/request-log.ts). */

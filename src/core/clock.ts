@@ -30,7 +30,16 @@ export function nowSeconds(): number {
 /** Moves the clock forward by `ms` milliseconds (never backward); returns the new offset. */
 export function advance(ms: number): number {
   if (ms > 0) offsetMs += ms;
+  for (const fn of clockListeners) fn();
   return offsetMs;
+}
+
+const clockListeners = new Set<() => void>();
+
+/** Calls `fn` after every move of the clock (advance, reset): timers waiting for a Stratus time look again. Returns a function that stops it. */
+export function onClockChange(fn: () => void): () => void {
+  clockListeners.add(fn);
+  return () => clockListeners.delete(fn);
 }
 
 /** Current offset in milliseconds from the machine clock. */
@@ -41,4 +50,5 @@ export function offset(): number {
 /** Resets the offset to zero (control-plane reset). */
 export function resetClock(): void {
   offsetMs = 0;
+  for (const fn of clockListeners) fn();
 }

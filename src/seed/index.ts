@@ -59,4 +59,6 @@ export async function resetAll(ctx: AppContext, modules: ServiceModule[]): Promi
   for (const t of directoryTables) await db.deleteFrom(t).execute();
   await ctx.rateLimiter.clear();
   await seedAll(ctx, modules);
+  // Every cached look-up of this and the other instances is void now.
+  await ctx.cache.changed(db);
 }

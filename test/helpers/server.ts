@@ -36,13 +36,20 @@ export interface TestServerOptions {
   settings?: Partial<Settings>;
   /** Extra environment for {@link loadConfig}. */
   env?: Record<string, string>;
+  /**
+   * PostgreSQL only: run on the database schema of this server instead of a fresh one (a second
+   * instance of the same deployment; its own ports and data folder). Closing it keeps the schema.
+   */
+  shareStoreWith?: TestServer;
 }
 
 /** Starts a server with its own store. */
 export async function startTestServer(opts: TestServerOptions = {}): Promise<TestServer> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'stratus-test-'));
   const dbUrl = process.env.STRATUS_TEST_DATABASE_URL;
-  const schema = dbUrl ? `t_${randomBytes(6).toString('hex')}` : undefined;
+  if (opts.shareStoreWith && !opts.shareStoreWith.config.databaseSchema) throw new Error('shareStoreWith needs PostgreSQL (STRATUS_TEST_DATABASE_URL)');
+  const schema = opts.shareStoreWith ? opts.shareStoreWith.config.databaseSchema : dbUrl ? `t_${randomBytes(6).toString('hex')}` : undefined;
+  const ownsSchema = !opts.shareStoreWith;
   const env: Record<string, string> = {
     STRATUS_DATA_DIR: dataDir,
     STRATUS_HTTP_PORT: '0',
@@ -81,7 +88,7 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
     async close() {
       await server.close();
       fs.rmSync(dataDir, { recursive: true, force: true });
-      if (dbUrl && schema) {
+      if (dbUrl && schema && ownsSchema) {
         const c = new pg.Client({ connectionString: dbUrl });
         await c.connect();
         await c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);

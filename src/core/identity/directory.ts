@@ -7,6 +7,7 @@ import { scryptSync, timingSafeEqual, randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Migrations } from '../../store/db.ts';
 import { bool, fromJson } from '../../store/db.ts';
+import type { AreaCache, CacheHub } from '../cache.ts';
 import { grantMigrations, grantTables } from './grants.ts';
 
 /** A directory user (a person who signs in). */
@@ -142,9 +143,20 @@ function toApp(r: any): DirectoryApp {
   };
 }
 
-/** Queries over the directory tables. */
+/**
+ * Queries over the directory tables. With a {@link CacheHub}, {@link findUser} (looked up by
+ * every mail request) is served from the `directory` cache, checked for writes of other
+ * instances first (`sync`), and the writes here invalidate it.
+ */
 export class Directory {
-  constructor(private readonly db: Kysely<any>) {}
+  private readonly users?: AreaCache<DirectoryUser | undefined>;
+
+  constructor(
+    private readonly db: Kysely<any>,
+    private readonly cache?: CacheHub,
+  ) {
+    this.users = cache?.cache('directory');
+  }
 
   /** The tenant named by id or domain (case-insensitive), or undefined. */
   async findTenant(idOrDomain: string): Promise<Tenant | undefined> {
@@ -161,6 +173,15 @@ export class Directory {
 
   /** A user by object id or user principal name (case-insensitive), or undefined. */
   async findUser(idOrUpn: string): Promise<DirectoryUser | undefined> {
+    if (!this.cache || !this.users) return this.readUser(idOrUpn);
+    await this.cache.sync();
+    return this.users.get(idOrUpn.toLowerCase(), async () => {
+      const u = await this.readUser(idOrUpn);
+      return u ? Object.freeze(u) : undefined;
+    });
+  }
+
+  private async readUser(idOrUpn: string): Promise<DirectoryUser | undefined> {
     const v = idOrUpn.toLowerCase();
     const r = await this.db.selectFrom('directory_users').selectAll().where((eb) => eb.or([eb('id', '=', v), eb('upn_lower', '=', v)])).executeTakeFirst();
     return r ? toUser(r) : undefined;
@@ -231,6 +252,7 @@ export class Directory {
         is_tenant_admin: u.isTenantAdmin ? 1 : 0,
       })
       .execute();
+    await this.cache?.changed(this.db, 'directory');
   }
 
   /** Adds an application (secret optional for public clients) and its role grants. */

@@ -10,6 +10,8 @@ import { exportJWK, generateKeyPair, importJWK, jwtVerify, SignJWT, decodeProtec
 import type { Kysely } from 'kysely';
 import { nowIso, nowMs, nowSeconds } from '../clock.ts';
 import { newUuid, randomToken } from '../ids.ts';
+import { LRUCache } from 'lru-cache';
+import type { CacheHub } from '../cache.ts';
 import type { AudienceAlias } from '../../config.ts';
 import { Directory, type DirectoryApp, type DirectoryUser } from './directory.ts';
 import { Grants } from './grants.ts';
@@ -170,15 +172,23 @@ export class Identity {
   readonly grants: Grants;
   private keys = new Map<string, KeyEntry>();
   private active?: KeyEntry;
+  /**
+   * Tokens whose signature verified, by token string (issue 9 item 4): the payload only. Time
+   * (exp/nbf), audience and issuer are checked again on every use, so an entry never serves a
+   * token past its `exp`, nor for another family.
+   */
+  private readonly verified = new LRUCache<string, JWTPayload & Record<string, unknown>>({ max: 10_000 });
 
+  /** @param cache when given, directory reads are cached (see {@link Directory}). */
   constructor(
     private readonly db: Kysely<any>,
     private readonly origin: () => string,
     private readonly tokenLifetimeSeconds: number,
     /** `STRATUS_AUDIENCE_ALIASES`: extra `aud` values each family issues and accepts. */
     readonly aliases: readonly AudienceAlias[] = [],
+    cache?: CacheHub,
   ) {
-    this.directory = new Directory(db);
+    this.directory = new Directory(db, cache);
     this.grants = new Grants(db);
     for (const f of audienceFamilies) this.familyOfAud.set(audienceUri(f), f);
     for (const a of aliases) this.familyOfAud.set(trimSlash(a.uri), a.family as AudienceFamily);
@@ -338,6 +348,15 @@ export class Identity {
    * @throws TokenError with the reason (malformed, invalid_signature, expired, not_yet_valid, audience, issuer).
    */
   async verify(token: string, expected: AudienceFamily | 'any'): Promise<Principal> {
+    const cached = this.verified.get(token);
+    if (cached && stillValid(cached, nowMs())) return this.principalOf(cached, expected);
+    const payload = await this.verifySignature(token);
+    this.verified.set(token, payload);
+    return this.principalOf(payload, expected);
+  }
+
+  /** Full verification (signature with the token's key, exp/nbf with 60 s tolerance on the Stratus clock). */
+  private async verifySignature(token: string): Promise<JWTPayload & Record<string, unknown>> {
     let kid: string | undefined;
     try {
       kid = decodeProtectedHeader(token).kid;
@@ -363,6 +382,11 @@ export class Identity {
       if (e instanceof joseErrors.JWSSignatureVerificationFailed) throw new TokenError('invalid_signature', 'The access token signature is invalid.');
       throw new TokenError('malformed', 'The access token is invalid.');
     }
+    return payload;
+  }
+
+  /** The audience and issuer checks and the principal of a verified payload. */
+  private principalOf(payload: JWTPayload & Record<string, unknown>, expected: AudienceFamily | 'any'): Principal {
     const aud = (Array.isArray(payload.aud) ? payload.aud : [payload.aud]).map((a) => (typeof a === 'string' ? a : ''));
     const families = aud.map((a) => this.familyOfAud.get(trimSlash(a)));
     const audience = expected === 'any' ? families.find((f) => f !== undefined) : families.find((f) => f === expected);
@@ -386,4 +410,12 @@ export class Identity {
       claims: payload,
     };
   }
+}
+
+/** Whether a verified payload's exp/nbf still hold at `ms` (jose's rule with the same tolerance). */
+function stillValid(p: JWTPayload, ms: number): boolean {
+  const now = Math.floor(ms / 1000);
+  if (typeof p.nbf === 'number' && p.nbf > now + tokenClockToleranceSeconds) return false;
+  if (typeof p.exp === 'number' && p.exp <= now - tokenClockToleranceSeconds) return false;
+  return true;
 }

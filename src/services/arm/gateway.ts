@@ -13,7 +13,8 @@ import { ApiError, type Family } from '../../core/errors.ts';
 import { AuthFailure, authenticate } from '../../core/auth.ts';
 import type { Principal } from '../../core/identity/identity.ts';
 import { isUuid } from '../../core/ids.ts';
-import { ArmStore, type ResourceGroup, type Subscription } from './store.ts';
+import { ArmStore, type ManagementGroup, type ResourceGroup, type RoleAssignment, type Subscription } from './store.ts';
+import type { AreaCache, CacheHub } from '../../core/cache.ts';
 import { isAuthorized } from './rbac.ts';
 
 /** The ARM error catalogue (codes and message formats of reference §1.2). */
@@ -96,16 +97,73 @@ export function defaultScope(req: FastifyRequest): string {
 }
 
 /**
+ * The ARM hierarchy read through this instance's `arm` caches: subscriptions, resource groups,
+ * management groups (and so their chains) and a principal's role assignments are read from
+ * the database once and then served from memory until a write invalidates the `arm` area
+ * (issue 9 item 3). Callers run `ctx.cache.sync()` once per request before using it.
+ * Returned objects are shared: read-only.
+ */
+export class CachedArmStore extends ArmStore {
+  private readonly subs: AreaCache<Subscription | undefined>;
+  private readonly groups: AreaCache<ResourceGroup | undefined>;
+  private readonly mgs: AreaCache<ManagementGroup | undefined>;
+  private readonly assignments: AreaCache<RoleAssignment[]>;
+
+  constructor(db: ArmStore['db'], cache: CacheHub) {
+    super(db, cache);
+    this.subs = cache.cache('arm');
+    this.groups = cache.cache('arm');
+    this.mgs = cache.cache('arm');
+    this.assignments = cache.cache('arm');
+  }
+
+  override subscription(id: string): Promise<Subscription | undefined> {
+    return this.subs.get(id.toLowerCase(), () => super.subscription(id).then(freeze));
+  }
+
+  override resourceGroup(subscriptionId: string, name: string): Promise<ResourceGroup | undefined> {
+    return this.groups.get(`${subscriptionId.toLowerCase()}/${name.toLowerCase()}`, () => super.resourceGroup(subscriptionId, name).then(freeze));
+  }
+
+  override managementGroup(name: string): Promise<ManagementGroup | undefined> {
+    return this.mgs.get(name.toLowerCase(), () => super.managementGroup(name).then(freeze));
+  }
+
+  override assignmentsOf(principalId: string): Promise<RoleAssignment[]> {
+    return this.assignments.get(principalId.toLowerCase(), () => super.assignmentsOf(principalId).then((a) => Object.freeze(a.map((x) => Object.freeze(x))) as RoleAssignment[]));
+  }
+}
+
+function freeze<T extends object | undefined>(v: T): T {
+  return v === undefined ? v : Object.freeze(v);
+}
+
+const readers = new WeakMap<CacheHub, CachedArmStore>();
+
+/** The app's cached ARM hierarchy reader (one per app). */
+export function armReader(ctx: AppContext): CachedArmStore {
+  let r = readers.get(ctx.cache);
+  if (!r) {
+    r = new CachedArmStore(ctx.store.db, ctx.cache);
+    readers.set(ctx.cache, r);
+  }
+  return r;
+}
+
+/**
  * Runs the gateway checks for a request and returns the call context.
  * Order: api-version → bearer → subscription id format → subscription exists (in the
  * caller's tenant) → authorization → resource group exists.
  * @throws ApiError in the ARM catalogue.
  */
 export async function armCheck(req: FastifyRequest, ctx: AppContext, opts: Pick<ArmRouteOptions, 'apiVersions' | 'action' | 'scope' | 'requireResourceGroup'>): Promise<ArmCall> {
-  const store = new ArmStore(ctx.store.db);
+  const store = armReader(ctx);
   const apiVersion = apiVersionOf(req);
   if (apiVersion === undefined || apiVersion === '') throw armErrors.missingApiVersion();
   if (!opts.apiVersions.includes(apiVersion)) throw armErrors.invalidApiVersion(apiVersion, opts.apiVersions);
+  // The caches' freshness check (PostgreSQL) runs while the token is verified.
+  const synced = ctx.cache.sync();
+  synced.catch(() => undefined);
   let principal: Principal;
   try {
     principal = await authenticate(req, ctx.identity, 'arm');
@@ -113,6 +171,7 @@ export async function armCheck(req: FastifyRequest, ctx: AppContext, opts: Pick<
     if (e instanceof AuthFailure) throw armAuthError(e, ctx);
     throw e;
   }
+  await synced;
   const p = req.params as Record<string, string>;
   let subscription: Subscription | undefined;
   if (p.subscriptionId !== undefined) {

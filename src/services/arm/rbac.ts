@@ -48,14 +48,27 @@ export function roleById(id: string): RoleDefinition | undefined {
   return builtInRoles.find((r) => r.id === id.toLowerCase());
 }
 
-function matches(pattern: string, action: string): boolean {
-  const re = new RegExp('^' + pattern.split('*').map((p) => p.replace(/[.+?^${}()|[\]\\/]/g, '\\$&')).join('.*') + '$', 'i');
-  return re.test(action);
+/** An action pattern (`*` wildcards, case-insensitive) as a regular expression. */
+function matcher(pattern: string): RegExp {
+  return new RegExp('^' + pattern.split('*').map((p) => p.replace(/[.+?^${}()|[\]\\/]/g, '\\$&')).join('.*') + '$', 'i');
+}
+
+/** The compiled matchers of a role's actions and notActions, built once per role definition. */
+const compiled = new WeakMap<RoleDefinition, { allow: RegExp[]; deny: RegExp[] }>();
+
+function matchersOf(role: RoleDefinition): { allow: RegExp[]; deny: RegExp[] } {
+  let m = compiled.get(role);
+  if (!m) {
+    m = { allow: role.actions.map(matcher), deny: role.notActions.map(matcher) };
+    compiled.set(role, m);
+  }
+  return m;
 }
 
 /** True when the role's actions grant `action` (wildcards, minus notActions). */
 export function roleGrants(role: RoleDefinition, action: string): boolean {
-  return role.actions.some((a) => matches(a, action)) && !role.notActions.some((a) => matches(a, action));
+  const m = matchersOf(role);
+  return m.allow.some((re) => re.test(action)) && !m.deny.some((re) => re.test(action));
 }
 
 /**

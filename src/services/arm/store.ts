@@ -6,6 +6,7 @@
  */
 import { sql, type Kysely } from 'kysely';
 import type { Migrations } from '../../store/db.ts';
+import type { CacheHub } from '../../core/cache.ts';
 import { fromJson, toJson } from '../../store/db.ts';
 
 /** A management group; `parentId` is the parent's name (undefined for the tenant root). */
@@ -144,7 +145,19 @@ function toRow(r: any): ArmResourceRow {
 
 /** Queries over the ARM hierarchy. */
 export class ArmStore {
-  constructor(readonly db: Kysely<any>) {}
+  /**
+   * @param cache when given, every write to the hierarchy (management groups, subscriptions,
+   * resource groups, role assignments) invalidates the `arm` caches (in the write's transaction
+   * when `db` is one).
+   */
+  constructor(
+    readonly db: Kysely<any>,
+    readonly cache?: CacheHub,
+  ) {}
+
+  private async changed(): Promise<void> {
+    await this.cache?.changed(this.db, 'arm');
+  }
 
   /** A subscription by id (case-insensitive). */
   async subscription(id: string): Promise<Subscription | undefined> {
@@ -185,16 +198,19 @@ export class ArmStore {
   /** Adds a management group. */
   async addManagementGroup(mg: ManagementGroup): Promise<void> {
     await this.db.insertInto('arm_management_groups').values({ name_lower: mg.name.toLowerCase(), name: mg.name, tenant_id: mg.tenantId, display_name: mg.displayName, parent_name_lower: mg.parentName?.toLowerCase() ?? null }).execute();
+    await this.changed();
   }
 
   /** Adds a subscription. */
   async addSubscription(s: Subscription): Promise<void> {
     await this.db.insertInto('arm_subscriptions').values({ subscription_id: s.subscriptionId.toLowerCase(), tenant_id: s.tenantId, display_name: s.displayName, state: s.state, management_group_lower: s.managementGroup.toLowerCase() }).execute();
+    await this.changed();
   }
 
   /** Adds a resource group. */
   async addResourceGroup(g: ResourceGroup): Promise<void> {
     await this.db.insertInto('arm_resource_groups').values({ subscription_id: g.subscriptionId.toLowerCase(), name_lower: g.name.toLowerCase(), name: g.name, location: g.location, tags: toJson(g.tags) }).execute();
+    await this.changed();
   }
 
   /** Adds a role assignment. */
@@ -203,6 +219,26 @@ export class ArmStore {
       .insertInto('arm_role_assignments')
       .values({ id: a.id, tenant_id: a.tenantId, scope_lower: a.scope.toLowerCase(), scope: a.scope, role_definition_id: a.roleDefinitionId.toLowerCase(), principal_id: a.principalId.toLowerCase(), principal_type: a.principalType })
       .execute();
+    await this.changed();
+  }
+
+  /** Removes a role assignment by id; returns whether it existed. */
+  async deleteAssignment(id: string): Promise<boolean> {
+    const r = await this.db.deleteFrom('arm_role_assignments').where('id', '=', id).executeTakeFirst();
+    await this.changed();
+    return Number(r.numDeletedRows) > 0;
+  }
+
+  /** Removes a subscription with its resource groups, tracked resources and role assignments at or below it; returns whether it existed. */
+  async deleteSubscription(id: string): Promise<boolean> {
+    const sub = id.toLowerCase();
+    await this.db.deleteFrom('arm_resources').where('subscription_id', '=', sub).execute();
+    await this.db.deleteFrom('arm_resource_groups').where('subscription_id', '=', sub).execute();
+    const scope = `/subscriptions/${sub}`;
+    await this.db.deleteFrom('arm_role_assignments').where((eb) => eb.or([eb('scope_lower', '=', scope), eb('scope_lower', 'like', `${scope}/%`)])).execute();
+    const r = await this.db.deleteFrom('arm_subscriptions').where('subscription_id', '=', sub).executeTakeFirst();
+    await this.changed();
+    return Number(r.numDeletedRows) > 0;
   }
 
   /** A tracked resource by id (case-insensitive). */

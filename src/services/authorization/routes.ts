@@ -13,8 +13,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../context.ts';
 import { nowIso } from '../../core/clock.ts';
 import { ApiError } from '../../core/errors.ts';
-import { ArmStore } from '../arm/store.ts';
-import { armCheck, armErrors, type ArmCall } from '../arm/gateway.ts';
+import { armCheck, armErrors, armReader, type ArmCall } from '../arm/gateway.ts';
 import { isAuthorized, type RoleDefinition } from '../arm/rbac.ts';
 import { mergeRules } from './rules.ts';
 import { defaultRules } from './defaults.ts';
@@ -74,7 +73,8 @@ export function checkJsonBody(req: FastifyRequest): void {
 /** Registers the policy routes on `app`. */
 export function registerPolicyRoutes(app: FastifyInstance, ctx: AppContext): void {
   const calls = new WeakMap<FastifyRequest, PolicyCall>();
-  const arm = new ArmStore(ctx.store.db);
+  // The gateway's cached hierarchy reader: the scope checks below reuse what armCheck looked up.
+  const arm = armReader(ctx);
   const policies = new PolicyStore(ctx.store.db);
 
   const route = (method: 'GET' | 'PATCH' | 'DELETE', url: string, action: string, handler: (req: FastifyRequest, reply: FastifyReply, call: PolicyCall) => Promise<unknown>) =>

@@ -7,6 +7,7 @@
 import { performance } from 'node:perf_hooks';
 import { sql, type Kysely } from 'kysely';
 import { autoIncrementKey, isPostgres, type Migrations } from '../../store/db.ts';
+import { signal } from '../../core/cache-bus.ts';
 
 /** What happened to a message, in the notification vocabulary (`created`, `updated`, `deleted`). */
 export type MailChangeType = 'created' | 'updated' | 'deleted';
@@ -65,6 +66,8 @@ export async function recordMailChanges(db: Kysely<any>, changes: MailChange[]):
     .insertInto('mail_changes')
     .values(changes.map((c) => ({ tenant_id: c.tenantId, mailbox_id: c.mailboxId, folder_id: c.folderId, message_id: c.messageId, change_type: c.changeType, at: c.at })))
     .execute();
+  // Wakes the notification workers (PostgreSQL: on commit, every instance).
+  await signal(db, 'mail');
 }
 
 /** How long a reader of the log waits for the writers in progress before answering from what is final. */

@@ -3,6 +3,7 @@
  * `POST|GET /{v1.0|beta}/subscriptions`, `GET|PATCH|DELETE /{v1.0|beta}/subscriptions/{id}`,
  * `POST /{v1.0|beta}/subscriptions/{id}/reauthorize`. Errors in the mail envelope.
  */
+import { signal } from '../../core/cache-bus.ts';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../context.ts';
 import { ApiError } from '../../core/errors.ts';
@@ -171,6 +172,7 @@ async function create(ctx: AppContext, req: FastifyRequest, reply: FastifyReply)
       created_at: sub.createdAt,
     })
     .execute();
+  await signal(db, 'mail');
   reply.code(201).header('Location', `${ctx.origin()}/${version(req)}/subscriptions/${sub.id}`);
   return { '@odata.context': contextUrl(ctx, req, 'subscriptions/$entity'), ...renderSubscription(sub) };
 }
@@ -229,6 +231,7 @@ async function update(ctx: AppContext, req: FastifyRequest): Promise<unknown> {
     await ctx.store.transaction(async (trx) => {
       const r = await trx.updateTable('mail_subscriptions').set(changes).where('id', '=', s.id).where('tenant_id', '=', s.tenantId).executeTakeFirst();
       if (Number(r.numUpdatedRows) === 0) throw subscriptionNotFound(s.id);
+      await signal(trx, 'mail');
       if (changes.notification_url === undefined) return;
       // Queued notifications follow the subscription to its new receiver, due now (the old one's backoff does not apply).
       await trx.updateTable('mail_notifications').set({ url: s.notificationUrl }).where('subscription_id', '=', s.id).where('kind', '=', 'change').execute();
@@ -251,6 +254,7 @@ async function reauthorize(ctx: AppContext, req: FastifyRequest, reply: FastifyR
   const s = await load(ctx, p, (req.params as { id: string }).id);
   await resolveResource(ctx, p, s.resource);
   await ctx.store.db.updateTable('mail_subscriptions').set({ reauth_sent: 0 }).where('id', '=', s.id).where('tenant_id', '=', s.tenantId).execute();
+  await signal(ctx.store.db, 'mail');
   reply.code(204);
   return reply.send();
 }

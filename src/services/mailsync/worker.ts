@@ -1,7 +1,16 @@
 /**
  * The background delivery of message change notifications (reference mail.md §7.3, §7.4).
  *
- * Every tick (setting `mailNotificationPollMs`):
+ * The worker is idle while there is nothing to do (issue 9 item 5): after a tick it sleeps until
+ * the earliest moment something becomes due (a queued notification's `due_at`, a subscription's
+ * reauthorization time or expiry), or without a timer when there is none (no subscription, no
+ * queued notification), and it is woken by a `mail` signal (`core/cache-bus.ts`: a mail change,
+ * a subscription created/updated/reauthorized — on PostgreSQL also from another instance through
+ * `LISTEN/NOTIFY`), by a move of the Stratus clock and by the end of a delivery. It polls every
+ * `mailNotificationPollMs` only while something is due but cannot go yet (a receiver's slot is
+ * busy) or a hole in the PostgreSQL change log is being waited out.
+ *
+ * A tick:
  * 1. **Match**: read the mail change log after the worker's cursor (`mail_sync_state`) up to the
  *    first hole a writer still in progress may fill (PostgreSQL; see `mailChangeWriters`), find
  *    the active subscriptions of the changed mailboxes (index on tenant, mailbox, expiration),
@@ -18,9 +27,10 @@
  */
 import type { Kysely } from 'kysely';
 import type { AppContext } from '../../context.ts';
-import { nowIso, nowMs } from '../../core/clock.ts';
+import { nowIso, nowMs, onClockChange } from '../../core/clock.ts';
 import { newUuid, randomToken } from '../../core/ids.ts';
 import { isPostgres, toJson } from '../../store/db.ts';
+import { sql } from 'kysely';
 import { latestMailChangeSeq, mailChangesAfter, mailChangeWriters, writersFinished, type MailChangeRow } from './changes.ts';
 import { deleteSubscriptionRows, filterQuery, subscriptionFromRow, type Subscription } from './subscriptions.ts';
 import { openMailbox, findMessage, type Mailbox } from '../mail/store.ts';
@@ -87,12 +97,13 @@ export function startNotificationWorker(ctx: AppContext): NotificationWorker {
   /** A hole was seen: the log read up to `upTo`, the writers of the log then in progress. */
   let wait: { upTo: number; ids: string[] } | undefined;
 
-  async function match(): Promise<void> {
+  /** Matches one batch of the change log; true when more changes may be waiting right away. */
+  async function match(): Promise<boolean> {
     const state = await db.selectFrom('mail_sync_state').select('seq').where('name', '=', 'cursor').executeTakeFirst();
     if (!state) {
       const latest = await latestMailChangeSeq(db);
       await db.insertInto('mail_sync_state').values({ name: 'cursor', seq: latest }).onConflict((oc) => oc.column('name').doNothing()).execute();
-      return;
+      return true;
     }
     const cursor = Number(state.seq);
     // A hole in `seq` is a writer still in progress (it may commit later) or one rolled back. The
@@ -103,7 +114,7 @@ export function startNotificationWorker(ctx: AppContext): NotificationWorker {
       wait = undefined;
     }
     const changes = await mailChangesAfter(db, cursor, changeBatch);
-    if (changes.length === 0) return;
+    if (changes.length === 0) return false;
     const usable: MailChangeRow[] = [];
     let expect = cursor + 1;
     for (const c of changes) {
@@ -114,7 +125,7 @@ export function startNotificationWorker(ctx: AppContext): NotificationWorker {
       usable.push(c);
       expect = c.seq + 1;
     }
-    if (usable.length === 0) return;
+    if (usable.length === 0) return false;
     const next = usable[usable.length - 1]!.seq;
     const now = nowIso();
     const pairs = [...new Map(usable.map((c) => [`${c.tenantId}\n${c.mailboxId}`, c])).values()];
@@ -197,6 +208,7 @@ export function startNotificationWorker(ctx: AppContext): NotificationWorker {
             .execute();
       }
     });
+    return usable.length === changes.length && changes.length === changeBatch;
   }
 
   /**
@@ -282,7 +294,10 @@ export function startNotificationWorker(ctx: AppContext): NotificationWorker {
       started++;
       const p = post(r.kind, r.url, claim)
         .catch((e) => ctx.log.warn({ err: e }, 'mail notification delivery failed'))
-        .finally(() => inflight.delete(key));
+        .finally(() => {
+          inflight.delete(key);
+          kick();
+        });
       inflight.set(key, p);
     }
   }
@@ -343,11 +358,14 @@ export function startNotificationWorker(ctx: AppContext): NotificationWorker {
     }
   }
 
-  async function tick(): Promise<void> {
+  /** Runs one tick; returns whether another should follow right away. */
+  async function tick(): Promise<boolean> {
+    let more = false;
     try {
-      await match();
+      more = await match();
     } catch (e) {
-      if (!(e instanceof CursorMoved) && !stopped) ctx.log.warn({ err: e }, 'mail change matching failed');
+      if (e instanceof CursorMoved) more = true;
+      else if (!stopped) ctx.log.warn({ err: e }, 'mail change matching failed');
     }
     try {
       await lifecycle();
@@ -355,22 +373,77 @@ export function startNotificationWorker(ctx: AppContext): NotificationWorker {
     } catch (e) {
       if (!stopped) ctx.log.warn({ err: e }, 'mail notification worker failed');
     }
+    return more;
   }
 
-  function schedule(): void {
-    if (stopped) return;
-    timer = setTimeout(() => {
-      running = tick().finally(() => {
-        running = undefined;
-        schedule();
-      });
-    }, ctx.config.settings.mailNotificationPollMs);
+  /**
+   * The Stratus time (ms) at which something queued becomes due: the earliest `due_at` of a
+   * queued notification (also a claim's lease), subscription expiry, or reauthorization time;
+   * undefined when nothing is queued and no subscription exists.
+   */
+  async function nextDeadline(): Promise<number | undefined> {
+    const r = await sql<{ due: string | null; expires: string | null; reauth: string | null }>`select
+      (select min(due_at) from mail_notifications) as due,
+      (select min(expiration) from mail_subscriptions) as expires,
+      (select min(expiration) from mail_subscriptions where lifecycle_url is not null and reauth_sent = 0) as reauth`.execute(db);
+    const row = r.rows[0];
+    const times = [row?.due, row?.expires].filter((x): x is string => !!x).map((x) => Date.parse(x));
+    if (row?.reauth) times.push(Date.parse(row.reauth) - reauthorizationLeadMs);
+    return times.length ? Math.min(...times) : undefined;
   }
-  schedule();
+
+  /** Whether a wake-up arrived while a tick was running. */
+  let woken = false;
+
+  /** Look for work now (a signal, a clock move, a finished delivery). */
+  function kick(): void {
+    if (stopped) return;
+    if (running) {
+      woken = true;
+      return;
+    }
+    arm(0);
+  }
+
+  function arm(delayMs: number): void {
+    if (timer) clearTimeout(timer);
+    timer = setTimeout(run, Math.min(Math.max(0, delayMs), 2 ** 31 - 1));
+  }
+
+  function run(): void {
+    timer = undefined;
+    if (stopped || running) return;
+    woken = false;
+    running = (async () => {
+      const more = await tick();
+      if (stopped) return;
+      if (more || woken) return arm(0);
+      const poll = ctx.config.settings.mailNotificationPollMs;
+      // A hole in the PostgreSQL log: wait for its writers by polling (they give no signal).
+      if (wait) return arm(poll);
+      const deadline = await nextDeadline().catch((e) => {
+        ctx.log.warn({ err: e }, 'mail notification worker failed');
+        return nowMs() + poll;
+      });
+      if (stopped || woken) return arm(0);
+      if (deadline === undefined) return; // idle until a signal
+      const inMs = deadline - nowMs();
+      // Due but not started (a receiver's slot is busy, its delivery ends with a kick): poll.
+      arm(inMs <= 0 ? poll : inMs);
+    })().finally(() => {
+      running = undefined;
+      // A wake-up that came after the tick decided how long to sleep.
+      if (woken && !stopped) arm(0);
+    });
+  }
+
+  const unsubscribe = [ctx.cache.bus.on('mail', kick), onClockChange(kick)];
+  arm(0);
 
   return {
     async stop() {
       stopped = true;
+      for (const u of unsubscribe) u();
       if (timer) clearTimeout(timer);
       abort.abort();
       await running?.catch(() => undefined);

@@ -12,6 +12,39 @@ import { nowMs } from '../../core/clock.ts';
 import type { Principal } from '../../core/identity/identity.ts';
 import { invalidInput } from './schemas.ts';
 import { getRole, getWorkspace, settleDueOperations, workspaceRoles, type WorkspaceRole, type WorkspaceRow } from './store.ts';
+import type { AreaCache, CacheHub } from '../../core/cache.ts';
+
+/** This instance's `platform` caches: workspaces, roles, and the next due operation per workspace. */
+interface PlatformCaches {
+  workspaces: AreaCache<WorkspaceRow | undefined>;
+  roles: AreaCache<WorkspaceRole | undefined>;
+  /** `complete_ms` of the workspace's earliest pending operation; +Infinity when none. */
+  nextDue: AreaCache<number>;
+}
+
+const cachesByHub = new WeakMap<CacheHub, PlatformCaches>();
+
+function caches(hub: CacheHub): PlatformCaches {
+  let c = cachesByHub.get(hub);
+  if (!c) {
+    c = { workspaces: hub.cache('platform'), roles: hub.cache('platform'), nextDue: hub.cache('platform') };
+    cachesByHub.set(hub, c);
+  }
+  return c;
+}
+
+/** `complete_ms` of the earliest operation of the workspace still pending (+Infinity when none). */
+async function nextDueOperation(ctx: AppContext, tenantId: string, workspaceId: string): Promise<number> {
+  const r = await ctx.store.db
+    .selectFrom('platform_operations')
+    .select((eb) => eb.fn.min('complete_ms').as('m'))
+    .where('tenant_id', '=', tenantId)
+    .where('workspace_id', '=', workspaceId)
+    .where('status', 'is', null)
+    .executeTakeFirst();
+  const m = (r as { m?: unknown } | undefined)?.m;
+  return m === null || m === undefined ? Number.POSITIVE_INFINITY : Number(m);
+}
 
 /** Delegated scopes that allow writing eventstreams (spec §5). */
 export const writeScopes = ['Eventstream.ReadWrite.All', 'Item.ReadWrite.All'];
@@ -68,9 +101,15 @@ export function blockedUntil(ms: number): string {
 export async function requireWorkspaceRole(ctx: AppContext, p: Principal, workspaceId: string, minimum: WorkspaceRole): Promise<{ workspace: WorkspaceRow; role: WorkspaceRole }> {
   if (!isUuid(workspaceId)) throw invalidInput("The path parameter 'workspaceId' must be a uuid.");
   const id = workspaceId.toLowerCase();
-  const workspace = await getWorkspace(ctx.store.db, p.tenantId, id);
+  const c = caches(ctx.cache);
+  await ctx.cache.sync();
+  const wsKey = `${p.tenantId}/${id}`;
+  const workspace = await c.workspaces.get(wsKey, async () => {
+    const w = await getWorkspace(ctx.store.db, p.tenantId, id);
+    return w ? Object.freeze(w) : undefined;
+  });
   if (!workspace) throw new ApiError(404, 'WorkspaceNotFound', 'The requested workspace was not found.', { isRetriable: false, relatedResource: { resourceId: id, resourceType: 'Workspace' } });
-  const role = await getRole(ctx.store.db, p.tenantId, id, p.objectId);
+  const role = await c.roles.get(`${wsKey}/${p.objectId}`, () => getRole(ctx.store.db, p.tenantId, id, p.objectId));
   if (!role || workspaceRoles.indexOf(role) < workspaceRoles.indexOf(minimum)) {
     throw new ApiError(403, 'InsufficientWorkspaceRole', `The caller does not have sufficient permissions: this operation needs the workspace role ${minimum} or higher${role ? ` (the caller is ${role})` : ' (the caller has no role in the workspace)'}.`, {
       isRetriable: false,
@@ -78,7 +117,14 @@ export async function requireWorkspaceRole(ctx: AppContext, p: Principal, worksp
     });
   }
   // Operations of this workspace that are due complete now, whether or not anyone polled them.
-  await settleDueOperations(ctx.store.db, p.tenantId, id, nowMs());
+  // The earliest pending completion time is cached, so reads of a workspace with nothing due
+  // (the usual case) run no query for it; a new operation invalidates the `platform` area.
+  const now = nowMs();
+  if ((await c.nextDue.get(wsKey, () => nextDueOperation(ctx, p.tenantId, id))) <= now) {
+    const gen = ctx.cache.generation('platform');
+    await settleDueOperations(ctx.store.db, p.tenantId, id, now);
+    c.nextDue.set(wsKey, await nextDueOperation(ctx, p.tenantId, id), gen);
+  }
   return { workspace, role };
 }
 

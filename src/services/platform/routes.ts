@@ -269,6 +269,8 @@ export async function registerPlatformRoutes(app: FastifyInstance, ctx: AppConte
               error: failure ? toJson(failure) : null,
               status: null,
             });
+            // Readers of this workspace (any instance) must look for due operations again.
+            await ctx.cache.changed(trx, 'platform');
           });
         } catch (e) {
           if (isUniqueViolation(e)) throw nameTaken(body.displayName);

@@ -1,0 +1,114 @@
+/**
+ * Wake-up signals for background workers (issue 9 item 5): a writer calls {@link signal} with a
+ * topic (`mail`: a mail change or a subscription change); every instance's {@link SignalBus}
+ * tells its listeners, which then look for work instead of polling.
+ *
+ * - SQLite (one process): an in-process event, emitted right away. A listener's queries run on
+ *   the same single connection, so they see the write once its transaction has committed.
+ * - PostgreSQL: `pg_notify('stratus_<schema>', topic)` through the writer's handle, so inside a
+ *   transaction it is delivered when (and only if) the transaction commits, to every instance
+ *   sharing the schema (this one included). Each bus holds one dedicated client that `LISTEN`s;
+ *   it reconnects after a connection loss and then signals every topic once (a notification
+ *   sent while it was away is not lost: listeners re-check).
+ *
+ * Signals say "look again", never carry data; a listener must tolerate spurious wake-ups.
+ */
+import { EventEmitter } from 'node:events';
+import pg from 'pg';
+import { sql, type Kysely } from 'kysely';
+import { isPostgres } from '../store/db.ts';
+
+/** Topics a writer can signal. */
+export type SignalTopic = 'mail';
+const topics: SignalTopic[] = ['mail'];
+
+/** In-process signals (SQLite): every bus of this process hears them. */
+const local = new EventEmitter();
+local.setMaxListeners(0);
+
+/**
+ * Signals `topic` to every instance. Pass the write's transaction (PostgreSQL: delivered on commit).
+ * @throws the database error of `pg_notify`.
+ */
+export async function signal(db: Kysely<any>, topic: SignalTopic): Promise<void> {
+  if (isPostgres(db)) await sql`select pg_notify('stratus_' || current_schema(), ${topic})`.execute(db);
+  else local.emit(topic);
+}
+
+/** Options of {@link SignalBus.start}. */
+export interface SignalBusOptions {
+  /** `postgres://…`; without it the bus hears only in-process signals. */
+  databaseUrl?: string;
+  /** PostgreSQL schema of the store (its channel is `stratus_<schema>`). */
+  databaseSchema?: string;
+  /** Called with errors of the listening connection (logged by the caller). */
+  onError?: (e: unknown) => void;
+}
+
+/** One app's receiver of {@link signal}s. */
+export class SignalBus {
+  private readonly events = new EventEmitter();
+  private client: pg.Client | undefined;
+  private closed = false;
+  private retry: NodeJS.Timeout | undefined;
+  private readonly onLocal = new Map<SignalTopic, () => void>(topics.map((t) => [t, () => this.events.emit(t)]));
+
+  constructor() {
+    this.events.setMaxListeners(0);
+  }
+
+  /** Calls `fn` on every signal of `topic`; returns a function that stops it. */
+  on(topic: SignalTopic, fn: () => void): () => void {
+    this.events.on(topic, fn);
+    return () => this.events.off(topic, fn);
+  }
+
+  /** Starts listening (PostgreSQL: connects the dedicated client). */
+  async start(opts: SignalBusOptions): Promise<void> {
+    if (!opts.databaseUrl) {
+      for (const t of topics) local.on(t, this.onLocal.get(t)!);
+      return;
+    }
+    await this.connect(opts);
+  }
+
+  private async connect(opts: SignalBusOptions): Promise<void> {
+    const schema = opts.databaseSchema;
+    const client = new pg.Client({ connectionString: opts.databaseUrl, ...(schema ? { options: `-c search_path=${schema}` } : {}) });
+    const lost = (e?: unknown) => {
+      if (this.client !== client) return;
+      this.client = undefined;
+      client.end().catch(() => undefined);
+      if (e) opts.onError?.(e);
+      if (!this.closed) this.retry = setTimeout(() => this.connect(opts).catch((err) => lost(err)), 1000);
+    };
+    client.on('error', (e) => lost(e));
+    client.on('end', () => lost());
+    client.on('notification', (n) => {
+      if (n.payload && (topics as string[]).includes(n.payload)) this.events.emit(n.payload);
+    });
+    await client.connect();
+    this.client = client;
+    const r = await client.query<{ s: string }>('select current_schema() as s');
+    const channel = `stratus_${r.rows[0]!.s}`;
+    await client.query(`LISTEN "${channel.replace(/"/g, '""')}"`);
+    if (this.closed) {
+      this.client = undefined;
+      await client.end().catch(() => undefined);
+      return;
+    }
+    // Whatever was signalled while not listening: look again.
+    for (const t of topics) this.events.emit(t);
+  }
+
+  /** Stops listening; idempotent. */
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.retry) clearTimeout(this.retry);
+    for (const t of topics) local.off(t, this.onLocal.get(t)!);
+    const c = this.client;
+    this.client = undefined;
+    await c?.end().catch(() => undefined);
+    this.events.removeAllListeners();
+  }
+}

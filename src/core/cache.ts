@@ -1,0 +1,177 @@
+/**
+ * Per-instance read caches of what every request looks up (the resource-manager hierarchy,
+ * directory users, data platform workspace roles) and their invalidation (issue 9 item 3).
+ *
+ * - Each cache is a bounded LRU (`lru-cache`) belonging to one {@link CacheArea}.
+ * - A write that changes an area calls {@link CacheHub.changed} (inside its transaction when it
+ *   has one): the area's row of `stratus_cache_versions` is incremented in that transaction and
+ *   this instance's caches of the area are emptied at once.
+ * - A request calls {@link CacheHub.sync} before it uses a cache: one read of the (three-row)
+ *   version table; an area whose version moved since the last read is emptied. So a write
+ *   committed by another instance sharing the PostgreSQL database — or by another process on the
+ *   SQLite file (`stratus reset` while serving) — is seen by the very next request. Concurrent
+ *   requests share one version read as long as it was sent after they arrived.
+ *
+ * Why a version row and not `LISTEN/NOTIFY` for the caches: a notification reaches another
+ * instance asynchronously after the commit, so a request arriving there right after the write's
+ * response could still be answered from the old cache. The version read is one primary-key
+ * read per request instead of the 4–7 look-ups it replaces. `LISTEN/NOTIFY` is used where a
+ * short delay is harmless: waking background workers (`cache-bus.ts`).
+ *
+ * Loads are tagged with the area's generation when they start; a load that overlapped an
+ * invalidation is returned to its caller but not stored, so an old value is never cached after
+ * the invalidation that should have removed it.
+ */
+import { LRUCache } from 'lru-cache';
+import { sql, type Kysely } from 'kysely';
+import type { Migrations, Store } from '../store/db.ts';
+import { SignalBus } from './cache-bus.ts';
+
+/** The cached areas; each has one version row. */
+export const cacheAreas = ['arm', 'directory', 'platform'] as const;
+/** One of {@link cacheAreas}. */
+export type CacheArea = (typeof cacheAreas)[number];
+
+/** Migration of the version table (one row per area). */
+export const cacheMigrations: Migrations = {
+  core_0002_cache_versions: {
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable('stratus_cache_versions')
+        .addColumn('area', 'varchar(32)', (c) => c.primaryKey())
+        .addColumn('version', 'bigint', (c) => c.notNull())
+        .execute();
+      await db.insertInto('stratus_cache_versions').values(cacheAreas.map((area) => ({ area, version: 0 }))).execute();
+    },
+  },
+};
+
+interface Box<V> {
+  v: V;
+}
+
+/**
+ * One bounded LRU cache of an area; `undefined` results (not found) are cached too.
+ */
+export class AreaCache<V> {
+  private readonly lru: LRUCache<string, Box<V>>;
+
+  constructor(
+    private readonly hub: CacheHub,
+    readonly area: CacheArea,
+    max: number,
+  ) {
+    this.lru = new LRUCache<string, Box<V>>({ max });
+  }
+
+  /**
+   * The cached value of `key`, or the result of `load()` (stored unless the area was
+   * invalidated while it ran). Errors of `load` propagate and are not cached.
+   */
+  async get(key: string, load: () => Promise<V>): Promise<V> {
+    const hit = this.lru.get(key);
+    if (hit) return hit.v;
+    const gen = this.hub.generation(this.area);
+    const v = await load();
+    if (this.hub.generation(this.area) === gen) this.lru.set(key, { v });
+    return v;
+  }
+
+  /** Sets a value directly (same generation rule as {@link get}: pass the generation read before loading). */
+  set(key: string, v: V, gen: number): void {
+    if (this.hub.generation(this.area) === gen) this.lru.set(key, { v });
+  }
+
+  /** Removes one key. */
+  delete(key: string): void {
+    this.lru.delete(key);
+  }
+
+  /** Empties the cache. */
+  clear(): void {
+    this.lru.clear();
+  }
+
+  /** Number of entries (tests, diagnostics). */
+  get size(): number {
+    return this.lru.size;
+  }
+}
+
+/** The caches of one running app and their invalidation. */
+export class CacheHub {
+  private readonly gens = new Map<CacheArea, number>(cacheAreas.map((a) => [a, 0]));
+  private readonly caches = new Map<CacheArea, AreaCache<any>[]>(cacheAreas.map((a) => [a, []]));
+  /** Versions read last; undefined before the first read. */
+  private seen: Map<string, string> | undefined;
+  /** A version read that callers may still join (not yet sent). */
+  private pending: Promise<void> | undefined;
+  /** Wake-up signals for background workers (started and closed by the app). */
+  readonly bus = new SignalBus();
+
+  constructor(private readonly store: Store) {}
+
+  /** A new cache of `area` holding at most `max` entries. */
+  cache<V>(area: CacheArea, max = 10_000): AreaCache<V> {
+    const c = new AreaCache<V>(this, area, max);
+    this.caches.get(area)!.push(c);
+    return c;
+  }
+
+  /** The area's generation: incremented by every invalidation. */
+  generation(area: CacheArea): number {
+    return this.gens.get(area)!;
+  }
+
+  /** Empties the caches of `areas` (all when none is named) of this instance. */
+  invalidate(...areas: CacheArea[]): void {
+    for (const a of areas.length ? areas : cacheAreas) {
+      this.gens.set(a, this.gens.get(a)! + 1);
+      for (const c of this.caches.get(a)!) c.clear();
+    }
+  }
+
+  /**
+   * Records that a write changed `areas` (all when none is named): increments their version
+   * rows through `db` (pass the write's transaction so the increment commits with it) and
+   * empties this instance's caches of those areas.
+   */
+  async changed(db: Kysely<any>, ...areas: CacheArea[]): Promise<void> {
+    const list = areas.length ? areas : [...cacheAreas];
+    for (const area of list) {
+      await sql`insert into stratus_cache_versions (area, version) values (${area}, 1) on conflict (area) do update set version = stratus_cache_versions.version + 1`.execute(db);
+    }
+    this.invalidate(...list);
+  }
+
+  /**
+   * Brings the caches up to date with writes committed by other instances or processes: one
+   * version read, shared by the callers that arrived before it was sent.
+   * @throws the database error of the version read.
+   */
+  sync(): Promise<void> {
+    if (this.pending) return this.pending;
+    const p = new Promise<void>((resolve, reject) => {
+      // Callers of this tick join; the read is sent after all of them arrived.
+      setImmediate(() => {
+        if (this.pending === p) this.pending = undefined;
+        this.readVersions().then(resolve, reject);
+      });
+    });
+    this.pending = p;
+    return p;
+  }
+
+  private async readVersions(): Promise<void> {
+    const rows = (await sql<{ area: string; version: string | number }>`select area, version from stratus_cache_versions`.execute(this.store.db)).rows;
+    const now = new Map(rows.map((r) => [r.area, String(r.version)]));
+    const before = this.seen;
+    this.seen = now;
+    if (!before) {
+      this.invalidate();
+      return;
+    }
+    const moved = cacheAreas.filter((a) => before.get(a) !== now.get(a));
+    if (moved.length) this.invalidate(...moved);
+  }
+}
