@@ -73,6 +73,8 @@ export async function buildApp(config: Config): Promise<BuiltApp> {
   const app = Fastify({
     serverFactory,
     logger: { level: config.logLevel },
+    // Fastify's two lines per request (incoming, completed) are replaced by one summary line (below).
+    disableRequestLogging: true,
     genReqId: () => newUuid(),
     bodyLimit: 150 * 1024 * 1024,
     routerOptions: { ignoreDuplicateSlashes: true, ignoreTrailingSlash: true, caseSensitive: false, maxParamLength: 2000 },
@@ -91,18 +93,21 @@ export async function buildApp(config: Config): Promise<BuiltApp> {
     databaseUrl: config.databaseUrl,
     databaseSchema: config.databaseSchema,
     sqliteFile: path.join(config.dataDir, 'stratus.db'),
+    sqliteSynchronous: config.sqliteSynchronous,
   });
   await store.migrate(allMigrations());
 
   let origin = config.publicUrl ?? '';
   const closers: (() => Promise<void> | void)[] = [];
   const identity = new Identity(store.db, () => origin, config.settings.tokenLifetimeSeconds);
+  const rateLimiter = new RateLimiter(store.db);
+  closers.push(() => rateLimiter.close());
   const ctx: AppContext = {
     config,
     store,
     log: app.log,
     identity,
-    rateLimiter: new RateLimiter(store.db),
+    rateLimiter,
     origin: () => origin,
     onClose: (fn) => closers.push(fn),
   };
@@ -151,6 +156,22 @@ export async function buildApp(config: Config): Promise<BuiltApp> {
     if (!reply.hasHeader('date')) reply.header('Date', new Date().toUTCString());
     return payload;
   });
+
+  // Request logging (issue 9, item 6): at `info` one summary line per request (method, path,
+  // status, ms; the request id is the line's `reqId`); at `debug` the request's headers and
+  // query too. Nothing per request at `warn` and above (the hook is not even installed).
+  const levelEnabled = (level: string) => (app.log as unknown as { isLevelEnabled(l: string): boolean }).isLevelEnabled(level);
+  if (levelEnabled('info')) {
+    const detailed = levelEnabled('debug');
+    app.addHook('onResponse', (req, reply, done) => {
+      const url = req.raw.url ?? req.url;
+      const q = url.indexOf('?');
+      const line = { method: req.method, path: q < 0 ? url : url.slice(0, q), status: reply.statusCode, ms: Math.round(reply.elapsedTime * 100) / 100 };
+      if (detailed) req.log.debug({ ...line, query: q < 0 ? undefined : url.slice(q + 1), headers: { ...req.headers, authorization: req.headers.authorization ? '[redacted]' : undefined } }, 'request');
+      else req.log.info(line, 'request');
+      done();
+    });
+  }
 
   app.setErrorHandler(async (error: any, req, reply) => {
     const family: Family = error instanceof ApiError && error.options.family ? error.options.family : familyOf(req);

@@ -51,6 +51,8 @@ export interface Config {
   databaseUrl?: string;
   /** PostgreSQL schema to use (created when missing); tests give each run its own. */
   databaseSchema?: string;
+  /** SQLite `synchronous` mode (`STRATUS_SQLITE_SYNCHRONOUS`, default `NORMAL`; see `SqliteSynchronous` in src/store/db.ts). */
+  sqliteSynchronous: 'OFF' | 'NORMAL' | 'FULL' | 'EXTRA';
   /** Origin written into next links, Location headers and token issuers; default: the HTTPS origin. */
   publicUrl?: string;
   /** PEM files of a given certificate and key (instead of the generated local CA). */
@@ -143,6 +145,10 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
   if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
     throw new ConfigError(`STRATUS_DATABASE_URL must be a postgres:// URL, got '${databaseUrl}'`);
   }
+  const sqliteSynchronous = (env.STRATUS_SQLITE_SYNCHRONOUS || 'NORMAL').toUpperCase();
+  if (!['OFF', 'NORMAL', 'FULL', 'EXTRA'].includes(sqliteSynchronous)) {
+    throw new ConfigError(`STRATUS_SQLITE_SYNCHRONOUS must be one of OFF, NORMAL, FULL, EXTRA, got '${env.STRATUS_SQLITE_SYNCHRONOUS}'`);
+  }
   return {
     host: flags.host ?? env.STRATUS_HOST ?? '127.0.0.1',
     httpPort: int('STRATUS_HTTP_PORT', flags.httpPort ?? env.STRATUS_HTTP_PORT, 8080),
@@ -150,6 +156,7 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     dataDir: path.resolve(flags.dataDir ?? env.STRATUS_DATA_DIR ?? './.stratus'),
     databaseUrl: databaseUrl || undefined,
     databaseSchema: env.STRATUS_DATABASE_SCHEMA || undefined,
+    sqliteSynchronous: sqliteSynchronous as Config['sqliteSynchronous'],
     publicUrl: publicUrl ? publicUrl.replace(/\/+$/, '') : undefined,
     tlsCertFile: flags.tlsCert ?? env.STRATUS_TLS_CERT,
     tlsKeyFile: flags.tlsKey ?? env.STRATUS_TLS_KEY,
