@@ -6,7 +6,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import path from 'node:path';
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerFactory } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerFactory } from 'fastify';
 import formbody from '@fastify/formbody';
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
@@ -74,7 +74,7 @@ export async function buildApp(config: Config): Promise<BuiltApp> {
     serverFactory,
     logger: { level: config.logLevel },
     // Fastify's two lines per request (incoming, completed) are replaced by one summary line (below).
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     genReqId: () => newUuid(),
     bodyLimit: 150 * 1024 * 1024,
     routerOptions: { ignoreDuplicateSlashes: true, ignoreTrailingSlash: true, caseSensitive: false, maxParamLength: 2000 },
