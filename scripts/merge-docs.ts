@@ -1,6 +1,5 @@
 /**
- * Rebuilds the README's API coverage section (between `<!-- coverage:start -->` and
- * `<!-- coverage:end -->`) from `docs/coverage/<area>.md`, and `docs/deviations.md` from
+ * Rebuilds `docs/coverage.md` from `docs/coverage/<area>.md`, and `docs/deviations.md` from
  * `docs/deviations/<area>.md`, in the areas' registration order. Run: `npx tsx scripts/merge-docs.ts`.
  */
 import fs from 'node:fs';
@@ -42,18 +41,15 @@ const root = path.resolve(import.meta.dirname, '..');
 const covDir = path.join(root, 'docs/coverage');
 const devDir = path.join(root, 'docs/deviations');
 
-const readme = fs.readFileSync(path.join(root, 'README.md'), 'utf8');
-const start = '<!-- coverage:start -->';
-const end = '<!-- coverage:end -->';
 const coverage = sorted(covDir).map((f) => section(f, covDir)).join('\n');
-const a = readme.indexOf(start);
-const b = readme.indexOf(end);
-if (a < 0 || b < 0) throw new Error('README has no coverage markers');
-fs.writeFileSync(path.join(root, 'README.md'), `${readme.slice(0, a + start.length)}\n${coverage}${readme.slice(b)}`);
+fs.writeFileSync(
+  path.join(root, 'docs/coverage.md'),
+  `# API coverage\n\nEvery operation of the specification and what the real services have around it, with its state and its tests. One section per area (sources: \`docs/coverage/<area>.md\`; rebuild with \`npx tsx scripts/merge-docs.ts\`).\n\n${coverage}`,
+);
 
 const deviations = sorted(devDir).map((f) => section(f, devDir)).join('\n');
 fs.writeFileSync(
   path.join(root, 'docs/deviations.md'),
   `# Deviations and choices\n\nWhere the specification and the reference are silent, what Stratus chose; and every deliberate departure from them. One section per area (sources: \`docs/deviations/<area>.md\`).\n\n${deviations}`,
 );
-console.log(`README coverage: ${sorted(covDir).length} areas; docs/deviations.md: ${sorted(devDir).length} areas`);
+console.log(`docs/coverage.md: ${sorted(covDir).length} areas; docs/deviations.md: ${sorted(devDir).length} areas`);

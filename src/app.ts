@@ -22,6 +22,8 @@ import { familyOf, familyOfPath } from './core/family.ts';
 import { nowIso } from './core/clock.ts';
 import { newUuid } from './core/ids.ts';
 import { loadTls, type TlsMaterial } from './core/tls.ts';
+import { FaultInjector, faultError } from './core/faults.ts';
+import { hasControlKey, isControlPath, isPublicControlRoute, loadControlKey, normalizePath } from './core/control-key.ts';
 import { seedAll, isSeeded } from './seed/index.ts';
 import { modules } from './services/index.ts';
 import { registerControlRoutes } from './services/control/routes.ts';
@@ -108,11 +110,51 @@ export async function buildApp(config: Config): Promise<BuiltApp> {
     log: app.log,
     identity,
     rateLimiter,
+    controlKey: loadControlKey(config.dataDir, config.controlKey),
+    faults: new FaultInjector(),
     origin: () => origin,
     onClose: (fn) => closers.push(fn),
   };
   await identity.init();
   if (config.seed && !(await isSeeded(ctx))) await seedAll(ctx, modules);
+
+  // The control plane needs the control key, whatever the spelling of its path (issue 11 item 2).
+  // Fast path: a URL without '%', '\\' or "_stratus" cannot normalise to a control path.
+  app.addHook('onRequest', async (req, reply) => {
+    const url = req.raw.url ?? '/';
+    if (!url.includes('%') && !url.includes('\\') && !/_stratus/i.test(url)) return;
+    const p = normalizePath(url);
+    if (!isControlPath(p) || isPublicControlRoute(req.method, p)) return;
+    if (hasControlKey(ctx.controlKey, req.headers.authorization, req.headers.cookie)) return;
+    return sendError(
+      'control',
+      new ApiError(401, 'Unauthorized', 'The control plane needs the control key: Authorization: Bearer <control key> (STRATUS_CONTROL_KEY or <data dir>/control.key).', {
+        headers: { 'WWW-Authenticate': 'Bearer realm="stratus-control"' },
+      }),
+      req,
+      reply,
+    );
+  });
+
+  // Injected faults (issue 12 item 2): never on the control plane; nothing to do without rules.
+  app.addHook('onRequest', async (req, reply) => {
+    if (ctx.faults.empty) return;
+    const family = familyOf(req);
+    if (family === 'control') return;
+    const hit = ctx.faults.pick(family, req.method, (req.raw.url ?? '/').split('?')[0]!);
+    if (!hit) return;
+    const e = hit.effect;
+    if ('delayMs' in e) {
+      await new Promise((resolve) => setTimeout(resolve, e.delayMs));
+      return;
+    }
+    if ('reset' in e) {
+      reply.hijack();
+      req.raw.socket.resetAndDestroy();
+      return reply;
+    }
+    return sendError(family, faultError(family, e), req, reply);
+  });
 
   // JSON bodies: empty means none; anything else must parse.
   app.removeContentTypeParser('application/json');

@@ -1,30 +1,50 @@
 /**
- * The `stratus` command: `serve` (default), `token`, `reset`.
- * Settings come from flags and the environment (see `config.ts` and the README).
+ * The `stratus` command: `serve` (default), `token`, `reset`, `console`.
+ * Settings come from flags and the environment (see `config.ts` and the README); each
+ * subcommand lists only the flags it uses.
  */
 import { Command } from 'commander';
 import { loadConfig, ConfigError, type ConfigFlags } from './config.ts';
 import { start, banner } from './server.ts';
 import { buildApp } from './app.ts';
 import { audienceFamilies, type AudienceFamily } from './core/identity/identity.ts';
+import { delegatedScopes } from './core/identity/identity.ts';
+import { loadControlKey } from './core/control-key.ts';
+import { readRuntimeInfo } from './runtime-info.ts';
 import { resetAll } from './seed/index.ts';
 import { modules } from './services/index.ts';
-import { delegatedScopes } from './core/identity/identity.ts';
+import { demoPublicClient } from './seed/demo.ts';
 
 const program = new Command();
 program.name('stratus').description('Self-hosted cloud REST APIs for development and testing.');
 
-function serverFlags(cmd: Command): Command {
+/** Flags that name the store: every command that opens it. */
+function storeFlags(cmd: Command): Command {
   return cmd
+    .option('--data-dir <dir>', 'data folder (STRATUS_DATA_DIR, default ./.stratus)')
+    .option('--database-url <url>', 'postgres:// URL (STRATUS_DATABASE_URL); default SQLite in the data folder');
+}
+
+/** Flags of the server itself. */
+function serverFlags(cmd: Command): Command {
+  return storeFlags(cmd)
     .option('--host <host>', 'interface to bind (STRATUS_HOST, default 127.0.0.1)')
     .option('--http-port <port>', 'plain HTTP port (STRATUS_HTTP_PORT, default 8080)')
     .option('--https-port <port>', 'HTTPS port, -1 disables (STRATUS_HTTPS_PORT, default 8443)')
-    .option('--data-dir <dir>', 'data folder (STRATUS_DATA_DIR, default ./.stratus)')
-    .option('--database-url <url>', 'postgres:// URL (STRATUS_DATABASE_URL); default SQLite in the data folder')
     .option('--public-url <url>', 'origin written into links and token issuers (STRATUS_PUBLIC_URL)')
     .option('--tls-cert <file>', 'PEM certificate to serve instead of the local CA (STRATUS_TLS_CERT)')
     .option('--tls-key <file>', 'PEM key of --tls-cert (STRATUS_TLS_KEY)')
     .option('--log-level <level>', 'pino log level (STRATUS_LOG_LEVEL, default info)');
+}
+
+/**
+ * The origin of the server a client command is meant for: `--public-url`, else
+ * `STRATUS_PUBLIC_URL`, else what the server last started on this data folder recorded,
+ * else the default HTTPS origin.
+ */
+function targetOrigin(flags: ConfigFlags): string {
+  const config = loadConfig(flags);
+  return config.publicUrl ?? readRuntimeInfo(config.dataDir)?.origin ?? `https://localhost:${config.httpsPort >= 0 ? config.httpsPort : config.httpPort}`;
 }
 
 serverFlags(program.command('serve', { isDefault: true }).description('start the server')).action(async (flags: ConfigFlags) => {
@@ -43,7 +63,8 @@ serverFlags(program.command('serve', { isDefault: true }).description('start the
   process.on('SIGTERM', () => void stop('SIGTERM'));
 });
 
-serverFlags(program.command('token').description('print an access token for a development identity'))
+storeFlags(program.command('token').description('print an access token for a development identity, for the server on this data folder'))
+  .option('--public-url <url>', 'origin of the server the token is for (default: the one the server on --data-dir recorded)')
   .option('--user <upn>', 'user principal name (delegated token)', 'admin@stratus.test')
   .option('--app <clientId>', 'client id of an application (application token) instead of --user')
   .option('--audience <family>', `audience: ${audienceFamilies.join(', ')}`, 'arm')
@@ -52,8 +73,8 @@ serverFlags(program.command('token').description('print an access token for a de
     const config = loadConfig(flags);
     if (!(audienceFamilies as readonly string[]).includes(flags.audience)) throw new ConfigError(`unknown audience '${flags.audience}'`);
     const aud = flags.audience as AudienceFamily;
-    const built = await buildApp({ ...config, httpsPort: -1 });
-    built.setListeningOrigin(config.publicUrl ?? `https://localhost:${config.httpsPort >= 0 ? config.httpsPort : config.httpPort}`);
+    const built = await buildApp({ ...config, httpsPort: -1, logLevel: 'silent' });
+    built.setListeningOrigin(targetOrigin(flags));
     try {
       const d = built.ctx.identity.directory;
       let token: string;
@@ -65,7 +86,7 @@ serverFlags(program.command('token').description('print an access token for a de
         const user = await d.findUser(flags.user);
         if (!user) throw new ConfigError(`no user '${flags.user}'`);
         const scopes = flags.scopes ? flags.scopes.split(/\s+/) : delegatedScopes[aud];
-        token = (await built.ctx.identity.issueUserToken(user, 'b7e4c2a1-6d3f-4a8e-9c5b-2f1d0e7a3c94', aud, scopes)).accessToken;
+        token = (await built.ctx.identity.issueUserToken(user, demoPublicClient.appId, aud, scopes)).accessToken;
       }
       process.stdout.write(token + '\n');
     } finally {
@@ -73,9 +94,9 @@ serverFlags(program.command('token').description('print an access token for a de
     }
   });
 
-serverFlags(program.command('reset').description('empty the store and load the demo data set again')).action(async (flags: ConfigFlags) => {
+storeFlags(program.command('reset').description('empty the store and load the demo data set again')).action(async (flags: ConfigFlags) => {
   const config = loadConfig(flags);
-  const built = await buildApp({ ...config, httpsPort: -1 });
+  const built = await buildApp({ ...config, httpsPort: -1, logLevel: 'silent' });
   try {
     await resetAll(built.ctx, modules);
     process.stdout.write('store reset to the demo data set\n');
@@ -83,6 +104,17 @@ serverFlags(program.command('reset').description('empty the store and load the d
     await built.app.close();
   }
 });
+
+program
+  .command('console')
+  .description('print the link that opens the console (it carries the control key)')
+  .option('--data-dir <dir>', 'data folder (STRATUS_DATA_DIR, default ./.stratus)')
+  .option('--public-url <url>', 'origin of the server (default: the one the server on --data-dir recorded)')
+  .action((flags: ConfigFlags) => {
+    const config = loadConfig(flags);
+    const key = loadControlKey(config.dataDir, config.controlKey);
+    process.stdout.write(`${targetOrigin(flags)}/_stratus/console?key=${encodeURIComponent(key)}\n`);
+  });
 
 program.parseAsync(process.argv).catch((e: unknown) => {
   process.stderr.write(`stratus: ${(e as Error).message}\n`);

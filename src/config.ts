@@ -62,6 +62,11 @@ export interface Config {
   logLevel: string;
   /** Seed the demo data set into an empty store (default true). */
   seed: boolean;
+  /**
+   * Control key from `STRATUS_CONTROL_KEY`; when unset the key is generated into
+   * `<dataDir>/control.key` on first start (see core/control-key.ts).
+   */
+  controlKey?: string;
   settings: Settings;
 }
 
@@ -162,6 +167,7 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     tlsKeyFile: flags.tlsKey ?? env.STRATUS_TLS_KEY,
     logLevel: flags.logLevel ?? env.STRATUS_LOG_LEVEL ?? 'info',
     seed: (env.STRATUS_SEED ?? 'true') !== 'false',
+    controlKey: env.STRATUS_CONTROL_KEY || undefined,
     settings,
   };
 }

@@ -8,6 +8,7 @@ import type { Config } from './config.ts';
 import type { Store, Migrations } from './store/db.ts';
 import type { Identity } from './core/identity/identity.ts';
 import type { RateLimiter } from './core/rate-limit.ts';
+import type { FaultInjector } from './core/faults.ts';
 
 /** Shared services of one running app. */
 export interface AppContext {
@@ -16,6 +17,10 @@ export interface AppContext {
   log: FastifyBaseLogger;
   identity: Identity;
   rateLimiter: RateLimiter;
+  /** The control-plane key (`STRATUS_CONTROL_KEY` or `<data dir>/control.key`). */
+  controlKey: string;
+  /** Injected-fault rules of this instance (`/_stratus/faults`). */
+  faults: FaultInjector;
   /**
    * The public origin (no trailing slash) written into next links, Location headers and
    * token issuers: `STRATUS_PUBLIC_URL`, else the HTTPS origin once listening, else the

@@ -6,6 +6,7 @@
 import type { AddressInfo } from 'node:net';
 import { buildApp, type BuiltApp } from './app.ts';
 import type { Config } from './config.ts';
+import { writeRuntimeInfo } from './runtime-info.ts';
 import { demoAdmin, demoServicePrincipal, demoSubscription, demoTenant, demoUser } from './seed/demo.ts';
 
 /** A running server and its addresses. */
@@ -29,20 +30,25 @@ export async function start(config: Config): Promise<RunningServer> {
   const { app, httpServer, tls } = built;
   let httpsUrl: string | undefined;
   const host = hostForUrl(config.host);
+  // The certificate names localhost, so the HTTPS origin says localhost for 127.0.0.1; the
+  // listener lines print the same URLs as the banner.
+  const httpsHost = host === '127.0.0.1' ? 'localhost' : host;
   if (tls) {
-    await app.listen({ port: config.httpsPort, host: config.host, listenTextResolver: (address) => `Server listening at ${address.replace(/^http:/, 'https:')}` });
+    await app.listen({ port: config.httpsPort, host: config.host, listenTextResolver: (a) => `Server listening at https://${httpsHost}:${new URL(a).port}` });
     const port = (app.server.address() as AddressInfo).port;
-    httpsUrl = `https://${host === '127.0.0.1' ? 'localhost' : host}:${port}`;
+    httpsUrl = `https://${httpsHost}:${port}`;
     await new Promise<void>((resolve, reject) => {
       httpServer.once('error', reject);
       httpServer.listen(config.httpPort, config.host, () => resolve());
     });
   } else {
-    await app.listen({ port: config.httpPort, host: config.host });
+    await app.listen({ port: config.httpPort, host: config.host, listenTextResolver: (a) => `Server listening at http://${host}:${new URL(a).port}` });
   }
   const httpPort = (httpServer.address() as AddressInfo).port;
   const httpUrl = `http://${host}:${httpPort}`;
+  if (httpsUrl) app.log.info(`Server listening at ${httpUrl}`);
   built.setListeningOrigin(httpsUrl ?? httpUrl);
+  writeRuntimeInfo(config.dataDir, { origin: built.ctx.origin(), httpsUrl, httpUrl, pid: process.pid, startedAt: new Date().toISOString() });
   return {
     ...built,
     httpsUrl,
@@ -62,6 +68,7 @@ export function banner(s: RunningServer): string {
     `  store:       ${s.ctx.store.dialect}${s.ctx.config.databaseUrl ? '' : ` (${s.ctx.config.dataDir}/stratus.db)`}`,
     ...(s.tls?.caFile ? [`  CA file:     ${s.tls.caFile}   (export NODE_EXTRA_CA_CERTS=${s.tls.caFile})`] : []),
     `  token URL:   ${o}/${demoTenant.id}/oauth2/v2.0/token`,
+    `  control key: ${s.ctx.controlKey}   (Authorization: Bearer <key> on ${o}/_stratus/*)`,
     '',
     'Development identities:',
     `  tenant            ${demoTenant.id} (${demoTenant.domain})`,

@@ -207,7 +207,7 @@ describe('admin dataflows', () => {
   });
 
   test('an expired token → 401 TokenExpired with a Bearer challenge (runs last: it moves the clock)', async () => {
-    const clock = await fetch(`${s.url}/_stratus/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ advanceSeconds: 2 * 3600 }) });
+    const clock = await s.control(`/_stratus/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ advanceSeconds: 2 * 3600 }) });
     assert.equal(clock.status, 200);
     const r = await list(s.url, admin);
     assert.equal(r.status, 401);
@@ -252,7 +252,7 @@ describe('admin dataflows throttling', () => {
     await s.restart();
     assert.equal((await list(s.url, admin, '?$top=1')).status, 429);
     // Only its expiry does.
-    const clock = await fetch(`${s.url}/_stratus/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ advanceSeconds: retry + 1 }) });
+    const clock = await s.control(`/_stratus/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ advanceSeconds: retry + 1 }) });
     assert.equal(clock.status, 200);
     assert.equal((await list(s.url, admin, '?$top=1')).status, 200);
   });
@@ -262,7 +262,7 @@ describe('admin dataflows throttling', () => {
     let status = 0;
     for (let i = 0; i < 5 && status !== 429; i++) status = (await list(s.url, admin, '?$top=1')).status;
     assert.equal(status, 429);
-    const reset = await fetch(`${s.url}/_stratus/reset`, { method: 'POST' });
+    const reset = await s.control(`/_stratus/reset`, { method: 'POST' });
     assert.equal(reset.status, 200);
     const r = await list(s.url, admin);
     assert.equal(r.status, 200);

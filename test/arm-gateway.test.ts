@@ -206,7 +206,7 @@ describe('resource-manager gateway', () => {
     const before = await call(ok);
     assert.equal(before.status, 200);
     const lifetime = Number(decodeJwt(token).exp) - Number(decodeJwt(token).iat);
-    const moved = await fetch(`${s.url}/_stratus/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ advanceSeconds: lifetime + 300 }) });
+    const moved = await s.control(`/_stratus/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ advanceSeconds: lifetime + 300 }) });
     assert.equal(moved.status, 200);
     const r = await call(ok);
     assertError(r, 401, 'InvalidAuthenticationToken', /expired/);

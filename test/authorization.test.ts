@@ -309,7 +309,7 @@ test('PATCH merges a subset of rules by id, stamps lastModified*, returns 200 wi
   const name = (await policyOf(scopes.subscription, roles.contributor)).name;
   const other = await policyOf(scopes.subscription, roles.owner);
   const before = await admin.roleManagementPolicies.get(scopes.subscription, name);
-  const clockBefore = (await (await fetch(`${s.url}/_stratus/clock`)).json()).now as string;
+  const clockBefore = (await (await s.control(`/_stratus/clock`)).json()).now as string;
   const updated = await admin.roleManagementPolicies.update(scopes.subscription, name, {
     rules: [
       {

@@ -59,7 +59,7 @@ async function invoke(uri: string, body?: unknown) {
 }
 
 async function advance(seconds: number) {
-  await fetch(`${s.url}/_stratus/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ advanceSeconds: seconds }) });
+  await s.control(`/_stratus/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ advanceSeconds: seconds }) });
 }
 
 before(async () => {
@@ -188,7 +188,7 @@ test('webhook life cycle: generateUri, PUT 201/200, GET, list, PATCH, invoke, jo
 
   // Expiry: a webhook past its expiry time is refused.
   const shortUri = (await call('POST', `${accounts}/ops-account/webhooks/generateUri`)).body;
-  const soon = new Date(Date.parse((await (await fetch(`${s.url}/_stratus/clock`)).json() as any).now) + 60_000).toISOString();
+  const soon = new Date(Date.parse((await (await s.control(`/_stratus/clock`)).json() as any).now) + 60_000).toISOString();
   assert.equal((await call('PUT', `${accounts}/ops-account/webhooks/short`, { body: { properties: { isEnabled: true, uri: shortUri, expiryTime: soon, runbook: { name: 'cleanup' } } } })).status, 201);
   assert.equal((await invoke(shortUri)).status, 202);
   await advance(61);
@@ -365,7 +365,7 @@ test('webhook list: $filter and paging to the last page; jobs list paging', asyn
 
 test('a reset restores the demo set', async () => {
   await invoke(`${s.url}/automation/webhooks?token=${demoWebhookToken}`);
-  const reset = await fetch(`${s.url}/_stratus/reset`, { method: 'POST' });
+  const reset = await s.control(`/_stratus/reset`, { method: 'POST' });
   assert.equal(reset.status, 200);
   const w = await call('GET', `${demoAcct}/webhooks/nightly-hook`);
   assert.equal(w.status, 200);

@@ -288,7 +288,7 @@ describe('compute SKUs', () => {
   });
 
   test('POST /_stratus/reset reloads the catalog (same records, no duplicates)', async () => {
-    const reset = await fetch(`${s.url}/_stratus/reset`, { method: 'POST' });
+    const reset = await s.control(`/_stratus/reset`, { method: 'POST' });
     assert.ok(reset.status < 300, String(reset.status));
     const t = await appToken(s.url, 'arm');
     token = t;

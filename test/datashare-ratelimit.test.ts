@@ -64,7 +64,7 @@ test('the header counts down per subscription, then 429 with Retry-After until t
   assert.equal(other.status, 404);
   assert.equal(other.remaining, '4');
   // The window passes.
-  await fetch(`${s.url}/_stratus/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ advanceSeconds: retry + 1 }) });
+  await s.control(`/_stratus/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ advanceSeconds: retry + 1 }) });
   // Once the window has passed, a rejection reads the full budget (peek of an expired window) without counting.
   const fresh = await fetch(`${s.url}${salesPath}/listSynchronizations?api-version=2019-11-01`, { method: 'POST', headers: { authorization: `Bearer ${admin}` } });
   assert.equal(fresh.status, 400);

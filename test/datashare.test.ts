@@ -298,7 +298,7 @@ test('consumer flow: invitation → share subscription → synchronize → run i
   assert.equal((await call('POST', `${eveRg}/eve-acct/shareSubscriptions/orders-sub/listSynchronizations`, { token: eve, query: { $filter: "consumerName eq 'x'" } })).status, 400);
 
   // 60 s later the incremental run (30 s) is done, the full one (120 s) still running.
-  await fetch(`${s.url}/_stratus/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ advanceSeconds: 60 }) });
+  await s.control(`/_stratus/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ advanceSeconds: 60 }) });
   const mid = await call('POST', `${acctPath}/provider-acct/shares/orders/listSynchronizations`, { query: { $filter: "status eq 'Succeeded'" } });
   assert.deepEqual(
     mid.body.value.map((x: any) => x.synchronizationId),
@@ -325,7 +325,7 @@ test('consumer flow: invitation → share subscription → synchronize → run i
     running.body.value.map((x: any) => x.status),
     ['InProgress'],
   );
-  await fetch(`${s.url}/_stratus/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ advanceSeconds: 120 }) });
+  await s.control(`/_stratus/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ advanceSeconds: 120 }) });
   const done = await call('POST', `${acctPath}/provider-acct/shares/orders/listSynchronizations`);
   assert.deepEqual(
     done.body.value.map((x: any) => x.status),
@@ -358,7 +358,7 @@ test('consumer flow: invitation → share subscription → synchronize → run i
 
 test('a reset restores the demo set', async () => {
   await call('PUT', `${acctPath}/temp-acct`, { body: { location: 'eastus', identity: { type: 'SystemAssigned' } } });
-  const reset = await fetch(`${s.url}/_stratus/reset`, { method: 'POST' });
+  const reset = await s.control(`/_stratus/reset`, { method: 'POST' });
   assert.equal(reset.status, 200);
   assert.equal((await call('GET', `${acctPath}/temp-acct`)).status, 404);
   const { runs } = await listAll(salesPath);

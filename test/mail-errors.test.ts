@@ -105,7 +105,7 @@ describe('mail throttling', () => {
     // Another mailbox has its own budget.
     const admin = await userToken(s.url, identities.admin, ['api://stratus/mail/Mail.Read']);
     assert.equal((await call(s.url, admin, 'GET', '/v1.0/me/messages?$top=1')).status, 200);
-    await fetch(`${s.url}/_stratus/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ advanceSeconds: 61 }) });
+    await s.control(`/_stratus/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ advanceSeconds: 61 }) });
     assert.equal((await call(s.url, tok, 'GET', '/v1.0/me/messages?$top=1')).status, 200);
   });
 });

@@ -165,12 +165,12 @@ async function call(base: string, token: string | undefined, method: string, pat
 const inMinutes = (m: number) => new Date(Date.now() + m * 60_000).toISOString();
 
 async function advance(s: TestServer, seconds: number): Promise<void> {
-  const r = await fetch(`${s.url}/_stratus/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ advanceSeconds: seconds }) });
+  const r = await s.control(`/_stratus/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ advanceSeconds: seconds }) });
   assert.equal(r.status, 200);
 }
 
 async function serverNow(s: TestServer): Promise<number> {
-  return Date.parse(((await (await fetch(`${s.url}/_stratus/clock`)).json()) as any).now);
+  return Date.parse(((await (await s.control(`/_stratus/clock`)).json()) as any).now);
 }
 
 describe('mail subscriptions: handshake, notifications, refusals', () => {

@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 import { appToken } from './helpers/auth.ts';
 import { platformDemoWorkspace } from '../src/services/platform/seed.ts';
-import { assertPlatformError, b64, call, definition, uniqueName, type Call } from './platform-helpers.test.ts';
+import { assertPlatformError, b64, call, definition, uniqueName, type Call } from './helpers/platform.ts';
 
 const ws = platformDemoWorkspace.id;
 const esPath = `/v1/workspaces/${ws}/eventstreams`;

@@ -11,7 +11,7 @@ import { startTestServer, type TestServer } from './helpers/server.ts';
 import { appToken, identities, userToken } from './helpers/auth.ts';
 import { platformDemoFolder, platformDemoWorkspace, platformSandboxWorkspace } from '../src/services/platform/seed.ts';
 import { listPageSize } from '../src/services/platform/routes.ts';
-import { advance, assertPlatformError, b64, call, definition, uniqueName } from './platform-helpers.test.ts';
+import { advance, assertPlatformError, b64, call, definition, uniqueName } from './helpers/platform.ts';
 
 const ws = platformDemoWorkspace.id;
 const esPath = `/v1/workspaces/${ws}/eventstreams`;
@@ -228,7 +228,7 @@ describe('eventstream items', () => {
 
   // Last in the file: it moves the clock past the tokens' lifetime.
   test('an expired token is 401 TokenExpired with a Bearer challenge', async () => {
-    await advance(s.url, 3600 + 120);
+    await advance(s, 3600 + 120);
     const r = await call(s.url, 'GET', esPath, sp);
     assertPlatformError(r, 401, 'TokenExpired');
     assert.match(r.headers.get('www-authenticate') ?? '', /^Bearer authorization_uri="[^"]+", error="invalid_token"$/);

@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 import { appToken } from './helpers/auth.ts';
 import { platformDemoWorkspace } from '../src/services/platform/seed.ts';
-import { advance, call, uniqueName, type Call } from './platform-helpers.test.ts';
+import { advance, call, uniqueName, type Call } from './helpers/platform.ts';
 
 const ws = platformDemoWorkspace.id;
 const security = ['cache-control', 'pragma', 'requestid', 'strict-transport-security', 'x-content-type-options', 'x-frame-options'];
@@ -61,7 +61,7 @@ describe('the recorded eventstream sequence, replayed', () => {
     assert.equal(running.headers.get('access-control-expose-headers'), 'RequestId,Location,Retry-After,x-vendor-operation-id');
     assert.deepEqual(headerNames(running), sorted([...security, 'access-control-expose-headers', 'content-type', 'location', 'retry-after', 'x-vendor-operation-id']));
 
-    await advance(s.url, 21);
+    await advance(s, 21);
     const done = await call(s.url, 'GET', location, sp);
     assert.deepEqual(Object.keys(done.body), ['status', 'createdTimeUtc', 'lastUpdatedTimeUtc', 'percentComplete', 'error']);
     assert.deepEqual([done.body.status, done.body.percentComplete, done.body.error], ['Succeeded', 100, null]);

@@ -11,7 +11,7 @@ import { startTestServer, type TestServer } from './helpers/server.ts';
 import { appToken, identities, userToken } from './helpers/auth.ts';
 import { demoAdmin, demoManagedIdentity, demoServicePrincipal } from '../src/seed/demo.ts';
 import { platformDemoFolder, platformDemoWorkspace, platformLabels, platformSandboxFolder, platformSandboxWorkspace } from '../src/services/platform/seed.ts';
-import { advance, assertPlatformError, b64, call, definition, topology, uniqueName } from './platform-helpers.test.ts';
+import { advance, assertPlatformError, b64, call, definition, topology, uniqueName } from './helpers/platform.ts';
 
 const ws = platformDemoWorkspace.id;
 const esPath = `/v1/workspaces/${ws}/eventstreams`;
@@ -291,7 +291,7 @@ describe('eventstream creation as a long-running operation (provisioning delay 3
     const dup = await call(s.url, 'POST', esPath, admin, { displayName: name });
     assertPlatformError(dup, 409, 'ItemDisplayNameAlreadyInUse');
 
-    await advance(s.url, 31);
+    await advance(s, 31);
     const done = await call(s.url, 'GET', location, sp);
     assert.equal(done.body.status, 'Succeeded');
     assert.equal(done.body.percentComplete, 100);
@@ -318,7 +318,7 @@ describe('eventstream creation as a long-running operation (provisioning delay 3
     const r = await call(s.url, 'POST', esPath, sp, { displayName: name, definition: definition() });
     assert.equal(r.status, 202);
     assert.equal((await call(s.url, 'GET', esPath, admin)).body.value.some((x: any) => x.displayName === name), false);
-    await advance(s.url, 31);
+    await advance(s, 31);
     const list = await call(s.url, 'GET', esPath, admin);
     const item = list.body.value.find((x: any) => x.displayName === name);
     assert.ok(item);
@@ -339,7 +339,7 @@ describe('eventstream creation as a long-running operation (provisioning delay 3
     assert.equal(r.status, 202, r.text);
     const location = r.headers.get('location')!;
     assert.equal((await call(s.url, 'GET', location, sp)).body.status, 'Running');
-    await advance(s.url, 31);
+    await advance(s, 31);
     const op = await call(s.url, 'GET', location, sp);
     assert.equal(op.status, 200);
     assert.equal(op.body.status, 'Failed');
@@ -376,7 +376,7 @@ describe('eventstream creation as a long-running operation (provisioning delay 3
     assert.equal((await call(s.url, 'GET', location, sp)).body.status, 'Running');
     await s.restart();
     assert.equal((await call(s.url, 'GET', location, sp)).body.status, 'Running');
-    await advance(s.url, 31);
+    await advance(s, 31);
     await s.restart();
     const done = await call(s.url, 'GET', location, sp);
     assert.equal(done.body.status, 'Succeeded');
@@ -413,7 +413,7 @@ describe('concurrency and the control-plane reset', () => {
     const sp = await appToken(s.url, 'platform');
     const name = uniqueName('polls');
     const r = await call(s.url, 'POST', esPath, sp, { displayName: name, definition: definition() });
-    await advance(s.url, 11);
+    await advance(s, 11);
     const polls = await Promise.all(Array.from({ length: 8 }, () => call(s.url, 'GET', r.headers.get('location')!, sp)));
     for (const p of polls) assert.equal(p.body.status, 'Succeeded');
     const list = await call(s.url, 'GET', esPath, sp);
@@ -424,7 +424,7 @@ describe('concurrency and the control-plane reset', () => {
     const sp = await appToken(s.url, 'platform');
     const r = await call(s.url, 'POST', esPath, sp, { displayName: uniqueName('gone') });
     assert.equal(r.status, 202);
-    const reset = await fetch(`${s.url}/_stratus/reset`, { method: 'POST' });
+    const reset = await s.control(`/_stratus/reset`, { method: 'POST' });
     assert.equal(reset.status, 200);
     const sp2 = await appToken(s.url, 'platform');
     assert.deepEqual((await call(s.url, 'GET', esPath, sp2)).body, { value: [] });
@@ -454,7 +454,7 @@ describe('the per-caller request budget', () => {
     assert.match(blocked.body.message, /^Request is blocked by the upstream service until: \d{1,2}\/\d{1,2}\/\d{4} \d{1,2}:\d{2}:\d{2} (AM|PM) \(UTC\)$/);
     const admin = await userToken(s.url, identities.admin, [scope]);
     assert.equal((await call(s.url, 'GET', esPath, admin)).status, 200);
-    await advance(s.url, retry + 1);
+    await advance(s, retry + 1);
     assert.equal((await call(s.url, 'GET', esPath, sp)).status, 200);
   });
 });

@@ -263,7 +263,7 @@ describe('bootstrapper', () => {
     assert.equal((await call(url)).status, 200);
     assert.equal((await call(r.body.Bootstrap.EcosystemUrl)).status, 200);
     const fresh = await tokenRequest(s.url, { grant_type: 'password', username: identities.admin.username, password: identities.admin.password, scope: wopiScope });
-    const clock = await fetch(`${s.url}/_stratus/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ advanceSeconds: 10 * 3600 + 1 }) });
+    const clock = await s.control(`/_stratus/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ advanceSeconds: 10 * 3600 + 1 }) });
     assert.equal(clock.status, 200);
     assert.equal((await call(url)).status, 401);
     assert.equal((await call(r.body.Bootstrap.EcosystemUrl)).status, 401);

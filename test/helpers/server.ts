@@ -19,6 +19,10 @@ export interface TestServer {
   httpUrl: string;
   server: RunningServer;
   config: Config;
+  /** The control key (`Authorization: Bearer <key>` on `/_stratus/*` except health). */
+  controlKey: string;
+  /** `fetch` of a control-plane path (e.g. `/_stratus/clock`) on the HTTPS origin with the control key. */
+  control(path: string, init?: RequestInit): Promise<Response>;
   /** Stops the server (keeping its data) and starts it again on the same store and ports. */
   restart(): Promise<void>;
   /** Stops the server and removes its data. */
@@ -60,6 +64,12 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
     httpUrl: server.httpUrl,
     server,
     config,
+    controlKey: server.ctx.controlKey,
+    control(p: string, init: RequestInit = {}) {
+      const headers = new Headers(init.headers);
+      headers.set('authorization', `Bearer ${t.controlKey}`);
+      return fetch(`${t.url}${p}`, { ...init, headers });
+    },
     async restart() {
       await server.close();
       server = await start(config);

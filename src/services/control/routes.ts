@@ -1,6 +1,8 @@
 /**
  * The control plane (ours, not the spec's): `GET /_stratus/health`, `POST /_stratus/reset`,
- * `GET|POST /_stratus/clock`, `GET /_stratus/mail/outbound`. Errors are RFC 9457 problem+json.
+ * `GET|POST /_stratus/clock`, `GET /_stratus/mail/outbound`, and the fault rules
+ * `POST|GET|DELETE /_stratus/faults`, `DELETE /_stratus/faults/{id}`. Errors are RFC 9457
+ * problem+json. Every route but health needs the control key (core/control-key.ts).
  */
 import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
@@ -10,12 +12,39 @@ import { advance, nowIso, offset } from '../../core/clock.ts';
 import { ApiError } from '../../core/errors.ts';
 import { listOutboundMail } from '../mail/outbound.ts';
 import { demoTenant } from '../../seed/demo.ts';
+import { faultFamilies, type FaultRuleInput } from '../../core/faults.ts';
 
 /** Body of `POST /_stratus/clock`. */
 const ClockAdvance = Type.Object({ advanceSeconds: Type.Number({ minimum: 0, maximum: 100 * 365 * 86400 }) }, { additionalProperties: false });
 
 /** Query of `GET /_stratus/mail/outbound`. */
 const OutboundQuery = Type.Object({ tenant: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })), top: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })) });
+
+/** Body of `POST /_stratus/faults` (issue 12 item 2). */
+const FaultRuleBody = Type.Object(
+  {
+    match: Type.Optional(
+      Type.Object(
+        {
+          family: Type.Optional(Type.Union(faultFamilies.map((f) => Type.Literal(f)))),
+          method: Type.Optional(Type.String({ minLength: 1, maxLength: 16, pattern: '^[A-Za-z]+$' })),
+          path: Type.Optional(Type.String({ minLength: 1, maxLength: 1000 })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    effect: Type.Union([
+      Type.Object({ status: Type.Literal(429), retryAfterSeconds: Type.Optional(Type.Integer({ minimum: 0, maximum: 86400 })) }, { additionalProperties: false }),
+      Type.Object({ status: Type.Union([Type.Literal(500), Type.Literal(503)]), retryAfterSeconds: Type.Optional(Type.Integer({ minimum: 0, maximum: 86400 })) }, { additionalProperties: false }),
+      Type.Object({ delayMs: Type.Integer({ minimum: 0, maximum: 120_000 }) }, { additionalProperties: false }),
+      Type.Object({ reset: Type.Literal(true) }, { additionalProperties: false }),
+    ]),
+    probability: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
+    count: Type.Optional(Type.Integer({ minimum: 1 })),
+    seed: Type.Optional(Type.Integer({ minimum: 0, maximum: 2 ** 32 - 1 })),
+  },
+  { additionalProperties: false },
+);
 
 /** Registers the control-plane routes. */
 export function registerControlRoutes(app: FastifyInstance, ctx: AppContext, modules: ServiceModule[]): void {
@@ -29,6 +58,20 @@ export function registerControlRoutes(app: FastifyInstance, ctx: AppContext, mod
   app.post('/_stratus/reset', async () => {
     await resetAll(ctx, modules);
     return { status: 'ok', reset: true };
+  });
+
+  app.post('/_stratus/faults', { schema: { body: FaultRuleBody } }, async (req, reply) => {
+    const rule = ctx.faults.add(req.body as FaultRuleInput, nowIso());
+    return reply.code(201).header('Location', `${ctx.origin()}/_stratus/faults/${rule.id}`).send(rule);
+  });
+  app.get('/_stratus/faults', async () => ({ value: ctx.faults.list() }));
+  app.delete('/_stratus/faults', async (_req, reply) => {
+    ctx.faults.clear();
+    return reply.code(204).send();
+  });
+  app.delete('/_stratus/faults/:id', async (req, reply) => {
+    if (!ctx.faults.remove((req.params as { id: string }).id)) throw new ApiError(404, 'NotFound', 'No fault rule with that id.');
+    return reply.code(204).send();
   });
 
   app.get('/_stratus/clock', async () => ({ now: nowIso(), offsetMs: offset() }));

@@ -2,11 +2,6 @@
  * Shared helpers of the platform tests: plain `fetch` calls and base64 definition parts.
  */
 import { randomUUID } from 'node:crypto';
-import { pathToFileURL } from 'node:url';
-import { test } from 'node:test';
-import assert from 'node:assert/strict';
-import { blockedUntil } from '../src/services/platform/access.ts';
-import { checkDefinition, checkDisplayName } from '../src/services/platform/validate.ts';
 
 /** The response of one call: status, parsed JSON body (undefined when empty) and headers. */
 export interface Call {
@@ -32,9 +27,9 @@ export async function call(base: string, method: string, path: string, token?: s
   return { status: res.status, body: parsed, text, headers: res.headers };
 }
 
-/** Moves the server's clock forward. */
-export async function advance(base: string, seconds: number): Promise<void> {
-  const r = await fetch(`${base}/_stratus/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ advanceSeconds: seconds }) });
+/** Moves the server's clock forward (through the control plane, with the control key). */
+export async function advance(s: { control(path: string, init?: RequestInit): Promise<Response> }, seconds: number): Promise<void> {
+  const r = await s.control('/_stratus/clock', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ advanceSeconds: seconds }) });
   if (r.status !== 200) throw new Error(`clock: ${r.status}`);
 }
 
@@ -73,32 +68,4 @@ export function assertPlatformError(r: Call, status: number, code: string): void
   if (typeof r.body.message !== 'string' || !r.body.message) throw new Error('message missing');
   if (r.headers.get('x-vendor-public-api-error-code') !== code) throw new Error('x-vendor-public-api-error-code missing');
   for (const k of Object.keys(r.body)) if (!['requestId', 'errorCode', 'message', 'isRetriable', 'moreDetails', 'relatedResource'].includes(k)) throw new Error(`unexpected key ${k}`);
-}
-
-// This file is also a test file (the area's paths are `test/platform*.test.ts`): the pure
-// rules that the HTTP tests rely on are checked here, only when it runs as the main module.
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  test('the 429 message writes the end of the block as M/D/YYYY h:mm:ss AM|PM', () => {
-    assert.equal(blockedUntil(Date.UTC(2025, 8, 3, 6, 54, 11)), '9/3/2025 6:54:11 AM');
-    assert.equal(blockedUntil(Date.UTC(2025, 11, 31, 0, 5, 9)), '12/31/2025 12:05:09 AM');
-    assert.equal(blockedUntil(Date.UTC(2025, 0, 1, 13, 0, 0)), '1/1/2025 1:00:00 PM');
-  });
-
-  test('the helpers build a definition and names that the rules accept; the rules refuse bad ones', () => {
-    const d = checkDefinition(definition());
-    assert.deepEqual(d.parts.map((p) => p.path), ['eventstream.json', 'eventstreamProperties.json', '.platform']);
-    const n = uniqueName();
-    assert.equal(checkDisplayName(n), n);
-    const detail = (f: () => unknown): string => {
-      try {
-        f();
-      } catch (e) {
-        return (e as { options: { details: { message: string }[] } }).options.details[0]!.message;
-      }
-      throw new Error('no error');
-    };
-    assert.match(detail(() => checkDisplayName(' lead')), /white space/);
-    assert.match(detail(() => checkDisplayName('a'.repeat(124))), /at most 123/);
-    assert.match(detail(() => checkDisplayName('lone \ud800 surrogate')), /lone surrogates/);
-  });
 }

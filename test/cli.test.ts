@@ -1,0 +1,101 @@
+/**
+ * The `stratus` command as a user runs it (issue 12 item 3): a server on non-default ports
+ * (chosen by the OS), then `stratus token` — with nothing but the data folder — prints a
+ * token that server accepts (the issuer comes from what the server recorded), `stratus
+ * console` prints a link carrying the server's control key, and each subcommand's help
+ * lists only its own flags. Child processes run asynchronously: the test's event loop
+ * never blocks.
+ */
+import { test, after, before } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, execFile, type ChildProcess } from 'node:child_process';
+import { promisify } from 'node:util';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { demoSubscription } from '../src/seed/demo.ts';
+
+const run = promisify(execFile);
+const dbUrl = process.env.STRATUS_TEST_DATABASE_URL;
+const schema = dbUrl ? `t_${randomBytes(6).toString('hex')}` : undefined;
+const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'stratus-cli-'));
+const tls = path.resolve('.stratus-test/tls');
+const env = {
+  ...process.env,
+  STRATUS_DATA_DIR: dataDir,
+  STRATUS_LOG_LEVEL: 'warn',
+  STRATUS_TLS_CERT: path.join(tls, 'server.pem'),
+  STRATUS_TLS_KEY: path.join(tls, 'server-key.pem'),
+  ...(dbUrl ? { STRATUS_DATABASE_URL: dbUrl, STRATUS_DATABASE_SCHEMA: schema! } : {}),
+};
+let child: ChildProcess;
+let origin = '';
+
+async function cli(...args: string[]): Promise<string> {
+  // No server ports in the CLI's environment: it must find the server through the data folder.
+  const { stdout } = await run(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], { env, timeout: 120_000 });
+  return stdout.trim();
+}
+
+before(async () => {
+  child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve'], { env: { ...env, STRATUS_HTTPS_PORT: '0', STRATUS_HTTP_PORT: '0' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  child.stderr!.resume();
+  let out = '';
+  await new Promise<void>((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`serve exited ${code}: ${out}`)));
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      const m = /public URL:\s+(\S+)/.exec(out);
+      if (m && /control key:/.test(out)) {
+        origin = m[1]!;
+        resolve();
+      }
+    });
+  });
+});
+
+after(async () => {
+  child?.kill('SIGINT');
+  await new Promise((r) => child?.once('exit', r));
+  fs.rmSync(dataDir, { recursive: true, force: true });
+  if (dbUrl && schema) {
+    const c = new pg.Client({ connectionString: dbUrl });
+    await c.connect();
+    await c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+    await c.end();
+  }
+});
+
+test('`stratus token` signs for the running server on its OS-chosen port; the token works', async () => {
+  assert.doesNotMatch(origin, /:8443$/);
+  const token = await cli('token', '--audience', 'arm');
+  const payload = JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString());
+  assert.equal(payload.iss, `${origin}/${payload.tid}/v2.0`);
+  const r = await fetch(`${origin}/subscriptions/${demoSubscription.id}/providers/Vendor.Compute/skus?api-version=2021-07-01&$filter=location eq 'westus'`, { headers: { authorization: `Bearer ${token}` } });
+  assert.equal(r.status, 200, await r.text());
+});
+
+test('`stratus console` prints the console link with the control key the server uses', async () => {
+  const link = new URL(await cli('console'));
+  assert.equal(link.origin, origin);
+  assert.equal(link.pathname, '/_stratus/console');
+  const key = link.searchParams.get('key')!;
+  assert.equal(key, fs.readFileSync(path.join(dataDir, 'control.key'), 'utf8').trim());
+  assert.equal((await fetch(`${origin}/_stratus/clock`, { headers: { authorization: `Bearer ${key}` } })).status, 200);
+  if (process.platform !== 'win32') assert.equal(fs.statSync(path.join(dataDir, 'control.key')).mode & 0o777, 0o600);
+});
+
+test("each subcommand's --help lists only its own flags", async () => {
+  const token = await cli('token', '--help');
+  assert.match(token, /--audience/);
+  assert.match(token, /--data-dir/);
+  for (const f of ['--http-port', '--https-port', '--host', '--tls-cert', '--log-level']) assert.doesNotMatch(token, new RegExp(f));
+  const reset = await cli('reset', '--help');
+  assert.match(reset, /--database-url/);
+  for (const f of ['--http-port', '--audience', '--public-url']) assert.doesNotMatch(reset, new RegExp(f));
+  const serve = await cli('serve', '--help');
+  for (const f of ['--http-port', '--https-port', '--tls-cert']) assert.match(serve, new RegExp(f));
+  assert.doesNotMatch(serve, /--audience/);
+});
