@@ -101,7 +101,7 @@ export async function buildApp(config: Config): Promise<BuiltApp> {
 
   let origin = config.publicUrl ?? '';
   const closers: (() => Promise<void> | void)[] = [];
-  const identity = new Identity(store.db, () => origin, config.settings.tokenLifetimeSeconds);
+  const identity = new Identity(store.db, () => origin, config.settings.tokenLifetimeSeconds, config.audienceAliases);
   const rateLimiter = new RateLimiter(store.db);
   closers.push(() => rateLimiter.close());
   const ctx: AppContext = {

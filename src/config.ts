@@ -63,11 +63,43 @@ export interface Config {
   /** Seed the demo data set into an empty store (default true). */
   seed: boolean;
   /**
+   * `STRATUS_AUDIENCE_ALIASES`: extra audience URIs per API family (`family=uri,…`), e.g. the
+   * default audience an official client asks for; tokens asked for `<uri>/.default` carry `<uri>` as `aud`.
+   */
+  audienceAliases: AudienceAlias[];
+  /**
    * Control key from `STRATUS_CONTROL_KEY`; when unset the key is generated into
    * `<dataDir>/control.key` on first start (see core/control-key.ts).
    */
   controlKey?: string;
   settings: Settings;
+}
+
+/** One `family=uri` pair of `STRATUS_AUDIENCE_ALIASES`. */
+export interface AudienceAlias {
+  /** API family name (`arm`, `analytics`, `platform`, `mail`, `wopi`). */
+  family: string;
+  /** Audience URI as given (e.g. `https://management.example/`). */
+  uri: string;
+}
+
+const aliasFamilies = ['arm', 'analytics', 'platform', 'mail', 'wopi'];
+
+/**
+ * Parses `STRATUS_AUDIENCE_ALIASES` (`family=uri` pairs separated by commas; blanks ignored).
+ * @throws ConfigError for an unknown family or a value that is not an absolute URI.
+ */
+export function parseAudienceAliases(raw: string | undefined): AudienceAlias[] {
+  const out: AudienceAlias[] = [];
+  for (const part of (raw ?? '').split(',').map((s) => s.trim()).filter(Boolean)) {
+    const eq = part.indexOf('=');
+    const family = eq > 0 ? part.slice(0, eq).trim().toLowerCase() : '';
+    const uri = eq > 0 ? part.slice(eq + 1).trim() : '';
+    if (!aliasFamilies.includes(family)) throw new ConfigError(`STRATUS_AUDIENCE_ALIASES: '${part}' must be family=uri with family one of ${aliasFamilies.join(', ')}`);
+    if (!/^[a-z][a-z0-9+.-]*:\S+$/i.test(uri)) throw new ConfigError(`STRATUS_AUDIENCE_ALIASES: '${uri}' is not an absolute URI`);
+    out.push({ family, uri });
+  }
+  return out;
 }
 
 /** Defaults of {@link Settings}. */
@@ -167,6 +199,7 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     tlsKeyFile: flags.tlsKey ?? env.STRATUS_TLS_KEY,
     logLevel: flags.logLevel ?? env.STRATUS_LOG_LEVEL ?? 'info',
     seed: (env.STRATUS_SEED ?? 'true') !== 'false',
+    audienceAliases: parseAudienceAliases(env.STRATUS_AUDIENCE_ALIASES),
     controlKey: env.STRATUS_CONTROL_KEY || undefined,
     settings,
   };

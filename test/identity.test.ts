@@ -59,7 +59,7 @@ test('OAuth 2.0 errors: invalid_client 401, invalid_grant, invalid_scope, unsupp
   assert.equal(scope.body.error, 'invalid_scope');
   const scope2 = await tokenRequest(s.url, { grant_type: 'password', username: demoAdmin.userPrincipalName, password: demoAdmin.password, scope: 'api://stratus/mail/Mail.Everything' });
   assert.equal(scope2.body.error, 'invalid_scope');
-  const unsupported = await tokenRequest(s.url, { grant_type: 'authorization_code', code: 'x' });
+  const unsupported = await tokenRequest(s.url, { grant_type: 'urn:ietf:params:oauth:grant-type:saml2-bearer', assertion: 'x' });
   assert.equal(unsupported.status, 400);
   assert.equal(unsupported.body.error, 'unsupported_grant_type');
 });

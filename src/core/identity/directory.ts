@@ -7,6 +7,7 @@ import { scryptSync, timingSafeEqual, randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Migrations } from '../../store/db.ts';
 import { bool, fromJson } from '../../store/db.ts';
+import { grantMigrations, grantTables } from './grants.ts';
 
 /** A directory user (a person who signs in). */
 export interface DirectoryUser {
@@ -95,10 +96,11 @@ export const directoryMigrations: Migrations = {
         .execute();
     },
   },
+  ...grantMigrations,
 };
 
 /** Tables of the directory cleared by a reset (signing keys and meta are kept). */
-export const directoryTables = ['app_role_grants', 'directory_apps', 'directory_users', 'tenants'];
+export const directoryTables = [...grantTables, 'app_role_grants', 'directory_apps', 'directory_users', 'tenants'];
 
 /** scrypt hash `scrypt$<salt>$<hash>` of a password or client secret. */
 export function hashSecret(secret: string): string {
@@ -189,6 +191,18 @@ export class Directory {
     const r = await this.db.selectFrom('directory_apps').selectAll().where('app_id', '=', appId.toLowerCase()).executeTakeFirst();
     if (!r || !verifySecret(secret, r.secret_hash)) return undefined;
     return toApp(r);
+  }
+
+  /** Sets a user's password (by object id). @returns false when there is no such user. */
+  async setPassword(userId: string, password: string): Promise<boolean> {
+    const r = await this.db.updateTable('directory_users').set({ password_hash: hashSecret(password) }).where('id', '=', userId.toLowerCase()).executeTakeFirst();
+    return Number(r.numUpdatedRows) === 1;
+  }
+
+  /** Sets (or, with `undefined`, removes) an application's client secret. @returns false when there is no such app. */
+  async setClientSecret(appId: string, secret: string | undefined): Promise<boolean> {
+    const r = await this.db.updateTable('directory_apps').set({ secret_hash: secret ? hashSecret(secret) : null }).where('app_id', '=', appId.toLowerCase()).executeTakeFirst();
+    return Number(r.numUpdatedRows) === 1;
   }
 
   /** Application roles granted to `appId` on `audience` (family name). */

@@ -10,7 +10,10 @@ import { exportJWK, generateKeyPair, importJWK, jwtVerify, SignJWT, decodeProtec
 import type { Kysely } from 'kysely';
 import { nowIso, nowMs, nowSeconds } from '../clock.ts';
 import { newUuid, randomToken } from '../ids.ts';
+import type { AudienceAlias } from '../../config.ts';
 import { Directory, type DirectoryApp, type DirectoryUser } from './directory.ts';
+import { Grants } from './grants.ts';
+import { createHash } from 'node:crypto';
 
 /** The API families that are token audiences, written `api://stratus/<family>`. */
 export const audienceFamilies = ['arm', 'analytics', 'platform', 'mail', 'wopi'] as const;
@@ -85,43 +88,83 @@ interface KeyEntry {
   privateKey?: CryptoKey | Uint8Array;
 }
 
-/** Parses a requested scope list into (audience, scope names); `undefined` when it names no known audience. */
-export function parseScopes(scope: string, origin: string): { audience: AudienceFamily; names: string[]; unknown: string[] } | undefined {
-  const parts = scope.split(/\s+/).filter(Boolean).filter((s) => !['openid', 'profile', 'offline_access', 'email'].includes(s));
-  let audience: AudienceFamily | undefined;
+
+/** `uri` without trailing slashes: the form aliases, scopes and `aud` values are compared in. */
+function trimSlash(uri: string): string {
+  return uri.replace(/\/+$/, '');
+}
+
+/** A resolved scope list: the family, the `aud` the token carries, and the scope names. */
+export interface ParsedScopes {
+  audience: AudienceFamily;
+  /** `aud` of the token: `api://stratus/<family>` or the alias the client named. */
+  aud: string;
+  names: string[];
+  unknown: string[];
+}
+
+/**
+ * Resolves a resource URI (v1 `resource=`, or the part of a scope before its name) to a family
+ * and the `aud` to carry: `api://stratus/<family>`, an alias of `aliases` (with or without the
+ * trailing slash), or `origin` (the resource manager). `undefined` when it names none.
+ */
+export function resolveResource(resource: string, origin: string, aliases: readonly AudienceAlias[] = []): { audience: AudienceFamily; aud: string } | undefined {
+  const r = trimSlash(resource);
+  const m = /^api:\/\/stratus\/([a-z]+)$/.exec(r);
+  if (m && (audienceFamilies as readonly string[]).includes(m[1]!)) return { audience: m[1] as AudienceFamily, aud: audienceUri(m[1] as AudienceFamily) };
+  const alias = aliases.find((a) => trimSlash(a.uri).toLowerCase() === r.toLowerCase());
+  if (alias) return { audience: alias.family as AudienceFamily, aud: alias.uri };
+  if (r === origin || r === origin.replace(/:443$/, '')) return { audience: 'arm', aud: audienceUri('arm') };
+  return undefined;
+}
+
+/**
+ * Parses a requested scope list into (audience, `aud`, scope names); `undefined` when it names no
+ * known audience or more than one. A scope is `<resource>/<name>` where the resource is
+ * `api://stratus/<family>`, an alias (`<alias>/.default` and `<alias>//.default` both work), or the origin.
+ * OpenID scopes (`openid`, `profile`, `offline_access`, `email`) are left out.
+ */
+export function parseScopes(scope: string, origin: string, aliases: readonly AudienceAlias[] = []): ParsedScopes | undefined {
+  const parts = scope.split(/\s+/).filter(Boolean).filter((s) => !openIdScopes.includes(s));
+  let found: { audience: AudienceFamily; aud: string } | undefined;
   const names: string[] = [];
   const unknown: string[] = [];
   for (const p of parts) {
-    const m = /^api:\/\/stratus\/([a-z]+)\/(.+)$/.exec(p);
-    let fam: string | undefined;
-    let name: string | undefined;
-    if (m) {
-      fam = m[1];
-      name = m[2];
-    } else if (p.startsWith(origin + '/') || p.startsWith(origin.replace(/:443$/, '') + '/')) {
-      fam = 'arm';
-      name = p.slice(p.lastIndexOf('/') + 1) || '.default';
-    } else {
+    const cut = p.replace(/\/+$/, '').lastIndexOf('/');
+    const name = cut >= 0 ? p.slice(cut + 1) : '';
+    const res = cut > 0 && name && !name.includes(':') ? resolveResource(p.slice(0, cut), origin, aliases) : undefined;
+    if (!res) {
       unknown.push(p);
       continue;
     }
-    if (!(audienceFamilies as readonly string[]).includes(fam!)) {
-      unknown.push(p);
-      continue;
-    }
-    if (audience && audience !== fam) return undefined;
-    audience = fam as AudienceFamily;
-    names.push(name!);
+    if (found && found.audience !== res.audience) return undefined;
+    found ??= res;
+    names.push(name);
   }
-  if (!audience) return undefined;
-  return { audience, names, unknown };
+  if (!found) return undefined;
+  return { ...found, names, unknown };
 }
+
+/** The `sub` of ID tokens: pairwise (differs per client for one user), 43 base64url characters. */
+export function pairwiseSubject(userId: string, clientId: string): string {
+  return createHash('sha256').update(`${userId}:${clientId}`).digest('base64url');
+}
+
+/** `client_info` of a token response: base64url JSON `{uid, utid}` (object id and tenant id). */
+export function clientInfo(user: DirectoryUser): string {
+  return Buffer.from(JSON.stringify({ uid: user.id, utid: user.tenantId })).toString('base64url');
+}
+
+/** The OpenID Connect scopes, which name no resource. */
+export const openIdScopes = ['openid', 'profile', 'offline_access', 'email'];
 
 /**
  * The identity provider's token machinery over the directory and the signing keys.
  */
 export class Identity {
   readonly directory: Directory;
+  /** Refresh tokens, authorization codes and device codes. */
+  readonly grants: Grants;
   private keys = new Map<string, KeyEntry>();
   private active?: KeyEntry;
 
@@ -129,8 +172,16 @@ export class Identity {
     private readonly db: Kysely<any>,
     private readonly origin: () => string,
     private readonly tokenLifetimeSeconds: number,
+    /** `STRATUS_AUDIENCE_ALIASES`: extra `aud` values each family issues and accepts. */
+    readonly aliases: readonly AudienceAlias[] = [],
   ) {
     this.directory = new Directory(db);
+    this.grants = new Grants(db);
+  }
+
+  /** The `aud` values a family's tokens may carry: `api://stratus/<family>` and its aliases (trailing slashes trimmed). */
+  private acceptedAudiences(family: AudienceFamily): string[] {
+    return [audienceUri(family), ...this.aliases.filter((a) => a.family === family).map((a) => trimSlash(a.uri))];
   }
 
   /** The issuer of a tenant's tokens: `{origin}/{tenantId}/v2.0`. */
@@ -172,14 +223,14 @@ export class Identity {
     return { keys: [...this.keys.values()].map((k) => ({ kty: 'RSA', use: 'sig', kid: k.kid, n: k.publicJwk.n, e: k.publicJwk.e, alg: 'RS256' })) };
   }
 
-  private async sign(claims: Record<string, unknown>, tenantId: string, audience: AudienceFamily): Promise<{ token: string; expiresIn: number }> {
+  private async sign(claims: Record<string, unknown>, tenantId: string, aud: string): Promise<{ token: string; expiresIn: number }> {
     if (!this.active?.privateKey) throw new Error('identity provider not initialised');
     const iat = nowSeconds();
     const exp = iat + this.tokenLifetimeSeconds;
     const token = await new SignJWT({ ...claims, tid: tenantId, ver: '2.0', uti: randomToken(16) })
       .setProtectedHeader({ alg: 'RS256', typ: 'JWT', kid: this.active.kid })
       .setIssuer(this.issuer(tenantId))
-      .setAudience(audienceUri(audience))
+      .setAudience(aud)
       .setIssuedAt(iat)
       .setNotBefore(iat)
       .setExpirationTime(exp)
@@ -188,8 +239,11 @@ export class Identity {
     return { token, expiresIn: this.tokenLifetimeSeconds };
   }
 
-  /** Issues a delegated (user) token carrying `scopes` for `audience`, on behalf of client `appId`. */
-  async issueUserToken(user: DirectoryUser, appId: string, audience: AudienceFamily, scopes: string[]): Promise<IssuedToken> {
+  /**
+   * Issues a delegated (user) token carrying `scopes` for `audience`, on behalf of client `appId`.
+   * `aud` (default `api://stratus/<family>`) may be one of the family's aliases.
+   */
+  async issueUserToken(user: DirectoryUser, appId: string, audience: AudienceFamily, scopes: string[], aud: string = audienceUri(audience)): Promise<IssuedToken> {
     const claims: Record<string, unknown> = {
       oid: user.id,
       sub: user.id,
@@ -203,12 +257,12 @@ export class Identity {
       name: user.displayName,
     };
     if (user.isTenantAdmin) claims.wids = [tenantAdminRoleTemplateId];
-    const { token, expiresIn } = await this.sign(claims, user.tenantId, audience);
-    return { accessToken: token, expiresIn, scope: scopes.map((s) => `${audienceUri(audience)}/${s}`).join(' ') };
+    const { token, expiresIn } = await this.sign(claims, user.tenantId, aud);
+    return { accessToken: token, expiresIn, scope: scopes.map((s) => `${trimSlash(aud)}/${s}`).join(' ') };
   }
 
-  /** Issues an application token for `app` on `audience` with its granted roles. */
-  async issueAppToken(app: DirectoryApp, audience: AudienceFamily): Promise<IssuedToken> {
+  /** Issues an application token for `app` on `audience` with its granted roles; `aud` as for {@link issueUserToken}. */
+  async issueAppToken(app: DirectoryApp, audience: AudienceFamily, aud: string = audienceUri(audience)): Promise<IssuedToken> {
     const roles = await this.directory.appRoles(app.appId, audience);
     const claims: Record<string, unknown> = {
       oid: app.objectId,
@@ -221,8 +275,68 @@ export class Identity {
     };
     if (claims.xms_mirid === undefined) delete claims.xms_mirid;
     if (roles.length) claims.roles = roles;
-    const { token, expiresIn } = await this.sign(claims, app.tenantId, audience);
-    return { accessToken: token, expiresIn, scope: `${audienceUri(audience)}/.default` };
+    const { token, expiresIn } = await this.sign(claims, app.tenantId, aud);
+    return { accessToken: token, expiresIn, scope: `${trimSlash(aud)}/.default` };
+  }
+
+  /**
+   * Issues an OpenID Connect ID token (RS256) for `user` to client `clientId`: `aud` = client id,
+   * `iss`, `iat`, `nbf`, `exp`, `sub` (pairwise: per user and client), `oid`, `tid`, `ver` 2.0,
+   * `preferred_username`, `name`, `nonce` when given, `email` when `withEmail`.
+   */
+  async issueIdToken(user: DirectoryUser, clientId: string, opts: { nonce?: string; withEmail?: boolean } = {}): Promise<string> {
+    if (!this.active?.privateKey) throw new Error('identity provider not initialised');
+    const iat = nowSeconds();
+    const claims: Record<string, unknown> = {
+      oid: user.id,
+      tid: user.tenantId,
+      preferred_username: user.userPrincipalName,
+      name: user.displayName,
+      ver: '2.0',
+      uti: randomToken(16),
+    };
+    if (opts.nonce !== undefined) claims.nonce = opts.nonce;
+    if (opts.withEmail) claims.email = user.mail;
+    return new SignJWT(claims)
+      .setProtectedHeader({ alg: 'RS256', typ: 'JWT', kid: this.active.kid })
+      .setIssuer(this.issuer(user.tenantId))
+      .setAudience(clientId)
+      .setSubject(pairwiseSubject(user.id, clientId))
+      .setIssuedAt(iat)
+      .setNotBefore(iat)
+      .setExpirationTime(iat + this.tokenLifetimeSeconds)
+      .sign(this.active.privateKey);
+  }
+
+  /** Sets a user's password and revokes the user's refresh tokens. @returns false when there is no such user. */
+  async changePassword(userId: string, password: string): Promise<boolean> {
+    if (!(await this.directory.setPassword(userId, password))) return false;
+    await this.grants.revokeUser(userId.toLowerCase());
+    return true;
+  }
+
+  /** Sets an application's client secret and revokes the refresh tokens issued to it. @returns false when there is no such app. */
+  async changeClientSecret(appId: string, secret: string): Promise<boolean> {
+    if (!(await this.directory.setClientSecret(appId, secret))) return false;
+    await this.grants.revokeApp(appId.toLowerCase());
+    return true;
+  }
+
+  /**
+   * Verifies a bearer token of any family (the `userinfo` endpoint accepts each of them).
+   * @throws TokenError as {@link verify}; `audience` when no family accepts the token.
+   */
+  async verifyAnyFamily(token: string): Promise<Principal> {
+    let last: unknown;
+    for (const f of audienceFamilies) {
+      try {
+        return await this.verify(token, f);
+      } catch (e) {
+        if (!(e instanceof TokenError) || e.reason !== 'audience') throw e;
+        last = e;
+      }
+    }
+    throw last;
   }
 
   /**
@@ -249,8 +363,9 @@ export class Identity {
       if (e instanceof joseErrors.JWSSignatureVerificationFailed) throw new TokenError('invalid_signature', 'The access token signature is invalid.');
       throw new TokenError('malformed', 'The access token is invalid.');
     }
-    const aud = Array.isArray(payload.aud) ? payload.aud : [payload.aud];
-    if (!aud.includes(audienceUri(audience))) throw new TokenError('audience', `The access token has an invalid audience '${aud.join(',')}'; expected '${audienceUri(audience)}'.`);
+    const aud = (Array.isArray(payload.aud) ? payload.aud : [payload.aud]).map((a) => (typeof a === 'string' ? a : ''));
+    const accepted = this.acceptedAudiences(audience);
+    if (!aud.some((a) => accepted.includes(trimSlash(a)))) throw new TokenError('audience', `The access token has an invalid audience '${aud.join(',')}'; expected '${audienceUri(audience)}'.`);
     const tid = String(payload.tid ?? '');
     if (payload.iss !== this.issuer(tid)) throw new TokenError('issuer', `The access token is from the wrong issuer '${payload.iss}'.`);
     const kind = payload.idtyp === 'app' ? 'app' : 'user';

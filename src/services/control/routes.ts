@@ -1,8 +1,9 @@
 /**
  * The control plane (ours, not the spec's): `GET /_stratus/health`, `POST /_stratus/reset`,
- * `GET|POST /_stratus/clock`, `GET /_stratus/mail/outbound`, and the fault rules
- * `POST|GET|DELETE /_stratus/faults`, `DELETE /_stratus/faults/{id}`. Errors are RFC 9457
- * problem+json. Every route but health needs the control key (core/control-key.ts).
+ * `GET|POST /_stratus/clock`, `GET /_stratus/mail/outbound`, the fault rules
+ * `POST|GET|DELETE /_stratus/faults`, `DELETE /_stratus/faults/{id}`, and the directory changes
+ * `POST /_stratus/directory/users/{id or upn}/password`, `POST /_stratus/directory/apps/{client id}/secret`.
+ * Errors are RFC 9457 problem+json. Every route but health needs the control key (core/control-key.ts).
  */
 import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
@@ -45,6 +46,12 @@ const FaultRuleBody = Type.Object(
   },
   { additionalProperties: false },
 );
+
+/** Body of `POST /_stratus/directory/users/{user}/password`. */
+const PasswordChange = Type.Object({ password: Type.String({ minLength: 1, maxLength: 256 }) }, { additionalProperties: false });
+
+/** Body of `POST /_stratus/directory/apps/{appId}/secret`. */
+const SecretChange = Type.Object({ secret: Type.String({ minLength: 1, maxLength: 256 }) }, { additionalProperties: false });
 
 /** Registers the control-plane routes. */
 export function registerControlRoutes(app: FastifyInstance, ctx: AppContext, modules: ServiceModule[]): void {
@@ -91,5 +98,21 @@ export function registerControlRoutes(app: FastifyInstance, ctx: AppContext, mod
     const tenant = await ctx.identity.directory.findTenant(q.tenant ?? demoTenant.id);
     if (!tenant) throw new ApiError(404, 'NotFound', `No tenant '${q.tenant}'.`);
     return { tenantId: tenant.id, value: await listOutboundMail(ctx, tenant.id, q.top ?? 1000) };
+  });
+
+  /** Sets a user's password (user by object id or UPN) and revokes the user's refresh tokens (issue 10). 204; 404 for no such user. */
+  app.post('/_stratus/directory/users/:user/password', { schema: { body: PasswordChange } }, async (req, reply) => {
+    const { user } = req.params as { user: string };
+    const found = await ctx.identity.directory.findUser(user);
+    if (!found || !(await ctx.identity.changePassword(found.id, (req.body as Static<typeof PasswordChange>).password))) throw new ApiError(404, 'NotFound', `No user '${user}'.`);
+    return reply.code(204).send();
+  });
+
+  /** Sets an application's client secret and revokes the refresh tokens issued to it (issue 10). 204; 404 for no such app. */
+  app.post('/_stratus/directory/apps/:appId/secret', { schema: { body: SecretChange } }, async (req, reply) => {
+    const { appId } = req.params as { appId: string };
+    const found = await ctx.identity.directory.findApp(appId);
+    if (!found || !(await ctx.identity.changeClientSecret(found.appId, (req.body as Static<typeof SecretChange>).secret))) throw new ApiError(404, 'NotFound', `No application '${appId}'.`);
+    return reply.code(204).send();
   });
 }

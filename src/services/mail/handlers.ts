@@ -16,6 +16,7 @@ import { buildResponseDraft, checkFrom, draftRecord, readReplyInput, resolveName
 import * as att from './attachments.ts';
 import { newChangeKey } from './ids.ts';
 import { createUploadSession } from './upload.ts';
+import { keySegment } from './paths.ts';
 
 /** Renders messages with `$select`, `Prefer` and `$expand`. */
 async function present(mr: MailRequest, recs: MessageRecord[], select: string[] | undefined, expand: ExpandItem[]): Promise<Record<string, unknown>[]> {
@@ -41,7 +42,7 @@ export async function listMessages(mr: MailRequest, folder: FolderRow | undefine
   const expand = parseExpand(mr.q);
   const { pageSize, skip } = paging(mr);
   const { rows, more, count } = await listMessageRows(mr.ctx.store.db, { tenantId: mr.mb.tenantId, mailboxId: mr.mb.mailboxId, folderId: folder?.id, excludeFolderIds: exclude, q: mr.q, pageSize, skip });
-  const ctxSuffix = (folder ? `mailFolders('${folder.id}')/messages` : 'messages') + (select ? `(${select.join(',')})` : '');
+  const ctxSuffix = (folder ? `${keySegment('mailFolders', folder.id)}/messages` : 'messages') + (select ? `(${select.join(',')})` : '');
   const body: Record<string, unknown> = { '@odata.context': contextUrl(mr, ctxSuffix) };
   if (count !== undefined) body['@odata.count'] = count;
   body.value = await present(mr, rows.map(messageFromRow), select, expand);
@@ -58,7 +59,7 @@ export async function countOnly(mr: MailRequest, folder: FolderRow | undefined, 
 /** GET mailFolders/{id}/messages/delta. */
 export async function delta(mr: MailRequest, folder: FolderRow): Promise<unknown> {
   const pageSize = mr.maxPageSize ?? (parseInt(mr.q.get('$top') ?? '', 10) || 10);
-  const path = `/${mr.version}/${mr.userSegment}/mailFolders('${folder.id}')/messages/delta`;
+  const path = `/${mr.version}/${mr.userSegment}/${keySegment('mailFolders', folder.id)}/messages/delta`;
   const page = await deltaPage(mr.ctx.store.db, { mb: mr.mb, folder, q: mr.q, pageSize: Math.min(Math.max(pageSize, 1), 1000), origin: mr.ctx.origin(), path });
   const select = page.select ? parseSelect(new URLSearchParams({ $select: page.select })) : undefined;
   const msgs = page.items.filter((i): i is { message: MessageRecord } => 'message' in i).map((i) => i.message);
@@ -310,7 +311,7 @@ export async function messageItem(mr: MailRequest, method: string, m: MessageRec
 
 async function attachments(mr: MailRequest, method: string, m: MessageRecord, rest: string[]): Promise<unknown> {
   const db = mr.ctx.store.db;
-  const base = `messages('${m.id}')/attachments`;
+  const base = `${keySegment('messages', m.id)}/attachments`;
   if (rest.length === 0) {
     if (method === 'GET') {
       need(mr, 'read');
@@ -364,7 +365,7 @@ async function attachments(mr: MailRequest, method: string, m: MessageRecord, re
 
 async function extensions(mr: MailRequest, method: string, m: MessageRecord, rest: string[]): Promise<unknown> {
   const db = mr.ctx.store.db;
-  const base = `messages('${m.id}')/extensions`;
+  const base = `${keySegment('messages', m.id)}/extensions`;
   if (rest.length === 0) {
     if (method === 'GET') {
       need(mr, 'read');

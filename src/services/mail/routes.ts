@@ -17,6 +17,7 @@ import { renderFolders } from './folders.ts';
 import * as folders from './folders.ts';
 import * as msg from './handlers.ts';
 import { opt } from './query.ts';
+import { keySegment, splitPath } from './paths.ts';
 
 /** What every handler gets: the request, the caller, the mailbox and the parsed options. */
 export interface MailRequest {
@@ -70,23 +71,13 @@ export function authError(e: AuthFailure): ApiError {
   return new ApiError(401, 'InvalidAuthenticationToken', msg, { headers: { 'WWW-Authenticate': 'Bearer realm="", error="invalid_token"' } });
 }
 
-/** Splits a path into segments, expanding key syntax (`mailFolders('Inbox')` → `mailFolders`, `Inbox`). */
+/**
+ * Splits a request path into segments with the mail area's one splitter ({@link splitPath}):
+ * key syntax (`users('a@b')`, `mailFolders('Inbox')`, `messages('…')`) expands to name + key,
+ * `delta()` to `delta`. @throws ApiError 400 `BadRequest` for invalid percent-encoding
+ */
 export function pathSegments(path: string): string[] {
-  const out: string[] = [];
-  for (const raw of path.split('/').filter(Boolean)) {
-    let s: string;
-    try {
-      s = decodeURIComponent(raw);
-    } catch {
-      throw new ApiError(400, 'BadRequest', `The path segment '${raw}' is not valid percent-encoding.`);
-    }
-    const m = /^([^()]+)\((?:'((?:[^']|'')*)'|([^)']*))\)$/.exec(s);
-    if (m) {
-      out.push(m[1]!);
-      out.push((m[2] ?? m[3] ?? '').replace(/''/g, "'"));
-    } else out.push(s.replace(/^vendor\.graph\./i, ''));
-  }
-  return out;
+  return splitPath(path, { code: 'BadRequest', what: 'path segment' });
 }
 
 function parsePrefer(mr: Pick<MailRequest, 'immutable' | 'bodyType' | 'bodyTypeToken' | 'maxPageSize'>, header: string | string[] | undefined): void {
@@ -147,6 +138,8 @@ async function handle(ctx: AppContext, req: FastifyRequest, reply: FastifyReply)
   const q = new URLSearchParams(qi < 0 ? '' : raw.slice(qi + 1));
   const segs = pathSegments(path);
   const version = segs[0]!.toLowerCase() === 'beta' ? 'beta' : 'v1.0';
+  // The routes match `/{version}/me…` and `/{version}/users…` (so that key syntax `users('…')` reaches here too).
+  if (segs.length < 3 || !(eq(segs[1], 'me') || eq(segs[1], 'users'))) throw badSegment(segs[Math.min(segs.length - 1, 1)]);
   let principal: Principal;
   try {
     principal = await authenticate(req, ctx.identity, 'mail');
@@ -159,13 +152,12 @@ async function handle(ctx: AppContext, req: FastifyRequest, reply: FastifyReply)
   let rest: string[];
   let userSegment: string;
   let userId: string;
-  if (segs[1]!.toLowerCase() === 'me') {
+  if (eq(segs[1], 'me')) {
     if (principal.kind !== 'user') throw new ApiError(400, 'BadRequest', '/me request is only valid with delegated authentication flow.');
     userId = principal.objectId;
     rest = segs.slice(2);
     userSegment = 'me';
   } else {
-    if (segs.length < 3) throw new ApiError(400, 'BadRequest', 'A user id or userPrincipalName is required after /users.');
     userId = segs[2]!;
     rest = segs.slice(3);
     userSegment = '';
@@ -173,7 +165,7 @@ async function handle(ctx: AppContext, req: FastifyRequest, reply: FastifyReply)
   const user = await ctx.identity.directory.findUser(userId);
   if (!user || user.tenantId !== principal.tenantId) throw new ApiError(404, 'ErrorInvalidUser', `The requested user '${userId}' is invalid.`);
   if (principal.kind === 'user' && user.id !== principal.objectId) throw new ApiError(403, 'ErrorAccessDenied', 'Access is denied. Check credentials and try again.');
-  if (!userSegment) userSegment = `users('${user.id}')`;
+  if (!userSegment) userSegment = keySegment('users', user.id);
 
   const s = ctx.config.settings;
   const rl = await ctx.rateLimiter.hit(`mail:${principal.tenantId}:${principal.appId}:${user.id}`, s.mailRequestsPerWindow, s.mailWindowSeconds);
@@ -238,7 +230,7 @@ export function destinationId(body: unknown): string {
 
 /** `@odata.context` for this mailbox: `{origin}/{version}/$metadata#users('{id}')/{suffix}`. */
 export function contextUrl(mr: MailRequest, suffix: string): string {
-  return `${mr.ctx.origin()}/${mr.version}/$metadata#users('${mr.mb.mailboxId}')/${suffix}`;
+  return `${mr.ctx.origin()}/${mr.version}/$metadata#${keySegment('users', mr.mb.mailboxId)}/${suffix}`;
 }
 
 /** Sends a JSON body with a status. */
@@ -282,7 +274,7 @@ async function folderChildren(mr: MailRequest, method: string, parent: FolderRow
     const { pageSize, skip } = paging(mr);
     const includeHidden = (mr.q.get('includeHiddenFolders') ?? '').toLowerCase() === 'true';
     const rows = await listChildFolders(db, mr.mb, parent.id, { includeHidden, top: pageSize + 1, skip });
-    const body: Record<string, unknown> = { '@odata.context': contextUrl(mr, parent.wellKnown === 'msgfolderroot' ? 'mailFolders' : `mailFolders('${parent.id}')/childFolders`), value: await renderFolders(db, mr.mb, rows.slice(0, pageSize)) };
+    const body: Record<string, unknown> = { '@odata.context': contextUrl(mr, parent.wellKnown === 'msgfolderroot' ? 'mailFolders' : `${keySegment('mailFolders', parent.id)}/childFolders`), value: await renderFolders(db, mr.mb, rows.slice(0, pageSize)) };
     if (rows.length > pageSize) body['@odata.nextLink'] = nextLink(mr, skip + pageSize);
     return send(mr, 200, body);
   }
@@ -345,7 +337,9 @@ async function messagesCollection(mr: MailRequest, method: string, tail: string[
 /** Registers the mail routes for both versions. */
 export function registerMailRoutes(app: FastifyInstance, ctx: AppContext): void {
   for (const version of ['v1.0', 'beta']) {
-    for (const url of [`/${version}/me/*`, `/${version}/users/*`]) {
+    // `users*` (not `users/*`) so that key syntax `users('{id | upn}')/…` is served too (the router
+    // is case-insensitive, so also the `Users/{id}/Messages/{id}` paths of change notifications).
+    for (const url of [`/${version}/me*`, `/${version}/users*`]) {
       app.route({ method: ['GET', 'POST', 'PATCH', 'DELETE', 'PUT'], url, config: { family: 'mail' } as any, handler: (req, reply) => handle(ctx, req, reply) as any });
     }
   }

@@ -11,6 +11,7 @@ import { ApiError } from '../../core/errors.ts';
 import { nowIso, nowMs } from '../../core/clock.ts';
 import { randomToken } from '../../core/ids.ts';
 import { newChangeKey } from './ids.ts';
+import { keySegment } from './paths.ts';
 import { insertAttachment } from './attachments.ts';
 import { checkLength, computeHasAttachments, messageFromRow, updateMessage } from './store.ts';
 import type { MessageRecord } from './message.ts';
@@ -93,7 +94,7 @@ export function registerUploadRoutes(app: FastifyInstance, ctx: AppContext): voi
         return { msg, att };
       });
       if (!done) return reply.code(200).header('content-type', 'application/json').send(JSON.stringify({ expirationDateTime: iso(Date.parse(s.expires_at)), nextExpectedRanges: [String(next)] }));
-      reply.header('Location', `${ctx.origin()}/${version}/users('${done.msg.mailboxId}')/messages('${done.msg.id}')/attachments('${done.att.id}')`);
+      reply.header('Location', `${ctx.origin()}/${version}/${keySegment('users', done.msg.mailboxId)}/${keySegment('messages', done.msg.id)}/${keySegment('attachments', String(done.att.id))}`);
       return reply.code(201).send();
     });
   }

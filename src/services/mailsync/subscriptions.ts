@@ -9,6 +9,7 @@ import { nowMs } from '../../core/clock.ts';
 import { newUuid } from '../../core/ids.ts';
 import { fromJson } from '../../store/db.ts';
 import { baseQuery } from '../mail/query.ts';
+import { splitPath } from '../mail/paths.ts';
 
 /** A stored subscription. Times are ISO 8601 UTC with milliseconds. */
 export interface Subscription {
@@ -251,24 +252,6 @@ export interface ResourcePath {
   filter: string | null;
 }
 
-function segments(path: string): string[] {
-  const out: string[] = [];
-  for (const raw of path.split('/').filter(Boolean)) {
-    let s: string;
-    try {
-      s = decodeURIComponent(raw);
-    } catch {
-      throw new ApiError(400, 'InvalidRequest', `The resource segment '${raw}' is not valid percent-encoding.`);
-    }
-    // eslint-disable-next-line no-control-regex
-    if (/[\u0000-\u001f\u007f]/.test(s)) throw new ApiError(400, 'InvalidRequest', `The resource segment '${raw}' must not contain control characters.`);
-    const m = /^([^()]+)\((?:'((?:[^']|'')*)'|([^)']*))\)$/.exec(s);
-    if (m) out.push(m[1]!, (m[2] ?? m[3] ?? '').replace(/''/g, "'"));
-    else out.push(s.replace(/^vendor\.graph\./i, ''));
-  }
-  return out;
-}
-
 /**
  * Parses a message resource (reference mail §7.1): `me/messages`, `users/{id|upn}/messages`,
  * `…/mailFolders/{id|name}[/childFolders/{id}]…/messages`, with key syntax
@@ -289,7 +272,7 @@ export function parseResource(resource: string): ResourcePath {
       filter = v;
     }
   }
-  const segs = segments(qi >= 0 ? resource.slice(0, qi) : resource);
+  const segs = splitPath(qi >= 0 ? resource.slice(0, qi) : resource, { code: 'InvalidRequest', what: 'resource segment', noControl: true });
   const eq = (i: number, name: string) => segs[i] !== undefined && segs[i]!.toLowerCase() === name.toLowerCase();
   let i: number;
   let user: ResourcePath['user'];

@@ -1,0 +1,285 @@
+/**
+ * The OpenID Connect provider's pending and long-lived grants (issue 10 item 1): refresh tokens
+ * (rotated on every use, revoked on a password or client-secret change), authorization codes
+ * (single use, PKCE) and device codes (RFC 8628). Only SHA-256 hashes of the secrets are stored;
+ * the codes and tokens themselves are random (32 bytes, base64url) and are never written down.
+ * Times are Stratus clock seconds ({@link nowSeconds}), so `/_stratus/clock` expires them.
+ */
+import { createHash, randomInt } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { Migrations } from '../../store/db.ts';
+import { nowSeconds } from '../clock.ts';
+import { randomToken } from '../ids.ts';
+
+/** Refresh-token lifetime, seconds (90 days, the real provider's inactivity window). */
+export const refreshTokenLifetimeSeconds = 90 * 86400;
+/** Authorization-code lifetime, seconds (10 minutes). */
+export const authCodeLifetimeSeconds = 600;
+/** Device-code lifetime, seconds (15 minutes). */
+export const deviceCodeLifetimeSeconds = 900;
+/** Minimum seconds between two polls of one device code; faster polls get `slow_down`. */
+export const deviceCodeIntervalSeconds = 5;
+
+/** Migrations of the grant tables (both dialects). */
+export const grantMigrations: Migrations = {
+  core_0002_oidc_grants: {
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable('refresh_tokens')
+        .addColumn('token_hash', 'varchar(64)', (c) => c.primaryKey())
+        .addColumn('user_id', 'varchar(64)', (c) => c.notNull())
+        .addColumn('app_id', 'varchar(64)', (c) => c.notNull())
+        .addColumn('scope', 'text', (c) => c.notNull())
+        .addColumn('expires_at', 'bigint', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('refresh_tokens_user').on('refresh_tokens').column('user_id').execute();
+      await db.schema.createIndex('refresh_tokens_app').on('refresh_tokens').column('app_id').execute();
+      await db.schema
+        .createTable('auth_codes')
+        .addColumn('code_hash', 'varchar(64)', (c) => c.primaryKey())
+        .addColumn('user_id', 'varchar(64)', (c) => c.notNull())
+        .addColumn('app_id', 'varchar(64)', (c) => c.notNull())
+        .addColumn('redirect_uri', 'text', (c) => c.notNull())
+        .addColumn('scope', 'text', (c) => c.notNull())
+        .addColumn('resource', 'text')
+        .addColumn('nonce', 'text')
+        .addColumn('code_challenge', 'varchar(128)')
+        .addColumn('challenge_method', 'varchar(8)')
+        .addColumn('expires_at', 'bigint', (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createTable('device_codes')
+        .addColumn('code_hash', 'varchar(64)', (c) => c.primaryKey())
+        .addColumn('user_code', 'varchar(16)', (c) => c.notNull().unique())
+        .addColumn('app_id', 'varchar(64)', (c) => c.notNull())
+        .addColumn('tenant_id', 'varchar(64)')
+        .addColumn('scope', 'text', (c) => c.notNull())
+        .addColumn('resource', 'text')
+        .addColumn('status', 'varchar(16)', (c) => c.notNull())
+        .addColumn('user_id', 'varchar(64)')
+        .addColumn('last_poll_at', 'bigint', (c) => c.notNull())
+        .addColumn('expires_at', 'bigint', (c) => c.notNull())
+        .execute();
+    },
+  },
+};
+
+/** Grant tables cleared by a reset. */
+export const grantTables = ['refresh_tokens', 'auth_codes', 'device_codes'];
+
+/** SHA-256 (hex) of a high-entropy secret; the form codes and tokens are stored and looked up in. */
+export function secretHash(secret: string): string {
+  return createHash('sha256').update(secret).digest('hex');
+}
+
+/** A stored refresh token's grant: whose, for which client, the scope string it was asked with. */
+export interface RefreshGrant {
+  userId: string;
+  appId: string;
+  scope: string;
+}
+
+/** A redeemed authorization code's request. */
+export interface CodeGrant {
+  userId: string;
+  appId: string;
+  redirectUri: string;
+  scope: string;
+  resource?: string;
+  nonce?: string;
+  codeChallenge?: string;
+  challengeMethod?: string;
+  expired: boolean;
+}
+
+/** A device-code request as stored. */
+export interface DeviceGrant {
+  codeHash: string;
+  userCode: string;
+  appId: string;
+  /** Tenant the user must belong to; undefined for `common`/`organizations`. */
+  tenantId?: string;
+  scope: string;
+  resource?: string;
+  status: 'pending' | 'approved' | 'denied';
+  userId?: string;
+  lastPollAt: number;
+  expiresAt: number;
+}
+
+/** Outcome of polling a device code: the RFC 8628 §3.5 states, or the approved grant. */
+export type DevicePoll = { state: 'unknown' | 'pending' | 'slow_down' | 'expired' | 'denied' } | { state: 'approved'; grant: DeviceGrant };
+
+const userCodeAlphabet = 'BCDFGHJKLMNPQRSTVWXZ23456789';
+
+function toDevice(r: any): DeviceGrant {
+  return {
+    codeHash: r.code_hash,
+    userCode: r.user_code,
+    appId: r.app_id,
+    tenantId: r.tenant_id ?? undefined,
+    scope: r.scope,
+    resource: r.resource ?? undefined,
+    status: r.status,
+    userId: r.user_id ?? undefined,
+    lastPollAt: Number(r.last_poll_at),
+    expiresAt: Number(r.expires_at),
+  };
+}
+
+/** Queries over the grant tables. */
+export class Grants {
+  constructor(private readonly db: Kysely<any>) {}
+
+  /** Stores a new refresh token for (user, client, scope string) and returns it. */
+  async issueRefreshToken(g: RefreshGrant): Promise<string> {
+    const token = randomToken(48);
+    await this.db
+      .insertInto('refresh_tokens')
+      .values({ token_hash: secretHash(token), user_id: g.userId, app_id: g.appId, scope: g.scope, expires_at: nowSeconds() + refreshTokenLifetimeSeconds })
+      .execute();
+    return token;
+  }
+
+  /**
+   * Redeems a refresh token: deletes it (each token is good for one use — rotation) and returns
+   * its grant; `undefined` when unknown, already used, revoked or expired.
+   */
+  async redeemRefreshToken(token: string): Promise<RefreshGrant | undefined> {
+    const hash = secretHash(token);
+    const row = await this.db.selectFrom('refresh_tokens').selectAll().where('token_hash', '=', hash).executeTakeFirst();
+    if (!row) return undefined;
+    const del = await this.db.deleteFrom('refresh_tokens').where('token_hash', '=', hash).executeTakeFirst();
+    if (Number(del.numDeletedRows) !== 1) return undefined; // a concurrent use won
+    if (Number(row.expires_at) <= nowSeconds()) return undefined;
+    return { userId: row.user_id, appId: row.app_id, scope: row.scope };
+  }
+
+  /** Revokes every refresh token of a user (password change). */
+  async revokeUser(userId: string): Promise<number> {
+    const r = await this.db.deleteFrom('refresh_tokens').where('user_id', '=', userId).executeTakeFirst();
+    return Number(r.numDeletedRows);
+  }
+
+  /** Revokes every refresh token issued to a client (client-secret change). */
+  async revokeApp(appId: string): Promise<number> {
+    const r = await this.db.deleteFrom('refresh_tokens').where('app_id', '=', appId).executeTakeFirst();
+    return Number(r.numDeletedRows);
+  }
+
+  /** Stores an authorization code for a signed-in user and returns it. */
+  async issueCode(g: Omit<CodeGrant, 'expired'>): Promise<string> {
+    const code = randomToken(32);
+    await this.db
+      .insertInto('auth_codes')
+      .values({
+        code_hash: secretHash(code),
+        user_id: g.userId,
+        app_id: g.appId,
+        redirect_uri: g.redirectUri,
+        scope: g.scope,
+        resource: g.resource ?? null,
+        nonce: g.nonce ?? null,
+        code_challenge: g.codeChallenge ?? null,
+        challenge_method: g.challengeMethod ?? null,
+        expires_at: nowSeconds() + authCodeLifetimeSeconds,
+      })
+      .execute();
+    return code;
+  }
+
+  /** Redeems an authorization code (single use: deleted); `undefined` when unknown or already redeemed. */
+  async redeemCode(code: string): Promise<CodeGrant | undefined> {
+    const hash = secretHash(code);
+    const r = await this.db.selectFrom('auth_codes').selectAll().where('code_hash', '=', hash).executeTakeFirst();
+    if (!r) return undefined;
+    const del = await this.db.deleteFrom('auth_codes').where('code_hash', '=', hash).executeTakeFirst();
+    if (Number(del.numDeletedRows) !== 1) return undefined;
+    return {
+      userId: r.user_id,
+      appId: r.app_id,
+      redirectUri: r.redirect_uri,
+      scope: r.scope,
+      resource: r.resource ?? undefined,
+      nonce: r.nonce ?? undefined,
+      codeChallenge: r.code_challenge ?? undefined,
+      challengeMethod: r.challenge_method ?? undefined,
+      expired: Number(r.expires_at) <= nowSeconds(),
+    };
+  }
+
+  /** Starts a device-code request; returns the device code (secret) and the user code (`ABCD-EFGH`-free 9 characters). */
+  async startDevice(g: { appId: string; tenantId?: string; scope: string; resource?: string }): Promise<{ deviceCode: string; userCode: string }> {
+    const deviceCode = randomToken(48);
+    for (;;) {
+      const userCode = Array.from({ length: 9 }, () => userCodeAlphabet[randomInt(userCodeAlphabet.length)]).join('');
+      const clash = await this.db.selectFrom('device_codes').select('code_hash').where('user_code', '=', userCode).executeTakeFirst();
+      if (clash) continue;
+      await this.db
+        .insertInto('device_codes')
+        .values({
+          code_hash: secretHash(deviceCode),
+          user_code: userCode,
+          app_id: g.appId,
+          tenant_id: g.tenantId ?? null,
+          scope: g.scope,
+          resource: g.resource ?? null,
+          status: 'pending',
+          user_id: null,
+          last_poll_at: 0,
+          expires_at: nowSeconds() + deviceCodeLifetimeSeconds,
+        })
+        .execute();
+      return { deviceCode, userCode };
+    }
+  }
+
+  /** The pending, unexpired device request of a user code (case and dashes ignored), or undefined. */
+  async findUserCode(userCode: string): Promise<DeviceGrant | undefined> {
+    const code = userCode.replace(/[\s-]/g, '').toUpperCase();
+    if (!code || code.length > 16) return undefined;
+    const r = await this.db.selectFrom('device_codes').selectAll().where('user_code', '=', code).executeTakeFirst();
+    if (!r) return undefined;
+    const g = toDevice(r);
+    return g.status === 'pending' && g.expiresAt > nowSeconds() ? g : undefined;
+  }
+
+  /** Records the user's answer on the device page: approved by `userId`, or denied. */
+  async answerDevice(codeHash: string, answer: { userId: string } | 'denied'): Promise<void> {
+    await this.db
+      .updateTable('device_codes')
+      .set(answer === 'denied' ? { status: 'denied' } : { status: 'approved', user_id: answer.userId })
+      .where('code_hash', '=', codeHash)
+      .where('status', '=', 'pending')
+      .execute();
+  }
+
+  /**
+   * Polls a device code of client `appId` (RFC 8628 §3.4/§3.5): `unknown` (also another client's code), `pending` (and records the poll), `slow_down` when
+   * polled sooner than the interval, `expired`, `denied` (both final: the row is deleted), or
+   * `approved` with the grant (single use: deleted).
+   */
+  async pollDevice(deviceCode: string, appId: string): Promise<DevicePoll> {
+    const hash = secretHash(deviceCode);
+    const r = await this.db.selectFrom('device_codes').selectAll().where('code_hash', '=', hash).executeTakeFirst();
+    if (!r || r.app_id !== appId) return { state: 'unknown' };
+    const g = toDevice(r);
+    const now = nowSeconds();
+    if (g.expiresAt <= now) {
+      await this.db.deleteFrom('device_codes').where('code_hash', '=', hash).execute();
+      return { state: 'expired' };
+    }
+    if (g.status === 'denied') {
+      await this.db.deleteFrom('device_codes').where('code_hash', '=', hash).execute();
+      return { state: 'denied' };
+    }
+    if (g.status === 'approved') {
+      const del = await this.db.deleteFrom('device_codes').where('code_hash', '=', hash).executeTakeFirst();
+      return Number(del.numDeletedRows) === 1 ? { state: 'approved', grant: g } : { state: 'unknown' };
+    }
+    // One second of tolerance: clients wait `interval` seconds between polls measured on their own clock.
+    const tooSoon = g.lastPollAt > 0 && now - g.lastPollAt < deviceCodeIntervalSeconds - 1;
+    await this.db.updateTable('device_codes').set({ last_poll_at: now }).where('code_hash', '=', hash).execute();
+    return { state: tooSoon ? 'slow_down' : 'pending' };
+  }
+}

@@ -1,0 +1,128 @@
+/**
+ * The one splitter of mail resource paths (reference mail.md §2, §4, §7.1; OData URL
+ * conventions §4.3, §4.5): used by the mail routes (request paths) and by the subscription
+ * resource parser (mailsync). It reads every segment form a client or a link Stratus wrote
+ * may hold:
+ * - plain segments: `users/{id}/messages/{id}`;
+ * - key syntax: `users('{id | upn}')`, `mailFolders('Inbox')`, `messages('{id}')`,
+ *   `attachments('{id}')` — any `name('key')`, quoted with OData escaping (`''` is one quote),
+ *   or unquoted `name(key)`; percent-encoding anywhere (`users(%27a%40b%27)`), and a `/`
+ *   inside a quoted key does not split;
+ * - function calls without arguments: `delta()`;
+ * - the namespace qualifier `vendor.graph.` on actions and functions (`vendor.graph.move`).
+ * Key syntax expands to two segments (`mailFolders('Inbox')` → `mailFolders`, `Inbox`) and a
+ * call to its name, so the routes see one shape whatever the spelling. {@link keySegment}
+ * writes key syntax that this splitter reads back, for every link Stratus writes.
+ */
+import { ApiError } from '../../core/errors.ts';
+
+/** How a caller renders a splitter failure: the error code of its envelope (mail: `BadRequest`, subscriptions: `InvalidRequest`). */
+export interface SplitOptions {
+  code: string;
+  /** Noun for messages: "path segment" or "resource segment". */
+  what: string;
+  /** Refuse control characters (U+0000–U+001F, U+007F) in a decoded segment. */
+  noControl?: boolean;
+}
+
+/** A quote at `i` in a raw (still percent-encoded) path: its length (1 for `'`, 3 for `%27`), else 0. */
+function quoteAt(raw: string, i: number): number {
+  if (raw[i] === "'") return 1;
+  if (raw[i] === '%' && raw[i + 1] === '2' && (raw[i + 2] === '7')) return 3;
+  return 0;
+}
+
+/** An opening parenthesis at `i` (`(` or `%28`): its length, else 0. */
+function openAt(raw: string, i: number): number {
+  if (raw[i] === '(') return 1;
+  if (raw[i] === '%' && raw[i + 1] === '2' && raw[i + 2] === '8') return 3;
+  return 0;
+}
+
+/**
+ * Splits a raw path at `/`, except inside a quoted key (`('…')`, where `''` is an escaped
+ * quote). Empty segments (`//`) are dropped.
+ */
+function rawSegments(path: string): string[] {
+  const out: string[] = [];
+  let cur = '';
+  let quoted = false;
+  for (let i = 0; i < path.length; ) {
+    if (quoted) {
+      const q = quoteAt(path, i);
+      if (q) {
+        const q2 = quoteAt(path, i + q);
+        if (q2) {
+          cur += path.slice(i, i + q + q2);
+          i += q + q2;
+          continue;
+        }
+        quoted = false;
+        cur += path.slice(i, i + q);
+        i += q;
+        continue;
+      }
+      cur += path[i++];
+      continue;
+    }
+    const o = openAt(path, i);
+    if (o && quoteAt(path, i + o)) {
+      const q = quoteAt(path, i + o);
+      cur += path.slice(i, i + o + q);
+      i += o + q;
+      quoted = true;
+      continue;
+    }
+    if (path[i] === '/') {
+      if (cur) out.push(cur);
+      cur = '';
+      i++;
+      continue;
+    }
+    cur += path[i++];
+  }
+  if (cur) out.push(cur);
+  return out;
+}
+
+const keyForm = /^([^()']+)\((?:'((?:[^']|'')*)'|([^()']*))\)$/s;
+
+/**
+ * Splits a mail resource path into segments (see the module comment for the forms read).
+ * @param path the path without its query string (leading `/` optional)
+ * @returns the segments, decoded; key syntax expanded to name + key; `name()` to name;
+ *   `vendor.graph.` dropped from a plain or called name
+ * @throws ApiError 400 (`opts.code`) for invalid percent-encoding, or a control character when `opts.noControl`
+ */
+export function splitPath(path: string, opts: SplitOptions): string[] {
+  const out: string[] = [];
+  for (const raw of rawSegments(path)) {
+    let s: string;
+    try {
+      s = decodeURIComponent(raw);
+    } catch {
+      throw new ApiError(400, opts.code, `The ${opts.what} '${raw}' is not valid percent-encoding.`);
+    }
+    // eslint-disable-next-line no-control-regex
+    if (opts.noControl && /[\u0000-\u001f\u007f]/.test(s)) throw new ApiError(400, opts.code, `The ${opts.what} '${raw}' must not contain control characters.`);
+    const m = keyForm.exec(s);
+    if (!m) {
+      out.push(s.replace(/^vendor\.graph\./i, ''));
+      continue;
+    }
+    const name = m[1]!.replace(/^vendor\.graph\./i, '');
+    if (m[2] !== undefined) out.push(name, m[2].replace(/''/g, "'"));
+    else if (m[3]) out.push(name, m[3]);
+    else out.push(name);
+  }
+  return out;
+}
+
+/**
+ * Key syntax for a link: `name('key')` with quotes doubled (OData) and the key
+ * percent-encoded (`/`, `?`, `#`, `%`, spaces, non-ASCII), so {@link splitPath} reads back
+ * exactly `name`, `key`.
+ */
+export function keySegment(name: string, key: string): string {
+  return `${name}('${encodeURIComponent(key.replace(/'/g, "''"))}')`;
+}
