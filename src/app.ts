@@ -27,6 +27,7 @@ import { hasControlKey, isControlPath, isPublicControlRoute, loadControlKey, nor
 import { seedAll, isSeeded } from './seed/index.ts';
 import { modules } from './services/index.ts';
 import { registerControlRoutes } from './services/control/routes.ts';
+import { aliasBodyHook, aliasUrlRewriter } from './services/arm/aliases.ts';
 
 /** A built app: the Fastify instance, its context, the plain-HTTP server and the TLS material. */
 export interface BuiltApp {
@@ -79,6 +80,7 @@ export async function buildApp(config: Config): Promise<BuiltApp> {
     logController: new LogController({ disableRequestLogging: true }),
     genReqId: () => newUuid(),
     bodyLimit: 150 * 1024 * 1024,
+    rewriteUrl: aliasUrlRewriter(config.providerNamespaceAliases),
     routerOptions: { ignoreDuplicateSlashes: true, ignoreTrailingSlash: true, caseSensitive: false, maxParamLength: 2000 },
     // Router-level failures (a malformed percent-encoding, an over-long path segment) in the family's envelope.
     frameworkErrors: (error: Error & { code?: string }, req: any, reply: any) => {
@@ -150,7 +152,14 @@ export async function buildApp(config: Config): Promise<BuiltApp> {
     }
     if ('reset' in e) {
       reply.hijack();
-      req.raw.socket.resetAndDestroy();
+      // A TCP reset where the socket is plain TCP; a TLS socket cannot reset (its handle is not
+      // TCP), so it is closed without an answer.
+      const socket = req.raw.socket;
+      try {
+        socket.resetAndDestroy();
+      } catch {
+        socket.destroy();
+      }
       return reply;
     }
     return sendError(family, faultError(family, e), req, reply);
@@ -214,6 +223,9 @@ export async function buildApp(config: Config): Promise<BuiltApp> {
       done();
     });
   }
+
+  const aliasHook = aliasBodyHook(config.providerNamespaceAliases);
+  if (aliasHook) app.addHook('preValidation', aliasHook);
 
   app.setErrorHandler(async (error: any, req, reply) => {
     const family: Family = error instanceof ApiError && error.options.family ? error.options.family : familyOf(req);

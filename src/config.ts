@@ -55,6 +55,11 @@ export interface Config {
   sqliteSynchronous: 'OFF' | 'NORMAL' | 'FULL' | 'EXTRA';
   /** Origin written into next links, Location headers and token issuers; default: the HTTPS origin. */
   publicUrl?: string;
+  /**
+   * `STRATUS_PROVIDER_NAMESPACE_ALIASES`: provider-namespace prefixes (each ending in `.`) the
+   * resource manager serves as `Vendor.` in paths, filters and bodies (src/services/arm/aliases.ts).
+   */
+  providerNamespaceAliases: string[];
   /** PEM files of a given certificate and key (instead of the generated local CA). */
   tlsCertFile?: string;
   tlsKeyFile?: string;
@@ -97,6 +102,8 @@ export function parseAudienceAliases(raw: string | undefined): AudienceAlias[] {
     const uri = eq > 0 ? part.slice(eq + 1).trim() : '';
     if (!aliasFamilies.includes(family)) throw new ConfigError(`STRATUS_AUDIENCE_ALIASES: '${part}' must be family=uri with family one of ${aliasFamilies.join(', ')}`);
     if (!/^[a-z][a-z0-9+.-]*:\S+$/i.test(uri)) throw new ConfigError(`STRATUS_AUDIENCE_ALIASES: '${uri}' is not an absolute URI`);
+    const clash = out.find((o) => o.uri.replace(/\/+$/, '') === uri.replace(/\/+$/, '') && o.family !== family);
+    if (clash) throw new ConfigError(`STRATUS_AUDIENCE_ALIASES: '${uri}' is given for both ${clash.family} and ${family}`);
     out.push({ family, uri });
   }
   return out;
@@ -195,6 +202,7 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     databaseSchema: env.STRATUS_DATABASE_SCHEMA || undefined,
     sqliteSynchronous: sqliteSynchronous as Config['sqliteSynchronous'],
     publicUrl: publicUrl ? publicUrl.replace(/\/+$/, '') : undefined,
+    providerNamespaceAliases: parseNamespaceAliases(env.STRATUS_PROVIDER_NAMESPACE_ALIASES),
     tlsCertFile: flags.tlsCert ?? env.STRATUS_TLS_CERT,
     tlsKeyFile: flags.tlsKey ?? env.STRATUS_TLS_KEY,
     logLevel: flags.logLevel ?? env.STRATUS_LOG_LEVEL ?? 'info',
@@ -203,4 +211,19 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     controlKey: env.STRATUS_CONTROL_KEY || undefined,
     settings,
   };
+}
+
+/**
+ * Parses `STRATUS_PROVIDER_NAMESPACE_ALIASES`: comma-separated namespace prefixes such as
+ * `Acme.` (the trailing dot is added when missing; blanks ignored; `Vendor.` itself is dropped).
+ * @throws ConfigError for a prefix that is not letters and digits.
+ */
+export function parseNamespaceAliases(raw: string | undefined): string[] {
+  const out: string[] = [];
+  for (const part of (raw ?? '').split(',').map((s) => s.trim()).filter(Boolean)) {
+    if (!/^[A-Za-z][A-Za-z0-9]*\.?$/.test(part)) throw new ConfigError(`STRATUS_PROVIDER_NAMESPACE_ALIASES: '${part}' must be a namespace prefix such as 'Acme.'`);
+    const prefix = part.endsWith('.') ? part : `${part}.`;
+    if (prefix.toLowerCase() !== 'vendor.') out.push(prefix);
+  }
+  return out;
 }

@@ -12,7 +12,6 @@ import assert from 'node:assert/strict';
 import { AuthorizationManagementClient, type RoleManagementPolicy } from '@azure/arm-authorization';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 import { appToken, identities, staticCredential, userToken } from './helpers/auth.ts';
-import { vendorNamespacePolicy } from './helpers/arm.ts';
 import { demoAdmin, demoSubscription, demoTenant, demoUser, otherSubscription } from '../src/seed/demo.ts';
 
 const api = '2020-10-01';
@@ -63,7 +62,6 @@ const sentPaths: string[] = [];
 /** An official client for a token, pointed at the test server. */
 function client(token: string): AuthorizationManagementClient {
   const c = new AuthorizationManagementClient(staticCredential(async () => token), sub, { endpoint: s.url });
-  c.pipeline.addPolicy(vendorNamespacePolicy);
   c.pipeline.addPolicy({
     name: 'recordPath',
     async sendRequest(req, next) {
@@ -101,7 +99,8 @@ async function policyOf(scope: string, role: string): Promise<any> {
 }
 
 before(async () => {
-  s = await startTestServer();
+  // The official client writes its cloud's provider namespace; the server maps it (no pipeline policy).
+  s = await startTestServer({ env: { STRATUS_PROVIDER_NAMESPACE_ALIASES: 'Microsoft.' } });
   adminToken = await userToken(s.url, identities.admin, ['api://stratus/arm/user_impersonation']);
   userTok = await userToken(s.url, identities.user, ['api://stratus/arm/user_impersonation']);
   readerToken = await appToken(s.url, 'arm', identities.mi);
@@ -135,7 +134,7 @@ test('the client lists one default policy per role at each of the four scope sha
   // Names are per scope, and stable: the same scope and role always give the same name.
   assert.equal(new Set(namesByScope.flat()).size, 20);
   // The client joins a leading-slash scope after a `/` (reference §7.1); the server takes `//subscriptions/…` as the path.
-  assert.ok(sentPaths.includes(`//subscriptions/${sub}/providers/Vendor.Authorization/roleManagementPolicies`), sentPaths.join(' '));
+  assert.ok(sentPaths.includes(`//subscriptions/${sub}/providers/Microsoft.Authorization/roleManagementPolicies`), sentPaths.join(' '));
   const again = await collect(admin.roleManagementPolicies.listForScope(scopes.resourceGroup));
   assert.deepEqual(again.map((p) => p.name), namesByScope[2]);
   // Without the leading slash the same scope resolves the same way.

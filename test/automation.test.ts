@@ -264,9 +264,10 @@ test('gateway rules: api-version, subscription id, resource group, unknown accou
   assert.equal(((await miss.json()) as any).error.code, 'MissingApiVersionParameter');
   const empty = await fetch(`${s.url}${hook}?api-version=`, { headers: { authorization: `Bearer ${admin}` } });
   assert.equal(empty.status, 400);
-  const old = await call('GET', hook, { query: { 'api-version': '2015-10-31' } });
+  const old = await call('GET', hook, { query: { 'api-version': '2017-05-15-preview' } });
   assert.equal(old.status, 400);
   assert.equal(old.body.error.code, 'InvalidApiVersionParameter');
+  assert.match(old.body.error.message, /'2024-10-23,2015-10-31'/);
   const sub = await call('GET', `/subscriptions/subid/resourceGroups/stratus-rg/providers/Vendor.Automation/automationAccounts/stratus-automation/webhooks/nightly-hook`);
   assert.equal(sub.status, 400);
   assert.equal(sub.body.error.code, 'InvalidSubscriptionId');

@@ -449,10 +449,10 @@ test('api-version and the bearer token are checked first, in the ARM envelope', 
   const none = await get(base);
   assert.equal(none.status, 400);
   assert.equal(none.body.error.code, 'MissingApiVersionParameter');
-  const old = await get(`${base}?api-version=2020-05-01`);
+  const old = await get(`${base}?api-version=2018-11-01-preview`);
   assert.equal(old.status, 400);
   assert.equal(old.body.error.code, 'InvalidApiVersionParameter');
-  assert.match(old.body.error.message, /'2024-04-01'/);
+  assert.match(old.body.error.message, /'2024-04-01,2020-05-01'/);
   const anon = await get(listPath('G000000001'), null);
   assert.equal(anon.status, 401);
   assert.equal(anon.body.error.code, 'AuthenticationFailed');

@@ -35,7 +35,7 @@ async function status(url: string, token: string): Promise<number> {
 
 /** Moves the Stratus clock (tokens expire by it). */
 async function advanceClock(seconds: number): Promise<void> {
-  const r = await fetch(`${s.url}/_stratus/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ advanceSeconds: seconds }) });
+  const r = await s.control(`/_stratus/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ advanceSeconds: seconds }) });
   assert.equal(r.status, 200);
 }
 
@@ -146,5 +146,23 @@ describe('@azure/msal-node', () => {
     assert.equal(await status(skus(), first.accessToken), 401);
     const again = await pca.acquireTokenSilent({ account: accounts[0]!, scopes: [`${armAlias}user_impersonation`], forceRefresh: true });
     assert.equal(await status(skus(), again.accessToken), 200);
+  });
+
+  test('acquireTokenSilent refreshes on its own when the cached access token counts as expired', async () => {
+    // MSAL renews tokens within 5 minutes of expiry: a 2-minute lifetime is "expired" at once.
+    const short = await startTestServer({ env: { STRATUS_AUDIENCE_ALIASES: `arm=${armAlias}` }, settings: { tokenLifetimeSeconds: 120 } });
+    try {
+      const pca = new PublicClientApplication({ auth: { clientId: demoPublicClient.appId, authority: `${short.url}/${demoTenant.id}`, knownAuthorities: [new URL(short.url).host] } });
+      const first = await pca.acquireTokenByUsernamePassword({ scopes: [`${armAlias}user_impersonation`], username: identities.admin.username, password: identities.admin.password });
+      const [account] = await pca.getTokenCache().getAllAccounts();
+      const silent = await pca.acquireTokenSilent({ account: account!, scopes: [`${armAlias}user_impersonation`] });
+      assert.equal(silent.fromCache, false);
+      assert.notEqual(silent.accessToken, first!.accessToken);
+      const r = await fetch(`${short.url}/subscriptions/${demoSubscription.id}/providers/Vendor.Compute/skus?api-version=2021-07-01&$filter=${encodeURIComponent("location eq 'uksouth'")}`, { headers: { authorization: `Bearer ${silent.accessToken}` } });
+      await r.arrayBuffer();
+      assert.equal(r.status, 200);
+    } finally {
+      await short.close();
+    }
   });
 });

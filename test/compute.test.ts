@@ -11,7 +11,6 @@ import assert from 'node:assert/strict';
 import { ComputeManagementClient, type ResourceSku as SdkSku } from '@azure/arm-compute';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 import { appToken, identities, staticCredential, userToken } from './helpers/auth.ts';
-import { vendorNamespacePolicy } from './helpers/arm.ts';
 import { demoSubscription } from '../src/seed/demo.ts';
 import { loadCatalog, shapeSku, skuPageSize, type ResourceSku } from '../src/services/compute/index.ts';
 
@@ -51,10 +50,9 @@ describe('compute SKUs', () => {
   }
 
   before(async () => {
-    s = await startTestServer();
+    s = await startTestServer({ env: { STRATUS_PROVIDER_NAMESPACE_ALIASES: 'Microsoft.' } });
     token = await appToken(s.url, 'arm');
     client = new ComputeManagementClient(staticCredential(() => appToken(s.url, 'arm')), demoSubscription.id, { endpoint: s.url });
-    client.pipeline.addPolicy(vendorNamespacePolicy);
   });
   after(async () => {
     await s?.close();

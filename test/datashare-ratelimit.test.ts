@@ -43,7 +43,7 @@ test('the header counts down per subscription, then 429 with Retry-After until t
   }
   assert.deepEqual(seen, ['4', '3', '2', '1', '0']);
   // A gateway rejection of the subscription's own tenant carries the remainder without counting.
-  const badVersion = await fetch(`${s.url}${salesPath}/listSynchronizations?api-version=2019-11-01`, { method: 'POST', headers: { authorization: `Bearer ${admin}` } });
+  const badVersion = await fetch(`${s.url}${salesPath}/listSynchronizations?api-version=2018-11-01-preview`, { method: 'POST', headers: { authorization: `Bearer ${admin}` } });
   assert.equal(badVersion.status, 400);
   assert.equal(badVersion.headers.get('x-vendor-ratelimit-remaining-subscription-reads'), '0');
   // An anonymous caller or another tenant learns nothing about the subscription's budget.
@@ -66,7 +66,7 @@ test('the header counts down per subscription, then 429 with Retry-After until t
   // The window passes.
   await s.control(`/_stratus/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ advanceSeconds: retry + 1 }) });
   // Once the window has passed, a rejection reads the full budget (peek of an expired window) without counting.
-  const fresh = await fetch(`${s.url}${salesPath}/listSynchronizations?api-version=2019-11-01`, { method: 'POST', headers: { authorization: `Bearer ${admin}` } });
+  const fresh = await fetch(`${s.url}${salesPath}/listSynchronizations?api-version=2018-11-01-preview`, { method: 'POST', headers: { authorization: `Bearer ${admin}` } });
   assert.equal(fresh.status, 400);
   assert.equal(fresh.headers.get('x-vendor-ratelimit-remaining-subscription-reads'), '5');
   const back = await post(`${salesPath}/listSynchronizations`);

@@ -157,10 +157,10 @@ test('gateway errors come as DataShareError: api-version, bearer, subscription, 
   const miss = await fetch(`${s.url}${salesPath}/listSynchronizations`, { method: 'POST', headers: { authorization: `Bearer ${admin}` } });
   assert.equal(miss.status, 400);
   assert.equal(((await miss.json()) as any).error.code, 'MissingApiVersionParameter');
-  const bad = await call('POST', `${salesPath}/listSynchronizations`, { query: { 'api-version': '2019-11-01' } });
+  const bad = await call('POST', `${salesPath}/listSynchronizations`, { query: { 'api-version': '2018-11-01-preview' } });
   assert.equal(bad.status, 400);
   assert.equal(bad.body.error.code, 'InvalidApiVersionParameter');
-  assert.match(bad.body.error.message, /'2021-08-01'/);
+  assert.match(bad.body.error.message, /'2021-08-01,2020-09-01,2019-11-01'/);
   const noAuth = await call('POST', `${salesPath}/listSynchronizations`, { token: null });
   assert.equal(noAuth.status, 401);
   assert.equal(noAuth.body.error.code, 'AuthenticationFailed');
@@ -344,10 +344,15 @@ test('consumer flow: invitation → share subscription → synchronize → run i
   // Deleting the share removes its runs; the consumer's synchronize then fails.
   const del = await call('DELETE', `${acctPath}/provider-acct/shares/orders`);
   assert.equal(del.status, 200);
+  // The definition's 200 is an OperationResponse.
+  assert.equal(del.body.status, 'Succeeded');
+  assert.ok(!Number.isNaN(Date.parse(del.body.endTime)));
   assert.equal((await call('GET', `${acctPath}/provider-acct/shares/orders`)).status, 404);
   const orphan = await call('POST', `${eveRg}/eve-acct/shareSubscriptions/orders-sub/synchronize`, { token: eve });
   assert.equal(orphan.status, 409);
-  assert.equal((await call('DELETE', `${acctPath}/provider-acct`)).status, 200);
+  const delAcct = await call('DELETE', `${acctPath}/provider-acct`);
+  assert.equal(delAcct.status, 200);
+  assert.equal(delAcct.body.status, 'Succeeded');
   assert.equal((await call('DELETE', `${acctPath}/provider-acct`)).status, 204);
   const accts = await call('GET', acctPath);
   assert.deepEqual(

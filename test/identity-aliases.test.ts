@@ -82,6 +82,7 @@ test('an unknown resource and mixed families are invalid_scope; a bad setting is
   assert.equal(mixed.body.error, 'invalid_scope');
   assert.throws(() => loadConfig({}, { STRATUS_AUDIENCE_ALIASES: 'nothing=https://x.example/' }), ConfigError);
   assert.throws(() => loadConfig({}, { STRATUS_AUDIENCE_ALIASES: 'arm' }), ConfigError);
+  assert.throws(() => loadConfig({}, { STRATUS_AUDIENCE_ALIASES: 'arm=https://a.example/,mail=https://a.example' }), ConfigError);
   assert.deepEqual(loadConfig({}, { STRATUS_AUDIENCE_ALIASES: ' arm=https://a.example/ ,,mail=https://b.example' }).audienceAliases, [
     { family: 'arm', uri: 'https://a.example/' },
     { family: 'mail', uri: 'https://b.example' },

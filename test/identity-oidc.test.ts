@@ -34,7 +34,7 @@ const password = (extra: Record<string, string> = {}, user: { username: string; 
 });
 
 async function advanceClock(seconds: number) {
-  assert.equal((await fetch(`${s.url}/_stratus/clock`, json({ advanceSeconds: seconds }))).status, 200);
+  assert.equal((await s.control(`/_stratus/clock`, json({ advanceSeconds: seconds }))).status, 200);
 }
 
 describe('token responses', () => {
@@ -68,6 +68,14 @@ describe('token responses', () => {
     const b = await v1.json();
     assert.equal(v1.status, 200);
     assert.equal(typeof b.refresh_token, 'string');
+    // A v1 refresh may name another resource; without one, the original resource.
+    const other = await (await fetch(`${s.url}/${demoTenant.id}/oauth2/token`, form({ grant_type: 'refresh_token', client_id: demoPublicClient.appId, refresh_token: b.refresh_token, resource: 'api://stratus/mail' }))).json();
+    assert.equal(decodeJwt(other.access_token).aud, 'api://stratus/mail');
+    assert.equal(decodeJwt(other.access_token).scp, 'Mail.Read Mail.ReadWrite Mail.Send');
+    const same = await (await fetch(`${s.url}/${demoTenant.id}/oauth2/token`, form({ grant_type: 'refresh_token', client_id: demoPublicClient.appId, refresh_token: other.refresh_token }))).json();
+    assert.equal(decodeJwt(same.access_token).aud, 'api://stratus/mail');
+    const spent = await (await fetch(`${s.url}/${demoTenant.id}/oauth2/token`, form({ grant_type: 'refresh_token', client_id: demoPublicClient.appId, refresh_token: b.refresh_token }))).json();
+    assert.equal(spent.error, 'invalid_grant', 'rotated: the first refresh spent it');
   });
 });
 
@@ -98,7 +106,7 @@ describe('refresh tokens', () => {
   test('a password change revokes the user\'s refresh tokens; other users keep theirs', async () => {
     const admin = await tokenRequest(s.url, password());
     const user = await tokenRequest(s.url, password({}, identities.user));
-    const change = await fetch(`${s.url}/_stratus/directory/users/${encodeURIComponent(demoAdmin.userPrincipalName)}/password`, json({ password: 'New-Admin-Pass-2' }));
+    const change = await s.control(`/_stratus/directory/users/${encodeURIComponent(demoAdmin.userPrincipalName)}/password`, json({ password: 'New-Admin-Pass-2' }));
     assert.equal(change.status, 204);
     const refused = await tokenRequest(s.url, { grant_type: 'refresh_token', client_id: demoPublicClient.appId, refresh_token: admin.body.refresh_token });
     assert.equal(refused.status, 400);
@@ -108,22 +116,24 @@ describe('refresh tokens', () => {
     assert.equal((await tokenRequest(s.url, password({ password: 'New-Admin-Pass-2' }))).status, 200);
     assert.equal((await tokenRequest(s.url, { grant_type: 'refresh_token', client_id: demoPublicClient.appId, refresh_token: user.body.refresh_token })).status, 200);
     // Back as it was, for the other tests; an unknown user and a bad body are 404 and 400.
-    assert.equal((await fetch(`${s.url}/_stratus/directory/users/${demoAdmin.id}/password`, json({ password: demoAdmin.password }))).status, 204);
-    assert.equal((await fetch(`${s.url}/_stratus/directory/users/nobody@stratus.test/password`, json({ password: 'x' }))).status, 404);
-    assert.equal((await fetch(`${s.url}/_stratus/directory/users/${demoAdmin.id}/password`, json({ pwd: 'x' }))).status, 400);
+    assert.equal((await s.control(`/_stratus/directory/users/${demoAdmin.id}/password`, json({ password: demoAdmin.password }))).status, 204);
+    assert.equal((await s.control(`/_stratus/directory/users/nobody@stratus.test/password`, json({ password: 'x' }))).status, 404);
+    assert.equal((await s.control(`/_stratus/directory/users/${demoAdmin.id}/password`, json({ pwd: 'x' }))).status, 400);
   });
 
   test('a client-secret change revokes the refresh tokens issued to that client, and the old secret stops working', async () => {
     const rt = await tokenRequest(s.url, { ...password(), client_id: demoServicePrincipal.appId, client_secret: demoServicePrincipal.secret });
     assert.equal(rt.status, 200, JSON.stringify(rt.body));
-    const change = await fetch(`${s.url}/_stratus/directory/apps/${demoServicePrincipal.appId}/secret`, json({ secret: 'rotated-secret' }));
+    const change = await s.control(`/_stratus/directory/apps/${demoServicePrincipal.appId}/secret`, json({ secret: 'rotated-secret' }));
     assert.equal(change.status, 204);
     const refused = await tokenRequest(s.url, { grant_type: 'refresh_token', client_id: demoServicePrincipal.appId, client_secret: 'rotated-secret', refresh_token: rt.body.refresh_token });
     assert.equal(refused.body.error, 'invalid_grant');
     const oldSecret = await tokenRequest(s.url, { grant_type: 'client_credentials', client_id: demoServicePrincipal.appId, client_secret: demoServicePrincipal.secret, scope: 'api://stratus/arm/.default' });
     assert.equal(oldSecret.status, 401);
-    assert.equal((await fetch(`${s.url}/_stratus/directory/apps/${demoServicePrincipal.appId}/secret`, json({ secret: demoServicePrincipal.secret }))).status, 204);
-    assert.equal((await fetch(`${s.url}/_stratus/directory/apps/00000000-0000-0000-0000-000000000000/secret`, json({ secret: 'x' }))).status, 404);
+    assert.equal((await s.control(`/_stratus/directory/apps/${demoServicePrincipal.appId}/secret`, json({ secret: demoServicePrincipal.secret }))).status, 204);
+    assert.equal((await s.control(`/_stratus/directory/apps/00000000-0000-0000-0000-000000000000/secret`, json({ secret: 'x' }))).status, 404);
+    // The control key guards these routes.
+    assert.equal((await fetch(`${s.url}/_stratus/directory/apps/${demoServicePrincipal.appId}/secret`, json({ secret: 'stolen' }))).status, 401);
   });
 
   test('a refresh token expires after 90 days of the Stratus clock', async () => {

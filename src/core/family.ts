@@ -14,7 +14,7 @@ export function familyOfPath(path: string): Family {
   if (p.startsWith('/v1/')) return 'platform';
   if (p.startsWith('/v1.0/') || p.startsWith('/beta/')) return 'mail';
   if (p.startsWith('/wopi')) return 'wopi';
-  if (/^\/[^/]+\/(oauth2|discovery|v2\.0\/\.well-known)(\/|$)/.test(p)) return 'oauth';
+  if (/^\/[^/]+\/(oauth2|discovery|userrealm|openid|v2\.0\/\.well-known|\.well-known)(\/|$)/.test(p) || p.startsWith('/oidc/') || p === '/devicelogin') return 'oauth';
   if (p.includes('/providers/vendor.datashare/')) return 'datashare';
   return 'arm';
 }

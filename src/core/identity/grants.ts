@@ -20,6 +20,9 @@ export const deviceCodeLifetimeSeconds = 900;
 /** Minimum seconds between two polls of one device code; faster polls get `slow_down`. */
 export const deviceCodeIntervalSeconds = 5;
 
+/** Expired codes are purged this long after expiry (until then a late poll still answers `expired_token`). */
+const purgeAfterSeconds = 3600;
+
 /** Migrations of the grant tables (both dialects). */
 export const grantMigrations: Migrations = {
   core_0002_oidc_grants: {
@@ -134,6 +137,7 @@ export class Grants {
   /** Stores a new refresh token for (user, client, scope string) and returns it. */
   async issueRefreshToken(g: RefreshGrant): Promise<string> {
     const token = randomToken(48);
+    await this.db.deleteFrom('refresh_tokens').where('user_id', '=', g.userId).where('expires_at', '<=', nowSeconds()).execute(); // the user's expired ones
     await this.db
       .insertInto('refresh_tokens')
       .values({ token_hash: secretHash(token), user_id: g.userId, app_id: g.appId, scope: g.scope, expires_at: nowSeconds() + refreshTokenLifetimeSeconds })
@@ -170,6 +174,7 @@ export class Grants {
   /** Stores an authorization code for a signed-in user and returns it. */
   async issueCode(g: Omit<CodeGrant, 'expired'>): Promise<string> {
     const code = randomToken(32);
+    await this.db.deleteFrom('auth_codes').where('expires_at', '<=', nowSeconds() - purgeAfterSeconds).execute(); // never-redeemed codes
     await this.db
       .insertInto('auth_codes')
       .values({
@@ -211,6 +216,7 @@ export class Grants {
   /** Starts a device-code request; returns the device code (secret) and the user code (`ABCD-EFGH`-free 9 characters). */
   async startDevice(g: { appId: string; tenantId?: string; scope: string; resource?: string }): Promise<{ deviceCode: string; userCode: string }> {
     const deviceCode = randomToken(48);
+    await this.db.deleteFrom('device_codes').where('expires_at', '<=', nowSeconds() - purgeAfterSeconds).execute(); // abandoned codes (a poller still gets expired_token for an hour)
     for (;;) {
       const userCode = Array.from({ length: 9 }, () => userCodeAlphabet[randomInt(userCodeAlphabet.length)]).join('');
       const clash = await this.db.selectFrom('device_codes').select('code_hash').where('user_code', '=', userCode).executeTakeFirst();

@@ -177,12 +177,12 @@ export class Identity {
   ) {
     this.directory = new Directory(db);
     this.grants = new Grants(db);
+    for (const f of audienceFamilies) this.familyOfAud.set(audienceUri(f), f);
+    for (const a of aliases) this.familyOfAud.set(trimSlash(a.uri), a.family as AudienceFamily);
   }
 
-  /** The `aud` values a family's tokens may carry: `api://stratus/<family>` and its aliases (trailing slashes trimmed). */
-  private acceptedAudiences(family: AudienceFamily): string[] {
-    return [audienceUri(family), ...this.aliases.filter((a) => a.family === family).map((a) => trimSlash(a.uri))];
-  }
+  /** The family of each accepted `aud` (trailing slashes trimmed): `api://stratus/<family>` and the aliases. */
+  private readonly familyOfAud = new Map<string, AudienceFamily>();
 
   /** The issuer of a tenant's tokens: `{origin}/{tenantId}/v2.0`. */
   issuer(tenantId: string): string {
@@ -327,23 +327,14 @@ export class Identity {
    * @throws TokenError as {@link verify}; `audience` when no family accepts the token.
    */
   async verifyAnyFamily(token: string): Promise<Principal> {
-    let last: unknown;
-    for (const f of audienceFamilies) {
-      try {
-        return await this.verify(token, f);
-      } catch (e) {
-        if (!(e instanceof TokenError) || e.reason !== 'audience') throw e;
-        last = e;
-      }
-    }
-    throw last;
+    return this.verify(token, 'any');
   }
 
   /**
-   * Verifies a bearer token for `audience`.
+   * Verifies a bearer token for the family `expected` (its own audience or an alias), or for any family.
    * @throws TokenError with the reason (malformed, invalid_signature, expired, not_yet_valid, audience, issuer).
    */
-  async verify(token: string, audience: AudienceFamily): Promise<Principal> {
+  async verify(token: string, expected: AudienceFamily | 'any'): Promise<Principal> {
     let kid: string | undefined;
     try {
       kid = decodeProtectedHeader(token).kid;
@@ -364,8 +355,9 @@ export class Identity {
       throw new TokenError('malformed', 'The access token is invalid.');
     }
     const aud = (Array.isArray(payload.aud) ? payload.aud : [payload.aud]).map((a) => (typeof a === 'string' ? a : ''));
-    const accepted = this.acceptedAudiences(audience);
-    if (!aud.some((a) => accepted.includes(trimSlash(a)))) throw new TokenError('audience', `The access token has an invalid audience '${aud.join(',')}'; expected '${audienceUri(audience)}'.`);
+    const families = aud.map((a) => this.familyOfAud.get(trimSlash(a)));
+    const audience = expected === 'any' ? families.find((f) => f !== undefined) : families.find((f) => f === expected);
+    if (!audience) throw new TokenError('audience', `The access token has an invalid audience '${aud.join(',')}'${expected === 'any' ? '' : `; expected '${audienceUri(expected)}'`}.`);
     const tid = String(payload.tid ?? '');
     if (payload.iss !== this.issuer(tid)) throw new TokenError('issuer', `The access token is from the wrong issuer '${payload.iss}'.`);
     const kind = payload.idtyp === 'app' ? 'app' : 'user';

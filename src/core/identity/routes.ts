@@ -228,7 +228,9 @@ export function registerIdentityRoutes(app: FastifyInstance, identity: Identity,
     const types = responseTypes(q.response_type);
     const defaultMode = types?.has('code') && types.size === 1 ? 'query' : 'fragment';
     const mode = q.response_mode ?? defaultMode;
-    const fail = (code: string, description: string) => deliver(reply, ['query', 'fragment', 'form_post'].includes(mode) && !(mode === 'query' && defaultMode !== 'query') ? mode : defaultMode, redirectUri, { error: code, error_description: description, state: q.state });
+    // Errors go back the way asked when that way is valid, else the response type's default way.
+    const modeUsable = ['query', 'fragment', 'form_post'].includes(mode) && !(mode === 'query' && defaultMode !== 'query');
+    const fail = (code: string, description: string) => deliver(reply, modeUsable ? mode : defaultMode, redirectUri, { error: code, error_description: description, state: q.state });
     if (!types) return fail('unsupported_response_type', `AADSTS70005: response_type '${q.response_type ?? ''}' is not supported; use 'code', 'token', 'id_token' or 'id_token token'.`);
     if (!['query', 'fragment', 'form_post'].includes(mode)) return fail('invalid_request', `AADSTS90007: response_mode '${mode}' is not supported; use 'query', 'fragment' or 'form_post'.`);
     if (mode === 'query' && defaultMode !== 'query') return fail('invalid_request', "AADSTS900144: response_mode 'query' is not allowed when the response carries tokens; use 'fragment' or 'form_post'.");
@@ -356,7 +358,8 @@ export function registerIdentityRoutes(app: FastifyInstance, identity: Identity,
       }
       const user = await identity.directory.findUser(g.userId);
       if (!user || !inTenant(seg, user.tenantId)) throw oauthError(400, 'invalid_grant', 'AADSTS50034: The user account does not exist in the directory.');
-      const scope = b.scope || g.scope;
+      // v2 may name other scopes; v1 may name another resource; neither: what the token was issued with.
+      const scope = b.scope || (b.resource ? '' : g.scope);
       const request = delegatedRequest(scope, b.resource, origin(), identity.aliases);
       return send(await tokenBody(user, client, request, { scope, resource: b.resource, clientInfo: wantsClientInfo, alwaysRefresh: true }));
     }
@@ -423,7 +426,7 @@ export function registerIdentityRoutes(app: FastifyInstance, identity: Identity,
     if (!pending) return html(200, deviceCodePage(code ?? '', "That code didn't work. Check the code and try again."));
     const client = await identity.directory.findApp(pending.appId);
     const appName = client?.displayName ?? pending.appId;
-    if (str('action') === 'deny') {
+    if (req.method === 'POST' && str('action') === 'deny') {
       await identity.grants.answerDevice(pending.codeHash, 'denied');
       return html(200, page('Sign-in declined — Stratus', `<h1>Sign-in declined</h1><p>You declined to sign in to <strong>${esc(appName)}</strong> on your device. You may now close this window.</p>`));
     }

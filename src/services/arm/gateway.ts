@@ -158,6 +158,17 @@ export function armRoute(app: FastifyInstance, ctx: AppContext, opts: ArmRouteOp
   });
 }
 
+/**
+ * A handler's JSON result without `systemData` (on the resource and on each item of a `value`
+ * list), for api-versions whose definitions predate it; anything but a plain object as it is.
+ */
+export function withoutSystemData(out: unknown): unknown {
+  if (out === null || typeof out !== 'object' || Object.getPrototypeOf(out) !== Object.prototype) return out;
+  const { systemData: _s, ...rest } = out as Record<string, unknown>;
+  if (Array.isArray(rest.value)) rest.value = rest.value.map(withoutSystemData);
+  return rest;
+}
+
 /** `systemData` for a write by `p` at `at` (spec: resource-manager §2.6). */
 export function systemDataFor(p: Principal, at: string, created?: { createdAt: string; createdBy: string; createdByType: string }) {
   const by = p.userPrincipalName ?? p.appId;

@@ -18,14 +18,21 @@ import { newUuid, randomToken } from '../../core/ids.ts';
 import { absoluteUrl, decodeToken, encodeToken } from '../../core/paging.ts';
 import { compileFilter, ODataError, parseFilter } from '../../core/odata/index.ts';
 import type { Principal } from '../../core/identity/identity.ts';
-import { armErrors, armRoute, systemDataFor, type ArmCall } from '../arm/gateway.ts';
+import { armErrors, armRoute, systemDataFor, withoutSystemData, type ArmCall } from '../arm/gateway.ts';
 import { ArmStore, type ArmResourceRow } from '../arm/store.ts';
 import { isUniqueViolation } from '../../store/db.ts';
 import { firstValue, isJsonContent, nulPath } from '../../core/input.ts';
 import { AutomationStore, tokenHash, webhookFields, type JobRow, type WebhookRow } from './store.ts';
 
-/** api-versions of the automation operations (spec §9). */
-export const automationApiVersions = ['2024-10-23'];
+/**
+ * api-versions of the automation operations, newest first: the spec's (§9) and the published
+ * stable one the official clients send (2015-10-31, whose definitions have no `systemData`:
+ * {@link withoutSystemData}).
+ */
+export const automationApiVersions = ['2024-10-23', '2015-10-31'];
+/** The api-versions whose resources carry no `systemData`. */
+const noSystemDataVersions = new Set(['2015-10-31']);
+
 /** The path webhook URIs point at (POST, `?token=`). */
 export const webhookInvokePath = '/automation/webhooks';
 /** Webhooks / jobs per page of their lists. */
@@ -185,7 +192,8 @@ export function registerAutomationRoutes(app: FastifyInstance, ctx: AppContext):
         for (const [k, v] of Object.entries(req.params as Record<string, string>)) {
           if (typeof v === 'string' && /[/\u0000-\u001f\u007f]/u.test(v)) throw bad(k, `The value '${JSON.stringify(v).slice(1, -1)}' of '${k}' is invalid: a name cannot contain '/' or control characters.`);
         }
-        return opts.handler(req, reply, call);
+        const out = await opts.handler(req, reply, call);
+        return noSystemDataVersions.has(call.apiVersion) ? withoutSystemData(out) : out;
       },
     });
   const params = (req: FastifyRequest) => req.params as Record<string, string>;

@@ -15,12 +15,43 @@ import { ApiError } from '../../core/errors.ts';
 import { absoluteUrl } from '../../core/paging.ts';
 import { compileFilter, compileOrderBy, ODataError, parseFilter, parseOrderBy, type CompiledOrderBy } from '../../core/odata/index.ts';
 import { armErrors, armRoute, type ArmCall } from '../arm/gateway.ts';
-import type { Invoice } from './model.ts';
+import type { Invoice, Transaction } from './model.ts';
 import { transactionFieldMap } from './fields.ts';
 import { BillingStore } from './store.ts';
 
-/** api-versions of the transaction listing (spec §9). */
-export const transactionApiVersions = ['2024-04-01'];
+/**
+ * api-versions of the transaction listing, newest first: the spec's (§9) and the published
+ * stable one the official clients send (2020-05-01, served in its own shape: {@link legacyTransaction}).
+ */
+export const transactionApiVersions = ['2024-04-01', '2020-05-01'];
+/** The api-versions answered in the 2020-05-01 shape. */
+const legacyVersions = new Set(['2020-05-01']);
+
+/**
+ * A transaction in the 2020-05-01 shape: `kind` in lower case (`all` / `reservation`), an
+ * integral `quantity`, no `systemData` or `tags`, and none of the properties added later
+ * (credit type, consumption commitment, third-party flag, part number, reason code, refund
+ * details, special taxation). The two properties whose published names carry the brand keep
+ * their neutral names (`cloudPlan`, `cloudCreditApplied`; docs/deviations/billing.md).
+ */
+export function legacyTransaction(t: Transaction): Record<string, unknown> {
+  const {
+    consumptionCommitmentDecremented: _c,
+    creditType: _ct,
+    isThirdParty: _t,
+    partNumber: _p,
+    reasonCode: _r,
+    refundTransactionDetails: _rd,
+    specialTaxationType: _s,
+    kind,
+    quantity,
+    ...rest
+  } = t.properties;
+  const properties: Record<string, unknown> = { ...rest };
+  if (kind !== undefined) properties.kind = kind === 'Reservation' ? 'reservation' : 'all';
+  if (quantity !== undefined) properties.quantity = Math.round(quantity);
+  return { id: t.id, name: t.name, type: t.type, properties };
+}
 /** Maximum (and default) page size (spec §8: `top` at most 50). */
 export const maxTop = 50;
 
@@ -143,8 +174,9 @@ export function registerBillingRoutes(app: FastifyInstance, ctx: AppContext): vo
       const orderBy: CompiledOrderBy[] = compileExpression('orderBy', q.orderby, (text) => compileOrderBy(parseOrderBy(text), transactionFieldMap)) ?? [];
 
       const page = await store.listTransactions({ tenantId: c.tenantId, accountName: c.account, invoiceName: c.invoice.name, filter: c.filter, orderBy, search: c.search, skip, top, count });
-      const body: Record<string, unknown> = { value: page.value };
-      if (page.totalCount !== undefined) body.totalCount = page.totalCount;
+      const legacy = legacyVersions.has(call.apiVersion);
+      const body: Record<string, unknown> = { value: legacy ? page.value.map(legacyTransaction) : page.value };
+      if (page.totalCount !== undefined && !legacy) body.totalCount = page.totalCount;
       if (page.more) {
         body.nextLink = absoluteUrl(ctx.origin(), `/providers/Vendor.Billing/billingAccounts/${encodeURIComponent(c.account)}/invoices/${encodeURIComponent(c.invoice.name)}/transactions`, {
           'api-version': call.apiVersion,

@@ -19,14 +19,28 @@ import { authenticate } from '../../core/auth.ts';
 import { absoluteUrl, decodeToken, encodeToken } from '../../core/paging.ts';
 import { compileFilter, compileOrderBy, ODataError, parseFilter, parseOrderBy } from '../../core/odata/index.ts';
 import type { Principal } from '../../core/identity/identity.ts';
-import { armRoute, systemDataFor, type ArmCall, type ArmRouteOptions } from '../arm/gateway.ts';
+import { armRoute, systemDataFor, withoutSystemData, type ArmCall, type ArmRouteOptions } from '../arm/gateway.ts';
 import { ArmStore, type ArmResourceRow } from '../arm/store.ts';
 import { isUniqueViolation } from '../../store/db.ts';
 import { firstValue, isJsonContent, nulPath } from '../../core/input.ts';
 import { consumerSynchronizationFields, DataShareStore, synchronizationFields } from './store.ts';
 
-/** api-versions of every data share operation (spec §9). */
-export const dataShareApiVersions = ['2021-08-01'];
+/**
+ * The body of a finished delete (the definition's 200: an `OperationResponse`), `startTime`
+ * and `endTime` the moment of the delete (ISO 8601 UTC).
+ */
+export function deletedOperation(at: string): { status: 'Succeeded'; startTime: string; endTime: string } {
+  return { status: 'Succeeded', startTime: at, endTime: at };
+}
+
+/**
+ * api-versions of every data share operation, newest first: the spec's (§9) and the published
+ * stable ones the official clients send (2020-09-01 by the Python client; 2019-11-01, the first
+ * stable one, whose resources have no `systemData`: docs/deviations/datashare.md).
+ */
+export const dataShareApiVersions = ['2021-08-01', '2020-09-01', '2019-11-01'];
+/** The api-versions whose resources carry no `systemData`. */
+const noSystemDataVersions = new Set(['2019-11-01']);
 /** Synchronizations per page of `listSynchronizations`. */
 export const synchronizationPageSize = 20;
 /** Resources per page of the account and share lists. */
@@ -228,7 +242,8 @@ export async function registerDataShareRoutes(app: FastifyInstance, ctx: AppCont
             });
           }
           checkPathNames(req);
-          return opts.handler(req, reply, call);
+          const out = await opts.handler(req, reply, call);
+          return noSystemDataVersions.has(call.apiVersion) ? withoutSystemData(out) : out;
         },
       });
 
@@ -331,12 +346,13 @@ export async function registerDataShareRoutes(app: FastifyInstance, ctx: AppCont
       handler: async (req, reply) => {
         const { rgId } = rgPath(req);
         const id = `${rgId}/providers/${types.account}/${(req.params as Record<string, string>).accountName}`;
+        const at = nowIso();
         const existed = await ctx.store.transaction(async (tx) => {
           await store.deleteBelow(id.toLowerCase(), tx);
           return arm.deleteResource(id, tx);
         });
         reply.code(existed ? 200 : 204);
-        return existed ? {} : undefined;
+        return existed ? deletedOperation(at) : undefined;
       },
     });
 
@@ -408,12 +424,13 @@ export async function registerDataShareRoutes(app: FastifyInstance, ctx: AppCont
       handler: async (req, reply) => {
         const account = await getAccount(req);
         const id = `${account.id}/shares/${(req.params as Record<string, string>).shareName}`;
+        const at = nowIso();
         const existed = await ctx.store.transaction(async (tx) => {
           await store.deleteBelow(id.toLowerCase(), tx);
           return arm.deleteResource(id, tx);
         });
         reply.code(existed ? 200 : 204);
-        return existed ? {} : undefined;
+        return existed ? deletedOperation(at) : undefined;
       },
     });
 
@@ -606,9 +623,9 @@ export async function registerDataShareRoutes(app: FastifyInstance, ctx: AppCont
       return { filter, orderBy, offset, nextLink };
     };
 
-    // ---- listSynchronizations (spec §4.5) ----
-    route({
-      method: 'POST',
+    // ---- listSynchronizations (spec §4.5); the next link is fetched with GET by the official clients ----
+    for (const method of ['POST', 'GET'] as const) route({
+      method,
       url: `${shareUrl}/listSynchronizations`,
       action: 'Vendor.DataShare/accounts/shares/listSynchronizations/action',
       handler: async (req, _reply, call) => {
@@ -624,8 +641,8 @@ export async function registerDataShareRoutes(app: FastifyInstance, ctx: AppCont
     });
 
     // ---- the consumer's runs (ShareSubscriptions_ListSynchronizations, outside the spec) ----
-    route({
-      method: 'POST',
+    for (const method of ['POST', 'GET'] as const) route({
+      method,
       url: `${ssUrl}/listSynchronizations`,
       action: 'Vendor.DataShare/accounts/shareSubscriptions/listSynchronizations/action',
       handler: async (req, _reply, call) => {
