@@ -70,8 +70,11 @@ export async function buildApp(config: Config): Promise<BuiltApp> {
   const serverFactory: FastifyServerFactory = (handler) => {
     // Long OData queries and tokens fit: 64 KiB of request line and headers (Node's default is 16 KiB).
     const maxHeaderSize = 64 * 1024;
-    httpServer = http.createServer({ maxHeaderSize }, handler);
-    return (tls ? https.createServer({ cert: tls.cert, key: tls.key, maxHeaderSize }, handler) : httpServer) as http.Server;
+    // Idle keep-alive sockets stay open 72 s (Fastify's own default; Node's 5 s applies to a
+    // server made here): a client pausing a few seconds does not find its pooled socket closed.
+    const keepAliveTimeout = 72_000;
+    httpServer = http.createServer({ maxHeaderSize, keepAliveTimeout }, handler);
+    return (tls ? https.createServer({ cert: tls.cert, key: tls.key, maxHeaderSize, keepAliveTimeout }, handler) : httpServer) as http.Server;
   };
   const app = Fastify({
     serverFactory,
