@@ -1,7 +1,8 @@
 /** The slice of autocannon's API the benchmark uses (the package ships no types). */
 declare module 'autocannon' {
   interface Options {
-    url: string;
+    /** One target, or several spread round-robin over the connections. */
+    url: string | string[];
     connections?: number;
     duration?: number;
     headers?: Record<string, string>;
@@ -18,6 +19,7 @@ declare module 'autocannon' {
     latency: Histogram;
     non2xx: number;
     errors: number;
+    timeouts: number;
   }
   function autocannon(opts: Options): Promise<Result>;
   export default autocannon;

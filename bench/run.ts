@@ -1,151 +1,319 @@
 /**
- * Benchmarks: a load generator (autocannon) against a running Stratus, compared in the same
- * run with a bare Fastify endpoint on the same machine, so the numbers say what Stratus adds
- * over the framework floor. Memory is the server process's RSS before and after the load.
+ * `npm run bench`: Stratus against the framework floor, each in its own process.
  *
- *   npm run bench                          # starts Stratus in-process on a temp SQLite store
- *   STRATUS_BENCH_DATABASE_URL=postgres://… npm run bench   # same on PostgreSQL
- *   STRATUS_BENCH_SECONDS=10 STRATUS_BENCH_CONNECTIONS=50 npm run bench
+ * - Stratus runs as `stratus serve` child processes (one, or two on one PostgreSQL schema),
+ *   the floor is a bare Fastify endpoint (`bench/bare.ts`) in another process, and the load
+ *   generator is autocannon in a third (`bench/load.ts`), so no two of them share an event loop.
+ * - Rounds are interleaved: in every round each scenario runs right after a bare-Fastify run
+ *   of the same length and connections, and its ratio is taken against that run. The table
+ *   reports the median req/s, the median p99 and the median and every round's ratio.
+ * - Two instances: both Stratus processes serve one PostgreSQL schema and one public URL;
+ *   autocannon is given both URLs and spreads its connections over them round-robin.
  *
- * Scenarios whose first request does not answer 200 (an area not served yet) are reported
- * as skipped, never timed. Results go to stdout as a markdown table.
+ *   npm run bench                                 # SQLite ×1, PostgreSQL ×1 and ×2 (when reachable)
+ *   npm run bench -- --seconds 3 --rounds 1 --scenarios health,webhook --db sqlite
+ *
+ * Flags: `--seconds` (per run, default 10), `--rounds` (default 3), `--connections`
+ * (default 50), `--scenarios` (comma list of ids, default all), `--db` (`sqlite,postgres`),
+ * `--instances` (`1,2`; two only on PostgreSQL), `--database-url` (default
+ * `STRATUS_BENCH_DATABASE_URL` or `postgres://postgres@127.0.0.1:5432/test`),
+ * `--log-level` (Stratus's, default `info` as a user runs it), `--stratus-dir` (the
+ * checkout whose `src/cli.ts` is served, default this one — to bench another tree with the
+ * same harness), `--cpu-prof <dir>` (Stratus runs with `node --cpu-prof` into that folder).
+ * Results go to stdout as markdown tables. Scenarios whose probe does not answer 2xx are skipped.
  */
+import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { parseArgs } from 'node:util';
 import { randomBytes } from 'node:crypto';
-import Fastify from 'fastify';
-import autocannon from 'autocannon';
+import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { loadConfig } from '../src/config.ts';
-import { start } from '../src/server.ts';
 
-const seconds = Number(process.env.STRATUS_BENCH_SECONDS ?? 5);
-const connections = Number(process.env.STRATUS_BENCH_CONNECTIONS ?? 20);
+const here = path.dirname(fileURLToPath(import.meta.url));
+const { values: flags } = parseArgs({
+  options: {
+    seconds: { type: 'string', default: '10' },
+    rounds: { type: 'string', default: '3' },
+    connections: { type: 'string', default: '50' },
+    scenarios: { type: 'string' },
+    db: { type: 'string', default: 'sqlite,postgres' },
+    instances: { type: 'string', default: '1,2' },
+    'database-url': { type: 'string', default: process.env.STRATUS_BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test' },
+    'log-level': { type: 'string', default: 'info' },
+    'stratus-dir': { type: 'string', default: path.resolve(here, '..') },
+    'cpu-prof': { type: 'string' },
+  },
+});
+const seconds = Number(flags.seconds);
+const rounds = Number(flags.rounds);
+const connections = Number(flags.connections);
+const stratusDir = path.resolve(flags['stratus-dir']!);
+const tlsDir = path.resolve(here, '..', '.stratus-test/tls');
+
 const tenant = '9f3e1c2a-5b7d-4e8f-a1c3-0d2b4f6a8e01';
 const sub = '3c9a6f1e-2b8d-4e5a-9f7c-6d1e0a4b8c25';
+const rg = `/subscriptions/${sub}/resourceGroups/stratus-rg`;
+const ownerRole = '8e3af657-a8ff-443c-a75c-2fe8c4bcb635';
+type TokenKind = 'arm' | 'armUser' | 'analytics' | 'mail';
 
 interface Scenario {
+  id: string;
   name: string;
+  /** Path and query; `{messageId}` is replaced by the id of a message of the admin's inbox. */
   path: string;
   method?: 'GET' | 'POST';
-  token?: 'arm' | 'armUser' | 'analytics' | 'mail' | 'platform';
-  body?: string;
+  token?: TokenKind;
+  https?: boolean;
 }
 
+const q = encodeURIComponent;
 const scenarios: Scenario[] = [
-  { name: 'Stratus health (framework + store ping)', path: '/_stratus/health' },
-  { name: 'compute SKUs, one location', path: `/subscriptions/${sub}/providers/Vendor.Compute/skus?api-version=2021-07-01&$filter=location%20eq%20'westus'`, token: 'arm' },
-  { name: 'compute SKUs, first page of all', path: `/subscriptions/${sub}/providers/Vendor.Compute/skus?api-version=2021-07-01`, token: 'arm' },
-  { name: 'role management policies, subscription', path: `/subscriptions/${sub}/providers/Vendor.Authorization/roleManagementPolicies?api-version=2020-10-01`, token: 'arm' },
-  { name: 'invoice transactions, filtered and ordered', path: `/providers/Vendor.Billing/billingAccounts/70000001/invoices/G000000001/transactions?api-version=2024-04-01&filter=${encodeURIComponent("properties/transactionType eq 'Purchase' or properties/transactionAmount/value gt 100")}&orderBy=${encodeURIComponent('properties/date desc')}&top=50`, token: 'armUser' },
-  { name: 'admin dataflows, filtered', path: `/v1.0/myorg/admin/dataflows?$filter=${encodeURIComponent("contains(name,'sales')")}&$top=50`, token: 'analytics' },
-  { name: 'mail: list inbox messages', path: `/v1.0/me/mailFolders/inbox/messages?$top=25&$select=subject,from,receivedDateTime`, token: 'mail' },
-  { name: 'mail: $search', path: `/v1.0/me/messages?$search=${encodeURIComponent('"report"')}&$top=25`, token: 'mail' },
+  { id: 'health', name: '`/_stratus/health`', path: '/_stratus/health' },
+  { id: 'webhook', name: 'webhook GET', path: `${rg}/providers/Vendor.Automation/automationAccounts/stratus-automation/webhooks/nightly-hook?api-version=2024-10-23`, token: 'arm' },
+  { id: 'mail-get', name: 'mail message GET by id', path: '/v1.0/me/messages/{messageId}', token: 'mail' },
+  { id: 'inbox', name: 'inbox `$top=10&$select=subject`', path: '/v1.0/me/mailFolders/inbox/messages?$top=10&$select=subject', token: 'mail' },
+  {
+    id: 'policies',
+    name: 'role management policies, `$filter` one role',
+    path: `/subscriptions/${sub}/providers/Vendor.Authorization/roleManagementPolicies?api-version=2020-10-01&$filter=${q(`roleDefinitionId eq '/subscriptions/${sub}/providers/Vendor.Authorization/roleDefinitions/${ownerRole}'`)}`,
+    token: 'arm',
+  },
+  { id: 'dataflows', name: 'admin dataflows `$top=10`', path: '/v1.0/myorg/admin/dataflows?$top=10', token: 'analytics' },
+  { id: 'syncs', name: 'share `listSynchronizations`', path: `${rg}/providers/Vendor.DataShare/accounts/stratus-share/shares/sales/listSynchronizations?api-version=2021-08-01`, method: 'POST', token: 'arm' },
+  {
+    id: 'invoice',
+    name: 'invoice transactions `top=10`, filter + orderBy',
+    path: `/providers/Vendor.Billing/billingAccounts/70000001/invoices/G000000001/transactions?api-version=2024-04-01&filter=${q("properties/transactionType eq 'Purchase'")}&orderBy=${q('properties/date desc')}&top=10`,
+    token: 'armUser',
+  },
+  { id: 'skus', name: 'SKUs, location filter', path: `/subscriptions/${sub}/providers/Vendor.Compute/skus?api-version=2021-07-01&$filter=${q("location eq 'westus'")}`, token: 'arm' },
+  { id: 'webhook-https', name: 'webhook GET over HTTPS', path: `${rg}/providers/Vendor.Automation/automationAccounts/stratus-automation/webhooks/nightly-hook?api-version=2024-10-23`, token: 'arm', https: true },
 ];
+const chosen = flags.scenarios ? scenarios.filter((s) => flags.scenarios!.split(',').includes(s.id)) : scenarios;
 
-async function token(origin: string, family: string): Promise<string> {
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as net.AddressInfo).port;
+      s.close(() => resolve(port));
+    });
+    s.on('error', reject);
+  });
+}
+
+function exited(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => child.once('exit', () => resolve()));
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode === null && child.signalCode === null) child.kill('SIGINT');
+  await exited(child);
+}
+
+/** Starts one `stratus serve`; resolves when `/_stratus/health` answers. */
+async function startStratus(env: Record<string, string>, httpPort: number, httpsPort: number): Promise<ChildProcess> {
+  const args = [...(flags['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(flags['cpu-prof'])] : []), '--import', 'tsx', 'src/cli.ts', 'serve'];
+  const child = spawn(process.execPath, args, {
+    cwd: stratusDir,
+    env: { ...process.env, ...env, STRATUS_HTTP_PORT: String(httpPort), STRATUS_HTTPS_PORT: String(httpsPort) },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  for (let i = 0; i < 600; i++) {
+    if (child.exitCode !== null) throw new Error(`stratus exited with ${child.exitCode}`);
+    if (await fetch(`http://127.0.0.1:${httpPort}/_stratus/health`).then((r) => r.ok).catch(() => false)) return child;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error('stratus did not become ready');
+}
+
+async function startBare(): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(here, 'bare.ts')], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const port = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (d) => {
+      out += String(d);
+      const m = /listening (\d+)/.exec(out);
+      if (m) resolve(m[1]!);
+    });
+    child.once('exit', (c) => reject(new Error(`bare server exited with ${c}`)));
+  });
+  child.stdout!.resume();
+  return { child, url: `http://127.0.0.1:${port}/bare` };
+}
+
+interface LoadResult {
+  rps: number;
+  p50: number;
+  p99: number;
+  non2xx: number;
+  errors: number;
+}
+
+/** One autocannon run in its own process. */
+async function load(urls: string[], method = 'GET', headers: Record<string, string> = {}): Promise<LoadResult> {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(here, 'load.ts'), JSON.stringify({ urls, connections, seconds, method, headers })], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout!.on('data', (d) => (out += String(d)));
+  await exited(child);
+  return JSON.parse(out.trim().split('\n').pop()!) as LoadResult;
+}
+
+async function token(origin: string, kind: TokenKind): Promise<string> {
   const form: Record<string, string> =
-    family === 'arm'
+    kind === 'arm'
       ? { grant_type: 'client_credentials', client_id: '5a2f9c1e-8b3d-4f7a-9e6c-1d4b8a2f0c37', client_secret: 'stratus-dev-secret', scope: 'api://stratus/arm/.default' }
       : {
           grant_type: 'password',
           client_id: 'b7e4c2a1-6d3f-4a8e-9c5b-2f1d0e7a3c94',
           username: 'admin@stratus.test',
           password: 'Admin-Pass-1',
-          scope:
-            family === 'armUser'
-              ? 'api://stratus/arm/user_impersonation'
-              : family === 'analytics'
-                ? 'api://stratus/analytics/Tenant.Read.All'
-                : family === 'mail'
-                  ? 'api://stratus/mail/Mail.ReadWrite'
-                  : 'api://stratus/platform/Item.ReadWrite.All',
+          scope: kind === 'armUser' ? 'api://stratus/arm/user_impersonation' : kind === 'analytics' ? 'api://stratus/analytics/Tenant.Read.All' : 'api://stratus/mail/Mail.ReadWrite',
         };
   const res = await fetch(`${origin}/${tenant}/oauth2/v2.0/token`, { method: 'POST', body: new URLSearchParams(form) });
   const body = (await res.json()) as { access_token?: string };
-  if (!body.access_token) throw new Error(`no token for ${family}: ${JSON.stringify(body)}`);
+  if (!body.access_token) throw new Error(`no token for ${kind}: ${JSON.stringify(body)}`);
   return body.access_token;
 }
 
-async function load(url: string, headers: Record<string, string>, method = 'GET', body?: string) {
-  const result = await autocannon({ url, connections, duration: seconds, headers, method, body });
-  return {
-    rps: Math.round(result.requests.average),
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    non2xx: result.non2xx,
-    errors: result.errors,
-  };
-}
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+};
 
-const mb = (n: number) => `${Math.round(n / 1024 / 1024)} MB`;
-
-async function main() {
-  // The framework floor: a bare Fastify endpoint returning a small JSON document.
-  const bare = Fastify({ logger: false });
-  bare.get('/bare', async () => ({ status: 'ok' }));
-  const bareUrl = await bare.listen({ port: 0, host: '127.0.0.1' });
-
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'stratus-bench-'));
-  const dbUrl = process.env.STRATUS_BENCH_DATABASE_URL;
+/** Runs every chosen scenario `rounds` times against `instances` Stratus processes; returns the markdown table. */
+async function benchConfig(db: 'sqlite' | 'postgres', instances: number): Promise<string> {
+  const dataDirs: string[] = [];
   const schema = `bench_${randomBytes(4).toString('hex')}`;
-  const config = loadConfig({}, {
-    STRATUS_DATA_DIR: dataDir,
-    STRATUS_HTTP_PORT: '0',
-    STRATUS_HTTPS_PORT: '-1',
-    STRATUS_LOG_LEVEL: 'warn',
-    // Benchmarks measure throughput, not throttling.
-    STRATUS_ANALYTICS_REQUESTS_PER_WINDOW: '100000000',
-    STRATUS_MAIL_REQUESTS_PER_WINDOW: '100000000',
-    STRATUS_ARM_READS_PER_WINDOW: '100000000',
-    STRATUS_PLATFORM_REQUESTS_PER_WINDOW: '100000000',
-    ...(dbUrl ? { STRATUS_DATABASE_URL: dbUrl, STRATUS_DATABASE_SCHEMA: schema } : {}),
-  });
-  const server = await start(config);
-  const origin = server.httpUrl;
-  const rows: string[] = [];
-  const row = (name: string, r: Awaited<ReturnType<typeof load>>, rssBefore: number) =>
-    rows.push(`| ${name} | ${r.rps} | ${r.p50} | ${r.p99} | ${r.non2xx + r.errors} | ${mb(process.memoryUsage().rss)} (${mb(process.memoryUsage().rss - rssBefore)}) |`);
-
+  const dbUrl = flags['database-url']!;
+  const ports = await Promise.all(Array.from({ length: instances }, async () => ({ http: await freePort(), https: await freePort() })));
+  // One public URL for every instance, so a token issued by one is valid on the other.
+  const publicUrl = `https://localhost:${ports[0]!.https}`;
+  const children: ChildProcess[] = [];
+  const bare = await startBare();
   try {
-    let rss = process.memoryUsage().rss;
-    row('bare Fastify endpoint (floor)', await load(`${bareUrl}/bare`, {}), rss);
-    const tokens = new Map<string, string>();
-    for (const s of scenarios) {
-      const headers: Record<string, string> = {};
-      if (s.token) {
-        if (!tokens.has(s.token)) tokens.set(s.token, await token(origin, s.token));
-        headers.authorization = `Bearer ${tokens.get(s.token)}`;
+    for (const p of ports) {
+      const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'stratus-bench-'));
+      dataDirs.push(dataDir);
+      children.push(
+        await startStratus(
+          {
+            STRATUS_DATA_DIR: dataDir,
+            STRATUS_PUBLIC_URL: publicUrl,
+            STRATUS_LOG_LEVEL: flags['log-level']!,
+            STRATUS_TLS_CERT: path.join(tlsDir, 'server.pem'),
+            STRATUS_TLS_KEY: path.join(tlsDir, 'server-key.pem'),
+            // Benchmarks measure throughput, not throttling (budgets are still counted).
+            STRATUS_ANALYTICS_REQUESTS_PER_WINDOW: '1000000000',
+            STRATUS_MAIL_REQUESTS_PER_WINDOW: '1000000000',
+            STRATUS_ARM_READS_PER_WINDOW: '1000000000',
+            STRATUS_PLATFORM_REQUESTS_PER_WINDOW: '1000000000',
+            ...(db === 'postgres' ? { STRATUS_DATABASE_URL: dbUrl, STRATUS_DATABASE_SCHEMA: schema } : {}),
+          },
+          p.http,
+          p.https,
+        ),
+      );
+    }
+    const first = `http://127.0.0.1:${ports[0]!.http}`;
+    const tokens = new Map<TokenKind, string>();
+    const headersOf = async (s: Scenario) => {
+      if (!s.token) return {} as Record<string, string>;
+      if (!tokens.has(s.token)) tokens.set(s.token, await token(first, s.token));
+      return { authorization: `Bearer ${tokens.get(s.token)}` };
+    };
+    const mailHeaders = await headersOf({ id: '', name: '', path: '', token: 'mail' });
+    const inbox = (await (await fetch(`${first}/v1.0/me/mailFolders/inbox/messages?$top=1&$select=subject`, { headers: mailHeaders })).json()) as { value?: { id: string }[] };
+    const messageId = inbox.value?.[0]?.id ?? 'none';
+
+    const runs = new Map<string, { rps: number[]; p99: number[]; ratio: number[]; bare: number[]; bad: number; skipped?: string }>();
+    for (let r = 0; r < rounds; r++) {
+      for (const s of chosen) {
+        const rec = runs.get(s.id) ?? { rps: [], p99: [], ratio: [], bare: [], bad: 0 };
+        runs.set(s.id, rec);
+        if (rec.skipped) continue;
+        const headers = await headersOf(s);
+        const p = s.path.replace('{messageId}', encodeURIComponent(messageId));
+        const urls = ports.map((pt) => (s.https ? `https://localhost:${pt.https}${p}` : `http://127.0.0.1:${pt.http}${p}`));
+        if (r === 0) {
+          const probe = await fetch(`http://127.0.0.1:${ports[0]!.http}${p}`, { method: s.method ?? 'GET', headers });
+          if (probe.status >= 300) {
+            rec.skipped = `probe answered ${probe.status}`;
+            continue;
+          }
+        }
+        const b = await load([bare.url]);
+        const x = await load(urls, s.method, headers);
+        rec.bare.push(b.rps);
+        rec.rps.push(x.rps);
+        rec.p99.push(x.p99);
+        rec.ratio.push(x.rps / b.rps);
+        rec.bad += x.non2xx + x.errors;
+        process.stderr.write(`[${db} ×${instances}] round ${r + 1} ${s.id}: ${Math.round(x.rps)} req/s vs bare ${Math.round(b.rps)} → ${(x.rps / b.rps).toFixed(3)}\n`);
       }
-      const probe = await fetch(`${origin}${s.path}`, { method: s.method ?? 'GET', headers, body: s.body });
-      if (probe.status !== 200) {
-        rows.push(`| ${s.name} | skipped (probe answered ${probe.status}) | | | | |`);
+    }
+    const lines = [
+      `### ${db === 'sqlite' ? 'SQLite' : 'PostgreSQL'}, ${instances} instance${instances > 1 ? 's (round-robin)' : ''}`,
+      '',
+      '| scenario | req/s (median) | bare req/s (median) | ratio (median) | ratio per round | p99 ms (median) | non-2xx + errors |',
+      '|---|---|---|---|---|---|---|',
+    ];
+    for (const s of chosen) {
+      const rec = runs.get(s.id)!;
+      if (rec.skipped) {
+        lines.push(`| ${s.name} | skipped (${rec.skipped}) | | | | | |`);
         continue;
       }
-      rss = process.memoryUsage().rss;
-      row(s.name, await load(`${origin}${s.path}`, headers, s.method, s.body), rss);
+      lines.push(
+        `| ${s.name} | ${Math.round(median(rec.rps))} | ${Math.round(median(rec.bare))} | **${median(rec.ratio).toFixed(3)}** | ${rec.ratio.map((x) => x.toFixed(3)).join(' / ')} | ${median(rec.p99)} | ${rec.bad} |`,
+      );
     }
+    return lines.join('\n');
   } finally {
-    await server.close();
-    await bare.close();
-    fs.rmSync(dataDir, { recursive: true, force: true });
-    if (dbUrl) {
+    for (const c of children) await stop(c);
+    await stop(bare.child);
+    for (const d of dataDirs) fs.rmSync(d, { recursive: true, force: true });
+    if (db === 'postgres') {
       const c = new pg.Client({ connectionString: dbUrl });
       await c.connect();
       await c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
       await c.end();
     }
   }
-  process.stdout.write(
-    `\nStratus benchmark — ${connections} connections, ${seconds} s per scenario, ${dbUrl ? 'PostgreSQL' : 'SQLite'}, Node ${process.version}, ${os.cpus().length} CPUs\n\n` +
-      '| scenario | req/s | p50 ms | p99 ms | non-2xx + errors | RSS after (Δ) |\n|---|---|---|---|---|---|\n' +
-      rows.join('\n') +
-      '\n',
-  );
 }
 
-main().catch((e) => {
-  console.error(e);
-  process.exit(1);
-});
+async function pgReachable(): Promise<boolean> {
+  const c = new pg.Client({ connectionString: flags['database-url'] });
+  try {
+    await c.connect();
+    await c.end();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const dbs = flags.db!.split(',') as ('sqlite' | 'postgres')[];
+const counts = flags.instances!.split(',').map(Number);
+const tables: string[] = [];
+for (const db of dbs) {
+  if (db === 'postgres' && !(await pgReachable())) {
+    tables.push(`### PostgreSQL: skipped (${flags['database-url']} not reachable)`);
+    continue;
+  }
+  for (const n of counts) {
+    if (n > 1 && db === 'sqlite') continue; // several instances share a PostgreSQL database only
+    tables.push(await benchConfig(db, n));
+  }
+}
+process.stdout.write(
+  `\nStratus benchmark — ${new Date().toISOString()}, ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'CPU'}, Node ${process.version}; ` +
+    `${connections} connections, ${seconds} s per run, ${rounds} interleaved rounds, Stratus log level ${flags['log-level']}\n\n` +
+    tables.join('\n\n') +
+    '\n',
+);

@@ -6,7 +6,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import path from 'node:path';
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerFactory } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerFactory } from 'fastify';
 import formbody from '@fastify/formbody';
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
@@ -193,8 +193,11 @@ export async function buildApp(config: Config): Promise<BuiltApp> {
     // 16 KiB), enforced by the onRequest hook below so the answer is in the family's envelope;
     // Node's parser stops at 16× that (1 MiB) (beyond, the family may be unknown: see answerClientError).
     const maxHeaderSize = 16 * maxRequestHeadBytes;
-    httpServer = http.createServer({ maxHeaderSize }, handler);
-    const main = (tls ? https.createServer({ cert: tls.cert, key: tls.key, maxHeaderSize }, handler) : httpServer) as http.Server;
+    // Idle keep-alive sockets stay open 72 s (Fastify's own default; Node's 5 s applies to a
+    // server made here): a client pausing a few seconds does not find its pooled socket closed.
+    const keepAliveTimeout = 72_000;
+    httpServer = http.createServer({ maxHeaderSize, keepAliveTimeout }, handler);
+    const main = (tls ? https.createServer({ cert: tls.cert, key: tls.key, maxHeaderSize, keepAliveTimeout }, handler) : httpServer) as http.Server;
     // Parser-level failures and CONNECT, in the family's envelope (Fastify attaches the same
     // clientErrorHandler to the server it is given; the plain-HTTP sibling gets it here).
     for (const srv of new Set([httpServer, main])) srv.on('connect', answerConnect);
@@ -205,6 +208,8 @@ export async function buildApp(config: Config): Promise<BuiltApp> {
   const app = Fastify({
     serverFactory,
     logger: { level: config.logLevel },
+    // Fastify's two lines per request (incoming, completed) are replaced by one summary line (below).
+    logController: new LogController({ disableRequestLogging: true }),
     genReqId: () => newUuid(),
     bodyLimit: 150 * 1024 * 1024,
     clientErrorHandler: answerClientError,
@@ -230,6 +235,7 @@ export async function buildApp(config: Config): Promise<BuiltApp> {
     databaseUrl: config.databaseUrl,
     databaseSchema: config.databaseSchema,
     sqliteFile: path.join(config.dataDir, 'stratus.db'),
+    sqliteSynchronous: config.sqliteSynchronous,
   });
   await store.migrate(allMigrations());
 
@@ -239,12 +245,14 @@ export async function buildApp(config: Config): Promise<BuiltApp> {
   await cache.bus.start({ databaseUrl: config.databaseUrl, databaseSchema: config.databaseSchema, onError: (e) => app.log.warn({ err: e }, 'signal listener connection lost') });
   const identity = new Identity(store.db, () => origin, config.settings.tokenLifetimeSeconds, config.audienceAliases, cache);
   const controlKey = loadControlKey(config.dataDir, config.controlKey);
+  const rateLimiter = new RateLimiter(store.db);
+  closers.push(() => rateLimiter.close());
   const ctx: AppContext = {
     config,
     store,
     log: app.log,
     identity,
-    rateLimiter: new RateLimiter(store.db),
+    rateLimiter,
     outbound: new OutboundGuard({
       allowLoopback: config.allowLoopbackReceivers,
       ownPorts: () => {
@@ -380,6 +388,22 @@ export async function buildApp(config: Config): Promise<BuiltApp> {
     if (!reply.hasHeader('date')) reply.header('Date', new Date().toUTCString());
     return payload;
   });
+
+  // Request logging (issue 9, item 6): at `info` one summary line per request (method, path,
+  // status, ms; the request id is the line's `reqId`); at `debug` the request's headers and
+  // query too. Nothing per request at `warn` and above (the hook is not even installed).
+  const levelEnabled = (level: string) => (app.log as unknown as { isLevelEnabled(l: string): boolean }).isLevelEnabled(level);
+  if (levelEnabled('info')) {
+    const detailed = levelEnabled('debug');
+    app.addHook('onResponse', (req, reply, done) => {
+      const url = req.raw.url ?? req.url;
+      const q = url.indexOf('?');
+      const line = { method: req.method, path: q < 0 ? url : url.slice(0, q), status: reply.statusCode, ms: Math.round(reply.elapsedTime * 100) / 100 };
+      if (detailed) req.log.debug({ ...line, query: q < 0 ? undefined : url.slice(q + 1), headers: { ...req.headers, authorization: req.headers.authorization ? '[redacted]' : undefined } }, 'request');
+      else req.log.info(line, 'request');
+      done();
+    });
+  }
 
   const aliasHook = aliasBodyHook(config.providerNamespaceAliases);
   if (aliasHook) app.addHook('preValidation', aliasHook);

@@ -53,6 +53,8 @@ export interface Config {
   databaseUrl?: string;
   /** PostgreSQL schema to use (created when missing); tests give each run its own. */
   databaseSchema?: string;
+  /** SQLite `synchronous` mode (`STRATUS_SQLITE_SYNCHRONOUS`, default `NORMAL`; see `SqliteSynchronous` in src/store/db.ts). */
+  sqliteSynchronous: 'OFF' | 'NORMAL' | 'FULL' | 'EXTRA';
   /** Origin written into next links, Location headers and token issuers; default: the HTTPS origin. */
   publicUrl?: string;
   /**
@@ -203,6 +205,10 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
   if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
     throw new ConfigError(`STRATUS_DATABASE_URL must be a postgres:// URL, got '${databaseUrl}'`);
   }
+  const sqliteSynchronous = (env.STRATUS_SQLITE_SYNCHRONOUS || 'NORMAL').toUpperCase();
+  if (!['OFF', 'NORMAL', 'FULL', 'EXTRA'].includes(sqliteSynchronous)) {
+    throw new ConfigError(`STRATUS_SQLITE_SYNCHRONOUS must be one of OFF, NORMAL, FULL, EXTRA, got '${env.STRATUS_SQLITE_SYNCHRONOUS}'`);
+  }
   return {
     host: flags.host ?? env.STRATUS_HOST ?? '127.0.0.1',
     httpPort: int('STRATUS_HTTP_PORT', flags.httpPort ?? env.STRATUS_HTTP_PORT, 8080),
@@ -210,6 +216,7 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     dataDir: path.resolve(flags.dataDir ?? env.STRATUS_DATA_DIR ?? './.stratus'),
     databaseUrl: databaseUrl || undefined,
     databaseSchema: env.STRATUS_DATABASE_SCHEMA || undefined,
+    sqliteSynchronous: sqliteSynchronous as Config['sqliteSynchronous'],
     publicUrl: publicUrl ? publicUrl.replace(/\/+$/, '') : undefined,
     providerNamespaceAliases: parseNamespaceAliases(env.STRATUS_PROVIDER_NAMESPACE_ALIASES),
     tlsCertFile: flags.tlsCert ?? env.STRATUS_TLS_CERT,

@@ -633,8 +633,7 @@ export async function registerDataShareRoutes(app: FastifyInstance, ctx: AppCont
         const share = await getChild(req, account, 'shares', types.share, (req.params as Record<string, string>).shareName!);
         const q = listQuery(req, synchronizationFields);
         const shareIdLower = share.id.toLowerCase();
-        await store.settle(shareIdLower, nowIso());
-        const page = await store.listSynchronizations({ tenantId: share.tenantId, shareIdLower, filter: q.filter, orderBy: q.orderBy, offset: q.offset, limit: synchronizationPageSize });
+        const page = await store.listSynchronizations({ now: nowIso(), tenantId: share.tenantId, shareIdLower, filter: q.filter, orderBy: q.orderBy, offset: q.offset, limit: synchronizationPageSize });
         const body: Record<string, unknown> = { value: page.value };
         if (page.more) body.nextLink = q.nextLink(`${share.id}/listSynchronizations`, call.apiVersion);
         return body;
@@ -650,8 +649,7 @@ export async function registerDataShareRoutes(app: FastifyInstance, ctx: AppCont
         const ss = await getChild(req, await getAccount(req), 'shareSubscriptions', types.shareSubscription, (req.params as Record<string, string>).shareSubscriptionName!);
         const q = listQuery(req, consumerSynchronizationFields);
         const key = ss.id.toLowerCase();
-        await store.settle(key, nowIso(), 'shareSubscription');
-        const page = await store.listSynchronizations({ shareSubscriptionIdLower: key, filter: q.filter, orderBy: q.orderBy, offset: q.offset, limit: synchronizationPageSize });
+        const page = await store.listSynchronizations({ now: nowIso(), shareSubscriptionIdLower: key, filter: q.filter, orderBy: q.orderBy, offset: q.offset, limit: synchronizationPageSize });
         const body: Record<string, unknown> = {
           value: page.value.map(({ consumerName: _n, consumerEmail: _e, consumerTenantName: _t, ...rest }) => rest),
         };

@@ -10,8 +10,9 @@
  *   each §2.4 field in its own column so `$filter` / `$orderby` compile to SQL; listed per
  *   share through the `(share_id_lower, start_time, seq)` index.
  *
- * A run starts `InProgress` and becomes `Succeeded` at `due_at` (clock-driven): every read
- * first settles the due runs of the share with one indexed UPDATE.
+ * A run is stored `InProgress` with its `due_at`; from then on it reads as `Succeeded`
+ * (clock-driven, computed at read time in the list's SQL, so `$filter` / `$orderby` see it):
+ * a read never writes.
  */
 import { sql, type Expression, type Kysely, type SqlBool } from 'kysely';
 import { autoIncrementKey, type Migrations } from '../../store/db.ts';
@@ -209,23 +210,14 @@ export class DataShareStore {
       .execute();
   }
 
-  /** Completes the runs of a share (or, with `by: 'shareSubscription'`, of a consumer's share subscription) whose `due_at` has passed (`InProgress` → `Succeeded`). */
-  async settle(keyLower: string, nowIso: string, by: 'share' | 'shareSubscription' = 'share'): Promise<void> {
-    await this.db
-      .updateTable('datashare_synchronizations')
-      .set({ status: 'Succeeded', end_time: sql`due_at`, duration_ms: sql`planned_duration_ms`, message: 'Synchronization completed.' })
-      .where(by === 'share' ? 'share_id_lower' : 'share_subscription_id_lower', '=', keyLower)
-      .where('status', '=', 'InProgress')
-      .where('due_at', '<=', nowIso)
-      .execute();
-  }
-
   /**
    * One page of a share's runs: `filter` (compiled OData), `orderBy` (compiled; default
    * `startTime desc`; nulls last ascending, first descending), ties broken by insertion order; `offset` rows skipped, up to `limit`.
    * Returns one extra row's worth of knowledge as `more`.
    */
   async listSynchronizations(opts: {
+    /** Now (ISO 8601 UTC, the movable clock): an `InProgress` run due by then lists as `Succeeded`, with its planned end and duration. */
+    now: string;
     /** The provider share's runs (scoped by the provider tenant) … */
     shareIdLower?: string;
     tenantId?: string;
@@ -236,9 +228,26 @@ export class DataShareStore {
     offset: number;
     limit: number;
   }): Promise<{ value: ShareSynchronization[]; more: boolean }> {
-    let q = this.db.selectFrom('datashare_synchronizations').selectAll();
-    if (opts.shareSubscriptionIdLower !== undefined) q = q.where('share_subscription_id_lower', '=', opts.shareSubscriptionIdLower);
-    else q = q.where('tenant_id', '=', opts.tenantId!).where('share_id_lower', '=', opts.shareIdLower!);
+    // The runs of the share (or share subscription) as of `now`: a due InProgress run reads as completed.
+    const due = sql<SqlBool>`(status = 'InProgress' and due_at <= ${opts.now})`;
+    let runs = this.db
+      .selectFrom('datashare_synchronizations')
+      .select([
+        'seq',
+        'synchronization_id',
+        'synchronization_mode',
+        'start_time',
+        'consumer_name',
+        'consumer_email',
+        'consumer_tenant_name',
+        sql<string>`case when ${due} then 'Succeeded' else status end`.as('status'),
+        sql<string>`case when ${due} then 'Synchronization completed.' else message end`.as('message'),
+        sql<string>`case when ${due} then due_at else end_time end`.as('end_time'),
+        sql<number>`case when ${due} then planned_duration_ms else duration_ms end`.as('duration_ms'),
+      ]);
+    if (opts.shareSubscriptionIdLower !== undefined) runs = runs.where('share_subscription_id_lower', '=', opts.shareSubscriptionIdLower);
+    else runs = runs.where('tenant_id', '=', opts.tenantId!).where('share_id_lower', '=', opts.shareIdLower!);
+    let q = this.db.selectFrom(runs.as('runs')).selectAll();
     if (opts.filter) q = q.where(opts.filter);
     if (opts.orderBy.length === 0) q = q.orderBy('start_time', 'desc').orderBy('seq', 'desc');
     else {

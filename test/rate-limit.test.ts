@@ -1,0 +1,100 @@
+/**
+ * The rate limiter and the store's statement handling on the real database (SQLite, or
+ * PostgreSQL when STRATUS_TEST_DATABASE_URL is set):
+ * - on PostgreSQL two stores on one schema (as two instances) count one budget: the
+ *   limit holds exactly across them, and `rate_limits` is an unlogged table;
+ * - on SQLite the budget is counted in memory, written behind, and a window survives
+ *   closing and reopening the store (a restart);
+ * - the same SQL text runs from one prepared statement (SQLite: the cached statement;
+ *   PostgreSQL: one named statement in `pg_prepared_statements`).
+ */
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { sql } from 'kysely';
+import SQLite from 'better-sqlite3';
+import { cachingSqlite, openStore, type Store } from '../src/store/db.ts';
+import { RateLimiter, rateLimitMigrations } from '../src/core/rate-limit.ts';
+
+const dbUrl = process.env.STRATUS_TEST_DATABASE_URL;
+const schema = `t_${randomBytes(6).toString('hex')}`;
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'stratus-ratelimit-'));
+const opened: Store[] = [];
+
+async function open(): Promise<Store> {
+  const s = dbUrl ? await openStore({ databaseUrl: dbUrl, databaseSchema: schema }) : await openStore({ sqliteFile: path.join(dir, 'stratus.db') });
+  await s.migrate(rateLimitMigrations);
+  opened.push(s);
+  return s;
+}
+
+after(async () => {
+  for (const s of opened) await s.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+  if (dbUrl) {
+    const c = new pg.Client({ connectionString: dbUrl });
+    await c.connect();
+    await c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+    await c.end();
+  }
+});
+
+test('a budget is counted once across instances (PostgreSQL) or across a restart (SQLite)', async () => {
+  const bucket = `test:${randomBytes(4).toString('hex')}`;
+  const a = await open();
+  const limiterA = new RateLimiter(a.db);
+  if (dbUrl) {
+    const b = await open();
+    const limiterB = new RateLimiter(b.db);
+    // 10 requests spread over both instances, 7 allowed: exactly 7 pass, whichever instance answers.
+    const decisions = await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 ? limiterA : limiterB).hit(bucket, 7, 600)));
+    assert.equal(decisions.filter((d) => d.allowed).length, 7);
+    assert.equal((await limiterB.peek(bucket, 7, 600)).remaining, 0);
+    assert.equal((await limiterA.peek(bucket, 7, 600)).allowed, false);
+    const kind = await sql<{ p: string }>`select relpersistence as p from pg_class where oid = 'rate_limits'::regclass`.execute(a.db);
+    assert.equal(kind.rows[0]!.p, 'u', 'rate_limits is UNLOGGED');
+  } else {
+    for (let i = 0; i < 3; i++) assert.equal((await limiterA.hit(bucket, 5, 600)).remaining, 4 - i);
+    // Nothing is written per request: the table still holds no row of the bucket.
+    assert.equal((await a.db.selectFrom('rate_limits').select('count').where('bucket', '=', bucket).execute()).length, 0);
+    await limiterA.close();
+    await a.close();
+    const again = await open();
+    const limiter = new RateLimiter(again.db);
+    assert.equal((await limiter.peek(bucket, 5, 600)).remaining, 2);
+    assert.equal((await limiter.hit(bucket, 5, 600)).remaining, 1);
+    assert.equal((await limiter.hit(bucket, 5, 600)).remaining, 0);
+    const over = await limiter.hit(bucket, 5, 600);
+    assert.equal(over.allowed, false);
+    assert.ok(over.retryAfterSeconds >= 1 && over.retryAfterSeconds <= 600);
+    await limiter.clear();
+    assert.equal((await limiter.hit(bucket, 5, 600)).remaining, 4);
+  }
+});
+
+test('one SQL text runs from one prepared statement', async () => {
+  if (dbUrl) {
+    const s = await open();
+    for (let i = 0; i < 3; i++) await s.db.selectFrom('rate_limits').select('count').where('bucket', '=', `b${i}`).execute();
+    // Every connection of the pool that ran it holds the statement once, by one name.
+    const r = await sql<{ name: string; statement: string }>`select name, statement from pg_prepared_statements where statement like '%from "rate_limits" where "bucket" = $1'`.execute(s.db);
+    assert.ok(r.rows.length >= 1);
+    assert.equal(new Set(r.rows.map((x) => x.name)).size, 1);
+  } else {
+    const database = new SQLite(':memory:');
+    const db = cachingSqlite(database);
+    const one = db.prepare('select 1 as x where 1 = ?');
+    assert.equal(db.prepare('select 1 as x where 1 = ?'), one);
+    assert.notEqual(db.prepare('select 2 as x where 1 = ?'), one);
+    // A statement still being iterated is not handed out again.
+    const it = (one as any).iterate([1]);
+    it.next();
+    assert.notEqual(db.prepare('select 1 as x where 1 = ?'), one);
+    it.return();
+    database.close();
+  }
+});
