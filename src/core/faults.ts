@@ -11,6 +11,7 @@
 import picomatch from 'picomatch';
 import { ApiError, type Family } from './errors.ts';
 import { newUuid } from './ids.ts';
+import { seededRandom } from './random.ts';
 
 /** Family names a rule may match; `identity` is the identity provider, `arm` includes data share. */
 export const faultFamilies = ['arm', 'analytics', 'platform', 'mail', 'wopi', 'identity'] as const;
@@ -62,18 +63,6 @@ interface LiveRule extends FaultRule {
   next(): number;
 }
 
-/** mulberry32: a small, well-known seeded generator; returns floats in [0, 1). */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** The fault family of a request's family: data share is resource manager, oauth is identity. */
 function faultFamilyOf(family: Family): FaultFamily | undefined {
   if (family === 'datashare') return 'arm';
@@ -107,7 +96,7 @@ export class FaultInjector {
       misses: 0,
       createdAt: nowIso,
       test: glob ?? (() => true),
-      next: mulberry32(seed),
+      next: seededRandom(seed),
     };
     this.rules.push(rule);
     return this.view(rule);

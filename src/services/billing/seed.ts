@@ -17,7 +17,7 @@ import { stableUuid } from '../../core/ids.ts';
 import { demoAdmin, demoManagedIdentity, demoTenant, otherTenant, otherUser } from '../../seed/demo.ts';
 import { creditTypes } from './fields.ts';
 import type { BillingAccount, BillingProfile, BillingRole, Invoice, InvoiceSection, Transaction, TransactionProperties } from './model.ts';
-import { seededRandom } from '../../seed/random.ts';
+import { seededRandom } from '../../core/random.ts';
 
 /** A billing account with everything under it. */
 export interface DemoBillingAccount {

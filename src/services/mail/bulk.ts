@@ -8,7 +8,7 @@
  * of a few thousand rows. Deterministic for a given seed (ids are random).
  */
 import type { Kysely } from 'kysely';
-import { seededRandom } from '../../seed/random.ts';
+import { seededRandom } from '../../core/random.ts';
 import { conversationIndex, newConversationId, newImmutableId, newMessageId } from './ids.ts';
 import { emptyDoc, wrapHtml, type MessageDoc, type MessageRecord, type Recipient } from './message.ts';
 import { messageColumns, openMailbox, type Mailbox } from './store.ts';

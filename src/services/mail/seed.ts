@@ -11,7 +11,7 @@ import { toJson } from '../../store/db.ts';
 import { conversationIndex, newAttachmentId, newConversationId, newImmutableId, newMessageId } from './ids.ts';
 import { emptyDoc, wrapHtml, type MessageDoc, type MessageRecord, type Recipient } from './message.ts';
 import { messageColumns, openMailbox, type Mailbox } from './store.ts';
-import { seededRandom } from '../../seed/random.ts';
+import { seededRandom } from '../../core/random.ts';
 
 const rng = seededRandom;
 

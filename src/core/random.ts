@@ -1,6 +1,7 @@
 /**
- * A small seeded pseudo-random generator (mulberry32) for deterministic demo data: the same
- * seed always yields the same sequence, so tests can compute the right answers from the seed.
+ * A small seeded pseudo-random generator (mulberry32) for deterministic demo data and replayable
+ * fault rules: the same seed always yields the same sequence, so tests can compute the right
+ * answers from the seed.
  */
 
 /**
