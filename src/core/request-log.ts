@@ -139,9 +139,37 @@ export function isConsolePath(path: string): boolean {
   return p.startsWith('/_stratus/console') || p.startsWith('/_stratus/requests');
 }
 
+/**
+ * What the request path keeps of a finished request: references and numbers only. Redaction,
+ * JWT decoding, header copies and body text are made when the entry is first read
+ * ({@link RequestLog.list}, {@link RequestLog.get}, a live subscriber), so a request nobody
+ * looks at costs a few field copies.
+ */
+interface RawEntry {
+  seq: number;
+  id: string;
+  timeMs: number;
+  family: string;
+  method: string;
+  url: string;
+  status: number;
+  durationMs: number;
+  requestHeaders: Record<string, unknown>;
+  responseHeaders: Record<string, unknown>;
+  requestBody: unknown;
+  /** Said instead of the body when it was not kept (too large, or of unknown size). */
+  requestNote: string | undefined;
+  requestType: string;
+  requestLength: number | undefined;
+  responseBody: unknown;
+  responseType: string;
+  responseLength: number | undefined;
+  entry?: RequestEntry;
+}
+
 /** The ring buffer and its live subscribers. */
 export class RequestLog {
-  private readonly ring: (RequestEntry | undefined)[];
+  private readonly ring: (RawEntry | undefined)[];
   private next = 0;
   private seq = 0;
   private readonly listeners = new Set<(e: RequestEntry) => void>();
@@ -157,13 +185,14 @@ export class RequestLog {
   }
 
   /** Adds an entry (overwriting the oldest when full) and tells the subscribers. */
-  add(e: Omit<RequestEntry, 'seq'>): RequestEntry {
-    const entry = { seq: ++this.seq, ...e };
-    if (this.size === 0) return entry;
-    this.ring[this.next] = entry;
+  private add(raw: RawEntry): void {
+    if (this.size === 0) return;
+    this.ring[this.next] = raw;
     this.next = (this.next + 1) % this.size;
-    for (const l of this.listeners) l(entry);
-    return entry;
+    if (this.listeners.size) {
+      const entry = this.materialise(raw);
+      for (const l of this.listeners) l(entry);
+    }
   }
 
   /** Entries newest first, filtered. */
@@ -171,8 +200,9 @@ export class RequestLog {
     const out: RequestEntry[] = [];
     const limit = f.limit ?? this.size;
     for (let i = 1; i <= this.size && out.length < limit; i++) {
-      const e = this.ring[(this.next - i + this.size * 2) % this.size];
-      if (!e) break;
+      const raw = this.ring[(this.next - i + this.size * 2) % this.size];
+      if (!raw) break;
+      const e = this.materialise(raw);
       if (matches(e, f)) out.push(e);
     }
     return out;
@@ -180,7 +210,7 @@ export class RequestLog {
 
   /** The entry with this request id, while it is still in the buffer. */
   get(id: string): RequestEntry | undefined {
-    for (const e of this.ring) if (e && e.id === id) return e;
+    for (const raw of this.ring) if (raw && raw.id === id) return this.materialise(raw);
     return undefined;
   }
 
@@ -190,29 +220,69 @@ export class RequestLog {
     return () => this.listeners.delete(fn);
   }
 
-  /** Builds the entry of a finished request (redacted). */
+  /** Keeps what a finished request's entry is made of (no redaction or copies of text yet). */
   record(req: FastifyRequest, reply: FastifyReply, responseBody: unknown): void {
-    const url = req.raw.url ?? req.url;
-    const path = url.split('?')[0]!;
-    const reqType = String(req.headers['content-type'] ?? '');
-    const resType = String(reply.getHeader('content-type') ?? '');
+    if (this.size === 0) return;
     const reqLen = req.headers['content-length'] !== undefined ? Number(req.headers['content-length']) : undefined;
     const resLenHeader = reply.getHeader('content-length');
+    // A body is kept by reference only when it is known to be small; else only a note of its size.
+    const body = req.body;
+    let requestBody: unknown;
+    let requestNote: string | undefined;
+    if (typeof body === 'string' || Buffer.isBuffer(body)) {
+      if (body.length <= maxLoggedBodyBytes) requestBody = body;
+      else requestNote = `[${body.length} ${typeof body === 'string' ? 'characters' : 'bytes'}, not kept]`;
+    } else if (body !== undefined && body !== null) {
+      if (reqLen !== undefined && reqLen <= maxLoggedBodyBytes) requestBody = body;
+      else requestNote = reqLen !== undefined ? `[${reqLen} bytes, not kept]` : '[body of unknown size, not kept]';
+    }
     this.add({
+      seq: ++this.seq,
       id: req.id,
-      time: new Date().toISOString(),
+      timeMs: Date.now(),
       family: familyOf(req),
       method: req.method,
-      url: redactUrl(url, this.controlKey),
-      path: redactUrl(path, this.controlKey),
+      url: req.raw.url ?? req.url,
       status: reply.statusCode,
       durationMs: Math.round(reply.elapsedTime * 100) / 100,
-      ...callerOf(req.headers.authorization),
-      requestHeaders: headerRecord(req.headers as Record<string, unknown>, this.controlKey),
-      responseHeaders: headerRecord(reply.getHeaders() as Record<string, unknown>, this.controlKey),
-      requestBody: bodyText(req.body, reqType, reqLen, this.controlKey),
-      responseBody: bodyText(responseBody, resType, resLenHeader !== undefined ? Number(resLenHeader) : undefined, this.controlKey),
+      requestHeaders: req.headers as Record<string, unknown>,
+      responseHeaders: reply.getHeaders() as Record<string, unknown>,
+      requestBody,
+      requestNote,
+      requestType: String(req.headers['content-type'] ?? ''),
+      requestLength: reqLen,
+      responseBody,
+      responseType: String(reply.getHeader('content-type') ?? ''),
+      responseLength: resLenHeader !== undefined ? Number(resLenHeader) : undefined,
     });
+  }
+
+  /** The redacted entry of a raw record, made once. */
+  private materialise(raw: RawEntry): RequestEntry {
+    if (raw.entry) return raw.entry;
+    const k = this.controlKey;
+    const path = raw.url.split('?')[0]!;
+    const auth = raw.requestHeaders.authorization;
+    raw.entry = {
+      seq: raw.seq,
+      id: raw.id,
+      time: new Date(raw.timeMs).toISOString(),
+      family: raw.family,
+      method: raw.method,
+      url: redactUrl(raw.url, k),
+      path: redactUrl(path, k),
+      status: raw.status,
+      durationMs: raw.durationMs,
+      ...callerOf(typeof auth === 'string' ? auth : undefined),
+      requestHeaders: headerRecord(raw.requestHeaders, k),
+      responseHeaders: headerRecord(raw.responseHeaders, k),
+      requestBody: raw.requestNote ?? bodyText(raw.requestBody, raw.requestType, raw.requestLength, k),
+      responseBody: bodyText(raw.responseBody, raw.responseType, raw.responseLength, k),
+    };
+    // The references are no longer needed once the entry is made.
+    raw.requestHeaders = raw.responseHeaders = {};
+    raw.requestBody = raw.responseBody = undefined;
+    return raw.entry;
   }
 }
 
