@@ -389,9 +389,6 @@ export async function buildApp(config: Config): Promise<BuiltApp> {
     return payload;
   });
 
-  // Request logging (issue 9, item 6): at `info` one summary line per request (method, path,
-  // status, ms; the request id is the line's `reqId`); at `debug` the request's headers and
-  // query too. Nothing per request at `warn` and above (the hook is not even installed).
   // One line per request at `debug` (method, path, status, ms, request id, query and headers);
   // nothing per request at `info` and above: measured, the line cost about 40 % of the
   // throughput of the lightest routes (bench/README.md). The console and `stratus requests`
