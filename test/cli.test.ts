@@ -14,7 +14,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import pg from 'pg';
+import { dropSchemas } from './helpers/server.ts';
 import { demoSubscription } from '../src/seed/demo.ts';
 
 const run = promisify(execFile);
@@ -60,12 +60,7 @@ after(async () => {
   child?.kill('SIGINT');
   await new Promise((r) => child?.once('exit', r));
   fs.rmSync(dataDir, { recursive: true, force: true });
-  if (dbUrl && schema) {
-    const c = new pg.Client({ connectionString: dbUrl });
-    await c.connect();
-    await c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-    await c.end();
-  }
+  await dropSchemas(dbUrl, schema);
 });
 
 test('`stratus token` signs for the running server on its OS-chosen port; the token works', async () => {

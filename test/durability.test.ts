@@ -20,7 +20,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import pg from 'pg';
+import { dropSchemas } from './helpers/server.ts';
 import { Agent, fetch as undiciFetch } from 'undici';
 import { identities } from './helpers/auth.ts';
 import { demoTenant } from '../src/seed/demo.ts';
@@ -113,12 +113,7 @@ after(async () => {
     await exited(current);
   }
   fs.rmSync(dataDir, { recursive: true, force: true });
-  if (dbUrl && schema) {
-    const c = new pg.Client({ connectionString: dbUrl });
-    await c.connect();
-    await c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-    await c.end();
-  }
+  await dropSchemas(dbUrl, schema);
 });
 
 test('a PATCH answered 200 survives kill -9; a token issued before verifies after', async () => {

@@ -6,7 +6,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import pg from 'pg';
+import { dropSchemas } from './helpers/server.ts';
 import { openStore, type Store } from '../src/store/db.ts';
 import { parseFilter, parseOrderBy, compileFilter, compileOrderBy, filterProperties, ODataError, type FieldMap } from '../src/core/odata/index.ts';
 
@@ -49,12 +49,7 @@ before(async () => {
 
 after(async () => {
   await store.close();
-  if (dbUrl && schema) {
-    const c = new pg.Client({ connectionString: dbUrl });
-    await c.connect();
-    await c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-    await c.end();
-  }
+  await dropSchemas(dbUrl, schema);
 });
 
 async function ids(filter: string, orderby = 'id'): Promise<number[]> {

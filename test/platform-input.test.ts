@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 import { appToken } from './helpers/auth.ts';
 import { platformDemoWorkspace } from '../src/services/platform/seed.ts';
-import { assertPlatformError, b64, call, definition, uniqueName, type Call } from './helpers/platform.ts';
+import { assertPlatformError, b64, call, definition, toCall, uniqueName, type Call } from './helpers/platform.ts';
 
 const ws = platformDemoWorkspace.id;
 const esPath = `/v1/workspaces/${ws}/eventstreams`;
@@ -21,15 +21,7 @@ const esPath = `/v1/workspaces/${ws}/eventstreams`;
 async function raw(base: string, method: string, path: string, token: string, body: string | undefined, contentType?: string): Promise<Call> {
   const headers: Record<string, string> = { authorization: `Bearer ${token}` };
   if (contentType) headers['content-type'] = contentType;
-  const res = await fetch(`${base}${path}`, { method, headers, body });
-  const text = await res.text();
-  let parsed: any;
-  try {
-    parsed = text ? JSON.parse(text) : undefined;
-  } catch {
-    parsed = undefined;
-  }
-  return { status: res.status, body: parsed, text, headers: res.headers };
+  return toCall(await fetch(`${base}${path}`, { method, headers, body }));
 }
 
 /** A 400 `InvalidInput` whose single `InvalidParameter` detail matches `detail`. */

@@ -14,7 +14,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import pg from 'pg';
+import { dropSchemas } from './helpers/server.ts';
 import { sql } from 'kysely';
 import SQLite from 'better-sqlite3';
 import { cachingSqlite, openStore, type Store } from '../src/store/db.ts';
@@ -35,12 +35,7 @@ async function open(): Promise<Store> {
 after(async () => {
   for (const s of opened) await s.close();
   fs.rmSync(dir, { recursive: true, force: true });
-  if (dbUrl) {
-    const c = new pg.Client({ connectionString: dbUrl });
-    await c.connect();
-    await c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-    await c.end();
-  }
+  await dropSchemas(dbUrl, schema);
 });
 
 test('a budget is counted once across instances (PostgreSQL) or across a restart (SQLite)', async () => {

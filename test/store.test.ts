@@ -6,7 +6,7 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import pg from 'pg';
+import { dropSchemas } from './helpers/server.ts';
 import type { Kysely } from 'kysely';
 import { openStore, type Migrations, type Store } from '../src/store/db.ts';
 
@@ -24,12 +24,7 @@ async function freshStore(): Promise<Store> {
 
 after(async () => {
   for (const s of stores) await s.close();
-  if (dbUrl) {
-    const c = new pg.Client({ connectionString: dbUrl });
-    await c.connect();
-    for (const s of schemas) await c.query(`DROP SCHEMA IF EXISTS ${s} CASCADE`);
-    await c.end();
-  }
+  await dropSchemas(dbUrl, ...schemas);
 });
 
 const table = (name: string) => ({ async up(db: Kysely<any>) { await db.schema.createTable(name).addColumn('id', 'integer', (c) => c.primaryKey()).execute(); } });

@@ -16,7 +16,11 @@ export async function call(base: string, method: string, path: string, token?: s
   const headers: Record<string, string> = {};
   if (token !== undefined) headers.authorization = `Bearer ${token}`;
   if (body !== undefined) headers['content-type'] = 'application/json';
-  const res = await fetch(path.startsWith('http') ? path : `${base}${path}`, { method, headers, body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body) });
+  return toCall(await fetch(path.startsWith('http') ? path : `${base}${path}`, { method, headers, body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body) }));
+}
+
+/** A response as a {@link Call}: status, body parsed when it is JSON, the text and the headers. */
+export async function toCall(res: Response): Promise<Call> {
   const text = await res.text();
   let parsed: any;
   try {

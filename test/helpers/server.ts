@@ -11,6 +11,19 @@ import pg from 'pg';
 import { loadConfig, type Settings, type Config } from '../../src/config.ts';
 import { start, type RunningServer } from '../../src/server.ts';
 
+/** Drops PostgreSQL test schemas (no-op without a database URL); used by every test that makes its own. */
+export async function dropSchemas(dbUrl: string | undefined, ...schemas: (string | undefined)[]): Promise<void> {
+  const names = schemas.filter((n): n is string => !!n);
+  if (!dbUrl || names.length === 0) return;
+  const c = new pg.Client({ connectionString: dbUrl });
+  await c.connect();
+  try {
+    for (const n of names) await c.query(`DROP SCHEMA IF EXISTS ${n} CASCADE`);
+  } finally {
+    await c.end();
+  }
+}
+
 /** A server under test. */
 export interface TestServer {
   /** HTTPS origin, e.g. `https://localhost:41234` (also the public URL). */
@@ -88,12 +101,7 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
     async close() {
       await server.close();
       fs.rmSync(dataDir, { recursive: true, force: true });
-      if (dbUrl && schema && ownsSchema) {
-        const c = new pg.Client({ connectionString: dbUrl });
-        await c.connect();
-        await c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-        await c.end();
-      }
+      if (ownsSchema) await dropSchemas(dbUrl, schema);
     },
   };
   return t;

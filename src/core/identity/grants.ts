@@ -150,13 +150,20 @@ export class Grants {
    * its grant; `undefined` when unknown, already used, revoked or expired.
    */
   async redeemRefreshToken(token: string): Promise<RefreshGrant | undefined> {
-    const hash = secretHash(token);
-    const row = await this.db.selectFrom('refresh_tokens').selectAll().where('token_hash', '=', hash).executeTakeFirst();
-    if (!row) return undefined;
-    const del = await this.db.deleteFrom('refresh_tokens').where('token_hash', '=', hash).executeTakeFirst();
-    if (Number(del.numDeletedRows) !== 1) return undefined; // a concurrent use won
-    if (Number(row.expires_at) <= nowSeconds()) return undefined;
+    const row = await this.takeOnce('refresh_tokens', 'token_hash', secretHash(token));
+    if (!row || Number(row.expires_at) <= nowSeconds()) return undefined;
     return { userId: row.user_id, appId: row.app_id, scope: row.scope };
+  }
+
+  /**
+   * Reads and deletes the row of a single-use secret (refresh token, authorization code) by its
+   * hash; `undefined` when there is none or a concurrent use deleted it first.
+   */
+  private async takeOnce(table: 'refresh_tokens' | 'auth_codes', column: 'token_hash' | 'code_hash', hash: string): Promise<any | undefined> {
+    const row = await this.db.selectFrom(table).selectAll().where(column, '=', hash).executeTakeFirst();
+    if (!row) return undefined;
+    const del = await this.db.deleteFrom(table).where(column, '=', hash).executeTakeFirst();
+    return Number(del.numDeletedRows) === 1 ? row : undefined;
   }
 
   /** Revokes every refresh token of a user (password change). */
@@ -195,11 +202,8 @@ export class Grants {
 
   /** Redeems an authorization code (single use: deleted); `undefined` when unknown or already redeemed. */
   async redeemCode(code: string): Promise<CodeGrant | undefined> {
-    const hash = secretHash(code);
-    const r = await this.db.selectFrom('auth_codes').selectAll().where('code_hash', '=', hash).executeTakeFirst();
+    const r = await this.takeOnce('auth_codes', 'code_hash', secretHash(code));
     if (!r) return undefined;
-    const del = await this.db.deleteFrom('auth_codes').where('code_hash', '=', hash).executeTakeFirst();
-    if (Number(del.numDeletedRows) !== 1) return undefined;
     return {
       userId: r.user_id,
       appId: r.app_id,
