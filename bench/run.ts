@@ -22,7 +22,7 @@
  * same harness), `--cpu-prof <dir>` (Stratus runs with `node --cpu-prof` into that folder).
  * Results go to stdout as markdown tables. Scenarios whose probe does not answer 2xx are skipped.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -51,7 +51,6 @@ const seconds = Number(flags.seconds);
 const rounds = Number(flags.rounds);
 const connections = Number(flags.connections);
 const stratusDir = path.resolve(flags['stratus-dir']!);
-const tlsDir = path.resolve(here, '..', '.stratus-test/tls');
 
 const tenant = '9f3e1c2a-5b7d-4e8f-a1c3-0d2b4f6a8e01';
 const sub = '3c9a6f1e-2b8d-4e5a-9f7c-6d1e0a4b8c25';
@@ -117,7 +116,12 @@ async function stop(child: ChildProcess): Promise<void> {
 
 /** Starts one `stratus serve`; resolves when `/_stratus/health` answers. */
 async function startStratus(env: Record<string, string>, httpPort: number, httpsPort: number): Promise<ChildProcess> {
-  const args = [...(flags['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(flags['cpu-prof'])] : []), '--import', 'tsx', 'src/cli.ts', 'serve'];
+  // What users run: the compiled bundle (built when missing or stale); a checkout without the
+  // build script is served through tsx.
+  const bundle = fs.existsSync(path.join(stratusDir, 'scripts/build.mjs'));
+  if (bundle) execFileSync(process.execPath, ['scripts/build.mjs', '--if-needed'], { cwd: stratusDir, stdio: 'ignore' });
+  const entry = bundle ? ['dist/stratus.mjs', 'serve'] : ['--import', 'tsx', 'src/cli.ts', 'serve'];
+  const args = [...(flags['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(flags['cpu-prof'])] : []), ...entry];
   const child = spawn(process.execPath, args, {
     cwd: stratusDir,
     env: { ...process.env, ...env, STRATUS_HTTP_PORT: String(httpPort), STRATUS_HTTPS_PORT: String(httpsPort) },
@@ -206,8 +210,6 @@ async function benchConfig(db: 'sqlite' | 'postgres', instances: number): Promis
             STRATUS_DATA_DIR: dataDir,
             STRATUS_PUBLIC_URL: publicUrl,
             STRATUS_LOG_LEVEL: flags['log-level']!,
-            STRATUS_TLS_CERT: path.join(tlsDir, 'server.pem'),
-            STRATUS_TLS_KEY: path.join(tlsDir, 'server-key.pem'),
             // Benchmarks measure throughput, not throttling (budgets are still counted).
             STRATUS_ANALYTICS_REQUESTS_PER_WINDOW: '1000000000',
             STRATUS_MAIL_REQUESTS_PER_WINDOW: '1000000000',
