@@ -18,7 +18,7 @@ import { CacheHub, cacheMigrations } from './core/cache.ts';
 import { directoryMigrations } from './core/identity/directory.ts';
 import { registerIdentityRoutes } from './core/identity/routes.ts';
 import { RateLimiter, rateLimitMigrations } from './core/rate-limit.ts';
-import { ApiError, invalidBodyCode, notFoundCode, renderError, type Family } from './core/errors.ts';
+import { ApiError, errors, renderError, type Family } from './core/errors/index.ts';
 import { familyOf, familyOfPath } from './core/family.ts';
 import { badTextPath, isBadText, surrogatePath, jsonDepthExceeds, maxJsonDepth, repeatedParameter } from './core/input.ts';
 import { nowIso } from './core/clock.ts';
@@ -423,23 +423,23 @@ export async function buildApp(config: Config): Promise<BuiltApp> {
       apiError =
         family === 'platform'
           ? new ApiError(400, 'InvalidInput', 'The request has an invalid input', { details: [{ code: 'InvalidParameter', message: error.message }], isRetriable: false })
-          : new ApiError(400, family === 'mail' ? 'RequestBodyRead' : invalidBodyCode[family], error.message);
+          : new ApiError(400, family === 'mail' ? 'RequestBodyRead' : errors[family].entries.invalidBody.code, error.message);
     } else if (error.code === '22021' || error.code === '22P05') {
       // Last line behind the input guards: text PostgreSQL cannot store (NUL, bad encoding) is the caller's 400, not a 500.
-      apiError = new ApiError(400, family === 'platform' ? 'InvalidInput' : invalidBodyCode[family], 'The request contains characters that cannot be stored (U+0000 or invalid text).');
+      apiError = new ApiError(400, family === 'platform' ? 'InvalidInput' : errors[family].entries.invalidBody.code, 'The request contains characters that cannot be stored (U+0000 or invalid text).');
     } else if (error.validation || error.code === 'STRATUS_INVALID_JSON' || error.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || error.code === 'FST_ERR_CTP_INVALID_JSON_BODY') {
       const text = error.validation ? `The ${error.validationContext ?? 'request'} is invalid: ${error.message}` : error.message;
       apiError =
         family === 'platform'
           ? // The platform's malformed-input shape (reference §4.1; live bodies): InvalidInput with one InvalidParameter detail.
             new ApiError(400, 'InvalidInput', 'The request has an invalid input', { details: [{ code: 'InvalidParameter', message: text }], isRetriable: false })
-          : new ApiError(400, invalidBodyCode[family], text);
+          : errors[family].invalidBody({ message: text });
     } else if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
-      apiError = new ApiError(415, family === 'arm' ? 'UnsupportedMediaType' : invalidBodyCode[family], `The content media type '${req.headers['content-type'] ?? ''}' is not supported.`);
+      apiError = new ApiError(415, family === 'arm' ? 'UnsupportedMediaType' : errors[family].entries.invalidBody.code, `The content media type '${req.headers['content-type'] ?? ''}' is not supported.`);
     } else if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
       apiError = new ApiError(413, family === 'mail' ? 'ErrorRequestEntityTooLarge' : 'RequestEntityTooLarge', 'The request body is too large.');
     } else if (typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500) {
-      apiError = new ApiError(error.statusCode, invalidBodyCode[family], error.message);
+      apiError = new ApiError(error.statusCode, errors[family].entries.invalidBody.code, error.message);
     } else {
       req.log.error({ err: error }, 'unhandled error');
       apiError = new ApiError(500, family === 'mail' ? 'generalException' : family === 'oauth' ? 'server_error' : 'InternalServerError', 'An internal error occurred; the request was not completed.');
@@ -487,7 +487,7 @@ export async function buildApp(config: Config): Promise<BuiltApp> {
           ? `Resource not found for the segment '${pathOnly!.split('/').filter(Boolean).pop() ?? ''}'.`
           : `No route matches ${req.method} ${pathOnly}.`;
     const status = family === 'mail' ? 400 : 404;
-    return sendError(family, new ApiError(status, notFoundCode[family], message), req, reply);
+    return sendError(family, new ApiError(status, errors[family].entries.routeNotFound.code, message), req, reply);
   });
 
   registerIdentityRoutes(app, identity, () => origin);

@@ -11,7 +11,7 @@ import { demoTenant, otherTenant } from '../src/seed/demo.ts';
 import { demoDataflows, demoWorkspace, tenantReaderApp, type DemoDataflow } from '../src/services/analytics/seed.ts';
 import { checkAdminAccess } from '../src/services/analytics/routes.ts';
 import type { Principal } from '../src/core/identity/identity.ts';
-import { ApiError } from '../src/core/errors.ts';
+import { ApiError } from '../src/core/errors/index.ts';
 
 const path = '/v1.0/myorg/admin/dataflows';
 const all = demoDataflows();

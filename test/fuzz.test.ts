@@ -21,7 +21,7 @@ import { demoSubscription, demoTenant } from '../src/seed/demo.ts';
 import { platformDemoWorkspace } from '../src/services/platform/seed.ts';
 import { familyOfPath } from '../src/core/family.ts';
 import { isControlPath, isPublicControlRoute, normalizePath } from '../src/core/control-key.ts';
-import type { Family } from '../src/core/errors.ts';
+import type { Family } from '../src/core/errors/index.ts';
 
 const seed = Number(process.env.STRATUS_FUZZ_SEED ?? 1124);
 const runs = Number(process.env.STRATUS_FUZZ_RUNS ?? 1200);

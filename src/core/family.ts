@@ -4,7 +4,7 @@
  * config (`{ config: { family: 'datashare' } }`), which wins.
  */
 import type { FastifyRequest } from 'fastify';
-import type { Family } from './errors.ts';
+import type { Family } from './errors/index.ts';
 
 /** The family that owns `path` by its prefix. */
 export function familyOfPath(path: string): Family {

@@ -9,7 +9,7 @@
  * so a test that gives `seed` replays the same sequence of hits and misses.
  */
 import picomatch from 'picomatch';
-import { ApiError, type Family } from './errors.ts';
+import { ApiError, type Family } from './errors/index.ts';
 import { newUuid } from './ids.ts';
 import { seededRandom } from './random.ts';
 

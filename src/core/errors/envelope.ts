@@ -168,27 +168,3 @@ export function renderError(family: Family, err: ApiError, info: ErrorRequestInf
       };
   }
 }
-
-/** The error code each family uses for a request whose JSON body does not parse or fit the schema. */
-export const invalidBodyCode: Record<Family, string> = {
-  oauth: 'invalid_request',
-  arm: 'InvalidRequestContent',
-  datashare: 'InvalidRequestContent',
-  analytics: 'BadRequest',
-  platform: 'InvalidInput',
-  mail: 'BadRequest',
-  wopi: 'BadRequest',
-  control: 'BadRequest',
-};
-
-/** The error code each family uses for an unknown route. */
-export const notFoundCode: Record<Family, string> = {
-  oauth: 'invalid_request',
-  arm: 'NotFound',
-  datashare: 'NotFound',
-  analytics: 'NotFound',
-  platform: 'EntityNotFound',
-  mail: 'BadRequest',
-  wopi: 'NotFound',
-  control: 'NotFound',
-};

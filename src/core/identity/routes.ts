@@ -17,7 +17,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError } from '../errors.ts';
+import { ApiError } from '../errors/index.ts';
 import type { Identity, AudienceFamily } from './identity.ts';
 import { delegatedScopes, parseScopes, audienceUri, resolveResource, openIdScopes, clientInfo, pairwiseSubject, TokenError } from './identity.ts';
 import { deviceCodeIntervalSeconds, deviceCodeLifetimeSeconds, refreshTokenLifetimeSeconds } from './grants.ts';

@@ -9,7 +9,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
 import type { AppContext } from '../../context.ts';
-import { ApiError, type Family } from '../../core/errors.ts';
+import { ApiError, type Family } from '../../core/errors/index.ts';
 import { AuthFailure, authenticate } from '../../core/auth.ts';
 import type { Principal } from '../../core/identity/identity.ts';
 import { isUuid } from '../../core/ids.ts';

@@ -4,7 +4,7 @@
  * the policy record, and the one `$filter` form of the list.
  */
 import type { Principal } from '../../core/identity/identity.ts';
-import { ApiError } from '../../core/errors.ts';
+import { ApiError } from '../../core/errors/index.ts';
 import { isUuid, stableUuid } from '../../core/ids.ts';
 import { ODataError, parseFilter } from '../../core/odata/index.ts';
 import { ArmStore } from '../arm/store.ts';

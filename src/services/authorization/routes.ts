@@ -12,7 +12,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../context.ts';
 import { nowIso } from '../../core/clock.ts';
-import { ApiError } from '../../core/errors.ts';
+import { ApiError } from '../../core/errors/index.ts';
 import { armCheck, armErrors, armReader, type ArmCall } from '../arm/gateway.ts';
 import { isAuthorized, type RoleDefinition } from '../arm/rbac.ts';
 import { mergeRules } from './rules.ts';

@@ -5,7 +5,7 @@
  * Every error is an `ApiError` 400 `InvalidRoleManagementPolicy` whose message names the
  * offending path (`properties.rules[2].target.level`) and the allowed values.
  */
-import { ApiError } from '../../core/errors.ts';
+import { ApiError } from '../../core/errors/index.ts';
 import { isUuid } from '../../core/ids.ts';
 import { ruleFields, ruleTypes, type PolicyRule, type RuleTarget, type RuleType } from './defaults.ts';
 

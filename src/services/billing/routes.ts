@@ -11,7 +11,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Expression, SqlBool } from 'kysely';
 import type { AppContext } from '../../context.ts';
-import { ApiError } from '../../core/errors.ts';
+import { ApiError } from '../../core/errors/index.ts';
 import { absoluteUrl } from '../../core/paging.ts';
 import { compileFilter, compileOrderBy, ODataError, parseFilter, parseOrderBy, type CompiledOrderBy } from '../../core/odata/index.ts';
 import { armErrors, armRoute, type ArmCall } from '../arm/gateway.ts';

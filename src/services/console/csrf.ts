@@ -6,7 +6,7 @@
  * public URL.
  */
 import type { FastifyRequest } from 'fastify';
-import { ApiError } from '../../core/errors.ts';
+import { ApiError } from '../../core/errors/index.ts';
 
 /** The origin a request was addressed to (`http(s)://host[:port]`). */
 export function requestOrigin(req: FastifyRequest): string {

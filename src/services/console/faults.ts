@@ -5,7 +5,7 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../context.ts';
-import { ApiError } from '../../core/errors.ts';
+import { ApiError } from '../../core/errors/index.ts';
 import { consoleInternalHeader } from '../../core/request-log.ts';
 import { checkCsrf } from './csrf.ts';
 import { href, html, page, sendPage, table } from './html.ts';

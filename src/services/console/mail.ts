@@ -7,7 +7,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../context.ts';
-import { ApiError } from '../../core/errors.ts';
+import { ApiError } from '../../core/errors/index.ts';
 import { nowIso } from '../../core/clock.ts';
 import { folderCounts, getMessage, hiddenFromMailboxList, listChildFolders, messageFromRow, openMailbox, updateMessage, type FolderRow, type Mailbox } from '../mail/store.ts';
 import { listMessageRows } from '../mail/query.ts';

@@ -10,7 +10,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ServerResponse } from 'node:http';
 import { Type, type Static } from '@sinclair/typebox';
 import type { AppContext } from '../../context.ts';
-import { ApiError } from '../../core/errors.ts';
+import { ApiError } from '../../core/errors/index.ts';
 import type { RequestEntry, RequestFilter } from '../../core/request-log.ts';
 import { href, html, page, sendPage, table, type Safe } from './html.ts';
 

@@ -10,7 +10,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { AppContext, ServiceModule } from '../../context.ts';
 import { resetAll } from '../../seed/index.ts';
 import { advance, nowIso, offset } from '../../core/clock.ts';
-import { ApiError } from '../../core/errors.ts';
+import { ApiError } from '../../core/errors/index.ts';
 import { listOutboundMail } from '../mail/outbound.ts';
 import { demoTenant } from '../../seed/demo.ts';
 import { faultFamilies, type FaultRuleInput } from '../../core/faults.ts';

@@ -12,7 +12,7 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../context.ts';
-import { ApiError } from '../../core/errors.ts';
+import { ApiError } from '../../core/errors/index.ts';
 import { nowIso, nowMs } from '../../core/clock.ts';
 import { isUuid, newUuid, stableUuid } from '../../core/ids.ts';
 import { authenticate } from '../../core/auth.ts';

@@ -8,7 +8,7 @@
  */
 import type { Kysely } from 'kysely';
 import { randomBytes } from 'node:crypto';
-import { ApiError } from '../../core/errors.ts';
+import { ApiError } from '../../core/errors/index.ts';
 import { nowIso, nowMs } from '../../core/clock.ts';
 import { Directory } from '../../core/identity/directory.ts';
 import { conversationIndex, newChangeKey, newConversationId, newImmutableId, newMessageId } from './ids.ts';

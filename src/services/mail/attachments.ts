@@ -3,7 +3,7 @@
  * of a message, and the MIME rendering used by `$value`.
  */
 import type { Kysely } from 'kysely';
-import { ApiError } from '../../core/errors.ts';
+import { ApiError } from '../../core/errors/index.ts';
 import { nowIso } from '../../core/clock.ts';
 import { fromJson, toJson } from '../../store/db.ts';
 import { newAttachmentId, newChangeKey } from './ids.ts';

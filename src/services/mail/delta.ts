@@ -7,7 +7,7 @@
  * `changeType`) and are bound to the mailbox and folder.
  */
 import type { Kysely } from 'kysely';
-import { ApiError } from '../../core/errors.ts';
+import { ApiError } from '../../core/errors/index.ts';
 import { absoluteUrl, decodeToken, encodeToken } from '../../core/paging.ts';
 import { latestMailChangeSeq, mailChangesSince } from '../mailsync/changes.ts';
 import { messageFromRow, type FolderRow, type Mailbox } from './store.ts';

@@ -4,7 +4,7 @@
  * move, with counts computed in SQL so they always agree with the messages.
  */
 import type { Kysely } from 'kysely';
-import { ApiError } from '../../core/errors.ts';
+import { ApiError } from '../../core/errors/index.ts';
 import { nowIso } from '../../core/clock.ts';
 import { newFolderId } from './ids.ts';
 import { copyMessage, folderCounts, getFolder, messageFromRow, type FolderRow, type Mailbox } from './store.ts';

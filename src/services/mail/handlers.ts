@@ -4,7 +4,7 @@
  * attachments, open extensions and `$value`. Every write runs in one transaction with its
  * change-log entries.
  */
-import { ApiError } from '../../core/errors.ts';
+import { ApiError } from '../../core/errors/index.ts';
 import { nowIso } from '../../core/clock.ts';
 import type { MailRequest } from './routes.ts';
 import { contextUrl, destinationId, need, nextLink, paging, send } from './routes.ts';

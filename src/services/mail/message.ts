@@ -4,7 +4,7 @@
  * headers, draft-only properties) and rendering with `$select` and
  * `Prefer: outlook.body-content-type` (reference mail.md §2.3, §2.4, §3, §5).
  */
-import { ApiError } from '../../core/errors.ts';
+import { ApiError } from '../../core/errors/index.ts';
 
 /** `emailAddress` (reference §3). */
 export interface EmailAddress {

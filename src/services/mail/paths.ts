@@ -14,7 +14,7 @@
  * call to its name, so the routes see one shape whatever the spelling. {@link keySegment}
  * writes key syntax that this splitter reads back, for every link Stratus writes.
  */
-import { ApiError } from '../../core/errors.ts';
+import { ApiError } from '../../core/errors/index.ts';
 
 /** How a caller renders a splitter failure: the error code of its envelope (mail: `BadRequest`, subscriptions: `InvalidRequest`). */
 export interface SplitOptions {

@@ -6,7 +6,7 @@
  * query, next links absolute with `$skip` as the service writes them.
  */
 import { sql, type Kysely, type RawBuilder, type SelectQueryBuilder } from 'kysely';
-import { ApiError } from '../../core/errors.ts';
+import { ApiError } from '../../core/errors/index.ts';
 import { ODataError, compileFilter, compileOrderBy, filterProperties, parseFilter, parseOrderBy, type FieldMap, type FilterNode } from '../../core/odata/index.ts';
 import { fromJson, isPostgres } from '../../store/db.ts';
 import { selectableProperties } from './message.ts';

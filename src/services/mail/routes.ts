@@ -8,7 +8,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../context.ts';
-import { ApiError } from '../../core/errors.ts';
+import { ApiError } from '../../core/errors/index.ts';
 import { AuthFailure, authenticate } from '../../core/auth.ts';
 import { absoluteUrl } from '../../core/paging.ts';
 import type { Principal } from '../../core/identity/identity.ts';

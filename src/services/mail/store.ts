@@ -5,7 +5,7 @@
  * `created` in the new one). Every query is scoped by tenant and mailbox.
  */
 import type { Kysely } from 'kysely';
-import { ApiError } from '../../core/errors.ts';
+import { ApiError } from '../../core/errors/index.ts';
 import { nowIso } from '../../core/clock.ts';
 import { fromJson, toJson, bool } from '../../store/db.ts';
 import { recordMailChanges, type MailChange } from '../mailsync/changes.ts';

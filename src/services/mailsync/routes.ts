@@ -6,7 +6,7 @@
 import { signal } from '../../core/cache-bus.ts';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../context.ts';
-import { ApiError } from '../../core/errors.ts';
+import { ApiError } from '../../core/errors/index.ts';
 import { AuthFailure, authenticate } from '../../core/auth.ts';
 import { nowIso } from '../../core/clock.ts';
 import { newUuid, isUuid } from '../../core/ids.ts';

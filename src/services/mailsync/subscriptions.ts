@@ -4,7 +4,7 @@
  * parser and the validation handshake with the receiver.
  */
 import type { Kysely } from 'kysely';
-import { ApiError } from '../../core/errors.ts';
+import { ApiError } from '../../core/errors/index.ts';
 import { nowMs } from '../../core/clock.ts';
 import { newUuid } from '../../core/ids.ts';
 import { OutboundRefused, type OutboundGuard } from '../../core/outbound.ts';

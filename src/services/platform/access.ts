@@ -5,7 +5,7 @@
  */
 import type { FastifyRequest } from 'fastify';
 import type { AppContext } from '../../context.ts';
-import { ApiError } from '../../core/errors.ts';
+import { ApiError } from '../../core/errors/index.ts';
 import { authenticate, AuthFailure } from '../../core/auth.ts';
 import { isUuid } from '../../core/ids.ts';
 import { nowMs } from '../../core/clock.ts';

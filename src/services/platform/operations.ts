@@ -9,7 +9,7 @@
  * nothing lives in memory.
  */
 import type { AppContext } from '../../context.ts';
-import { ApiError } from '../../core/errors.ts';
+import { ApiError } from '../../core/errors/index.ts';
 import { nowMs } from '../../core/clock.ts';
 import { fromJson } from '../../store/db.ts';
 import { completeOperation, getOperation, type OperationRow } from './store.ts';

@@ -7,7 +7,7 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../context.ts';
-import { ApiError } from '../../core/errors.ts';
+import { ApiError } from '../../core/errors/index.ts';
 import { isUuid, newUuid } from '../../core/ids.ts';
 import { nowIso, nowMs } from '../../core/clock.ts';
 import { absoluteUrl, decodeToken, encodeToken } from '../../core/paging.ts';

@@ -18,7 +18,7 @@ import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { TypeCompiler, ValueErrorType, type ValueError } from '@sinclair/typebox/compiler';
 import { Errors } from '@sinclair/typebox/errors';
 import type { FastifyRequest, FastifySchemaCompiler } from 'fastify';
-import { ApiError } from '../../core/errors.ts';
+import { ApiError } from '../../core/errors/index.ts';
 
 /** A uuid in any case (the service accepts upper-case ids). */
 export const uuidPattern = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';

@@ -4,7 +4,7 @@
  * base64 whose JSON content fits the part) and the sensitivity label settings. Every
  * failure is an {@link ApiError} in the platform envelope.
  */
-import { ApiError } from '../../core/errors.ts';
+import { ApiError } from '../../core/errors/index.ts';
 import { isUuid } from '../../core/ids.ts';
 import { invalidInput, type CreateEventstreamBody, type DefinitionBody, type UpdateEventstreamBody } from './schemas.ts';
 

@@ -19,7 +19,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../context.ts';
-import { ApiError } from '../../core/errors.ts';
+import { ApiError } from '../../core/errors/index.ts';
 import { AuthFailure, bearerToken, verifyToken } from '../../core/auth.ts';
 import type { Principal } from '../../core/identity/identity.ts';
 import { ensureRootContainer, findContainer, issueWopiToken, verifyWopiToken, type RootContainer, type WopiGrant } from './store.ts';
