@@ -174,6 +174,19 @@ function answerConnect(req: http.IncomingMessage, socket: import('node:stream').
 }
 
 /** Sends `err` rendered in the envelope of `family` (status, headers, body or none). */
+let dateSecond = -1;
+let dateText = '';
+/** The `Date` header value (RFC 9110 IMF-fixdate), made once per second of the wall clock. */
+function httpDate(): string {
+  const ms = Date.now();
+  const second = Math.floor(ms / 1000);
+  if (second !== dateSecond) {
+    dateSecond = second;
+    dateText = new Date(second * 1000).toUTCString();
+  }
+  return dateText;
+}
+
 function sendError(family: Family, err: ApiError, req: FastifyRequest, reply: FastifyReply) {
   const client = req.headers?.['client-request-id'];
   const r = renderError(family, err, { requestId: req.id ?? newUuid(), clientRequestId: typeof client === 'string' && client ? client : undefined, date: nowIso() });
@@ -211,6 +224,9 @@ export async function buildApp(config: Config): Promise<BuiltApp> {
     // Fastify's two lines per request (incoming, completed) are replaced by one summary line (below).
     logController: new LogController({ disableRequestLogging: true }),
     genReqId: () => newUuid(),
+    // No child logger per request (pino's child costs a few microseconds on every request):
+    // request-scoped lines name their request id themselves.
+    childLoggerFactory: (logger: unknown) => logger,
     bodyLimit: 150 * 1024 * 1024,
     clientErrorHandler: answerClientError,
     // A request target in absolute form (`GET http://host/path`, RFC 9112 §3.2.2) is routed by its
@@ -278,17 +294,28 @@ export async function buildApp(config: Config): Promise<BuiltApp> {
   await identity.init();
   if (config.seed && !(await isSeeded(ctx))) await seedAll(ctx, modules);
 
+  // One onRequest hook, callback style (no promise per request), running in order: the control
+  // key check, injected faults, the request-head size limit.
+  app.addHook('onRequest', (req, reply, done) => {
+    if (refusedControl(req, reply)) return;
+    if (!ctx.faults.empty && injectedFault(req, reply, done)) return;
+    const tooLarge = headTooLarge(req);
+    if (tooLarge) return done(tooLarge);
+    done();
+  });
+
   // The control plane needs the control key, whatever the spelling of its path (issue 11 item 2).
   // Fast path: a URL without '%', '\\' or "_stratus" cannot normalise to a control path.
-  app.addHook('onRequest', async (req, reply) => {
+  // Returns true when it answered (401).
+  function refusedControl(req: FastifyRequest, reply: FastifyReply): boolean {
     const url = req.raw.url ?? '/';
-    if (!url.includes('%') && !url.includes('\\') && !/_stratus/i.test(url)) return;
+    if (!url.includes('%') && !url.includes('\\') && !/_stratus/i.test(url)) return false;
     const p = normalizePath(url);
-    if (!isControlPath(p) || isPublicControlRoute(req.method, p)) return;
-    if (hasControlKey(ctx.controlKey, req.headers.authorization, req.headers.cookie)) return;
+    if (!isControlPath(p) || isPublicControlRoute(req.method, p)) return false;
+    if (hasControlKey(ctx.controlKey, req.headers.authorization, req.headers.cookie)) return false;
     // The console link of the banner (`GET /_stratus/console?key=…`) signs the browser in.
-    if (isConsoleLogin(ctx.controlKey, req.method, p, url)) return;
-    return sendError(
+    if (isConsoleLogin(ctx.controlKey, req.method, p, url)) return false;
+    void sendError(
       'control',
       new ApiError(401, 'Unauthorized', 'The control plane needs the control key: Authorization: Bearer <control key> (STRATUS_CONTROL_KEY or <data dir>/control.key).', {
         headers: { 'WWW-Authenticate': 'Bearer realm="stratus-control"' },
@@ -296,21 +323,20 @@ export async function buildApp(config: Config): Promise<BuiltApp> {
       req,
       reply,
     );
-  });
+    return true;
+  }
 
-  registerRequestLog(app, ctx.requestLog);
-
-  // Injected faults (issue 12 item 2): never on the control plane; nothing to do without rules.
-  app.addHook('onRequest', async (req, reply) => {
-    if (ctx.faults.empty) return;
+  // Injected faults (issue 12 item 2): never on the control plane. Returns true when the fault
+  // took over the request (an answer, a reset, or a delay that calls `done` later).
+  function injectedFault(req: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void): boolean {
     const family = familyOf(req);
-    if (family === 'control') return;
+    if (family === 'control') return false;
     const hit = ctx.faults.pick(family, req.method, (req.raw.url ?? '/').split('?')[0]!);
-    if (!hit) return;
+    if (!hit) return false;
     const e = hit.effect;
     if ('delayMs' in e) {
-      await new Promise((resolve) => setTimeout(resolve, e.delayMs));
-      return;
+      setTimeout(() => done(), e.delayMs);
+      return true;
     }
     if ('reset' in e) {
       reply.hijack();
@@ -322,10 +348,26 @@ export async function buildApp(config: Config): Promise<BuiltApp> {
       } catch {
         socket.destroy();
       }
-      return reply;
+      return true;
     }
-    return sendError(family, faultError(family, e), req, reply);
-  });
+    void sendError(family, faultError(family, e), req, reply);
+    return true;
+  }
+
+  // Request line and headers over the limit: 414 / 431 in the family's envelope (issue 11, item 4).
+  function headTooLarge(req: FastifyRequest): ApiError | undefined {
+    const raw = req.raw;
+    const url = raw.url ?? '';
+    let size = url.length + raw.method!.length + 12;
+    for (const h of raw.rawHeaders) size += h.length + 2;
+    if (size <= maxRequestHeadBytes) return undefined;
+    const family = familyOfPath(url.split('?')[0]!);
+    const uriTooLong = url.length > maxRequestHeadBytes / 2;
+    const code = family === 'oauth' ? 'invalid_request' : uriTooLong ? 'RequestUriTooLong' : 'RequestHeaderFieldsTooLarge';
+    return new ApiError(uriTooLong ? 414 : 431, code, uriTooLong ? 'The request URL is too long.' : `The request line and headers exceed ${maxRequestHeadBytes} bytes.`, { family, headers: { connection: 'close' } });
+  }
+
+  registerRequestLog(app, ctx.requestLog);
 
   // JSON bodies: empty means none; anything else must parse.
   app.removeContentTypeParser('application/json');
@@ -370,7 +412,8 @@ export async function buildApp(config: Config): Promise<BuiltApp> {
   await app.register(formbody);
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
 
-  app.addHook('onSend', async (req, reply, payload) => {
+  // Callback style: no promise per request.
+  app.addHook('onSend', (req, reply, payload, done) => {
     const family = familyOf(req);
     if (family === 'arm' || family === 'datashare') {
       const corr = req.headers['x-vendor-correlation-request-id'];
@@ -385,8 +428,8 @@ export async function buildApp(config: Config): Promise<BuiltApp> {
       reply.header('request-id', req.id);
       reply.header('client-request-id', typeof client === 'string' && client ? client : req.id);
     }
-    if (!reply.hasHeader('date')) reply.header('Date', new Date().toUTCString());
-    return payload;
+    if (!reply.hasHeader('date')) reply.header('Date', httpDate());
+    done(null, payload);
   });
 
   // One line per request at `debug` (method, path, status, ms, request id, query and headers);
@@ -399,6 +442,7 @@ export async function buildApp(config: Config): Promise<BuiltApp> {
       const q = url.indexOf('?');
       req.log.debug(
         {
+          reqId: req.id,
           method: req.method,
           path: q < 0 ? url : url.slice(0, q),
           status: reply.statusCode,
@@ -441,29 +485,24 @@ export async function buildApp(config: Config): Promise<BuiltApp> {
     } else if (typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500) {
       apiError = new ApiError(error.statusCode, errors[family].entries.invalidBody.code, error.message);
     } else {
-      req.log.error({ err: error }, 'unhandled error');
+      req.log.error({ err: error, reqId: req.id }, 'unhandled error');
       apiError = new ApiError(500, family === 'mail' ? 'generalException' : family === 'oauth' ? 'server_error' : 'InternalServerError', 'An internal error occurred; the request was not completed.');
     }
     return sendError(family, apiError, req, reply);
   });
 
-  // Request line and headers over the limit: 414 / 431 in the family's envelope (issue 11, item 4).
-  app.addHook('onRequest', async (req) => {
-    const raw = req.raw;
-    const url = raw.url ?? '';
-    let size = url.length + raw.method!.length + 12;
-    for (const h of raw.rawHeaders) size += h.length + 2;
-    if (size <= maxRequestHeadBytes) return;
-    const family = familyOfPath(url.split('?')[0]!);
-    const uriTooLong = url.length > maxRequestHeadBytes / 2;
-    const code = family === 'oauth' ? 'invalid_request' : uriTooLong ? 'RequestUriTooLong' : 'RequestHeaderFieldsTooLarge';
-    throw new ApiError(uriTooLong ? 414 : 431, code, uriTooLong ? 'The request URL is too long.' : `The request line and headers exceed ${maxRequestHeadBytes} bytes.`, { family, headers: { connection: 'close' } });
-  });
-
   // Core input guards before any route sees the request (issue 11, item 3): query parameters given
   // more than once where one value is expected, and — for the identity provider, which hands
   // path, query and form values straight to the directory — NUL characters and lone surrogates.
-  app.addHook('preValidation', async (req) => {
+  app.addHook('preValidation', (req, _reply, done) => {
+    try {
+      inputGuards(req);
+    } catch (e) {
+      return done(e as Error);
+    }
+    done();
+  });
+  function inputGuards(req: FastifyRequest): void {
     const family = familyOf(req);
     const declared = (req.routeOptions?.schema?.querystring as { properties?: Record<string, unknown> } | undefined)?.properties;
     const repeated = repeatedParameter(req.query, declared, family === 'oauth');
@@ -474,7 +513,7 @@ export async function buildApp(config: Config): Promise<BuiltApp> {
     if (formRepeated !== undefined) throw new ApiError(400, 'invalid_request', `The parameter '${formRepeated}' is given more than once (RFC 6749 §3.1).`);
     const bad = badTextPath(req.params) ?? badTextPath(req.query) ?? (body ? badTextPath(body) : undefined) ?? (typeof req.body === 'string' && isBadText(req.body) ? 'body' : undefined);
     if (bad !== undefined) throw new ApiError(400, 'invalid_request', `The parameter '${bad}' contains a NUL character or invalid text.`);
-  });
+  }
 
   app.setNotFoundHandler(async (req, reply) => {
     const family = familyOfPath(req.url.split('?')[0]!);

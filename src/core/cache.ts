@@ -27,6 +27,8 @@ import { sql, type Kysely } from 'kysely';
 import type { Migrations, Store } from '../store/db.ts';
 import { SignalBus } from './cache-bus.ts';
 
+const settled = Promise.resolve();
+
 /** The cached areas; each has one version row. */
 export const cacheAreas = ['arm', 'directory', 'platform'] as const;
 /** One of {@link cacheAreas}. */
@@ -104,6 +106,8 @@ export class CacheHub {
   private readonly caches = new Map<CacheArea, AreaCache<any>[]>(cacheAreas.map((a) => [a, []]));
   /** Versions read last; undefined before the first read. */
   private seen: Map<string, string> | undefined;
+  /** SQLite's `data_version` when {@link seen} was read. */
+  private seenDataVersion: number | undefined;
   /** A version read that callers may still join (not yet sent). */
   private pending: Promise<void> | undefined;
   /** Wake-up signals for background workers (started and closed by the app). */
@@ -150,6 +154,11 @@ export class CacheHub {
    * @throws the database error of the version read.
    */
   sync(): Promise<void> {
+    // SQLite: `PRAGMA data_version` moves only when another connection (another process on the
+    // file) commits; this process's own writes empty its caches in changed(). While it stands
+    // still there is nothing to read.
+    const dv = this.store.dataVersion;
+    if (dv && this.seen && dv() === this.seenDataVersion) return settled;
     if (this.pending) return this.pending;
     const p = new Promise<void>((resolve, reject) => {
       // Callers of this tick join; the read is sent after all of them arrived.
@@ -163,10 +172,12 @@ export class CacheHub {
   }
 
   private async readVersions(): Promise<void> {
+    const dataVersion = this.store.dataVersion?.();
     const rows = (await sql<{ area: string; version: string | number }>`select area, version from stratus_cache_versions`.execute(this.store.db)).rows;
     const now = new Map(rows.map((r) => [r.area, String(r.version)]));
     const before = this.seen;
     this.seen = now;
+    this.seenDataVersion = dataVersion;
     if (!before) {
       this.invalidate();
       return;

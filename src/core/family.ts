@@ -19,8 +19,13 @@ export function familyOfPath(path: string): Family {
   return 'arm';
 }
 
-/** The family of a request: its route's config, else its path. */
+const familyKey = Symbol('stratus.family');
+
+/** The family of a request: its route's config, else its path (worked out once per request). */
 export function familyOf(req: FastifyRequest): Family {
-  const f = (req.routeOptions?.config as { family?: Family } | undefined)?.family;
-  return f ?? familyOfPath(req.url.split('?')[0]!);
+  const memo = (req as unknown as Record<symbol, Family | undefined>)[familyKey];
+  if (memo !== undefined) return memo;
+  const f = (req.routeOptions?.config as { family?: Family } | undefined)?.family ?? familyOfPath(req.url.split('?')[0]!);
+  (req as unknown as Record<symbol, Family>)[familyKey] = f;
+  return f;
 }

@@ -308,19 +308,21 @@ function matches(e: RequestEntry, f: RequestFilter): boolean {
  */
 export function registerRequestLog(app: FastifyInstance, log: RequestLog): void {
   if (log.size === 0) return;
-  const kept = new WeakMap<FastifyRequest, unknown>();
+  // The small response payload rides on the request (a symbol property: cheaper than a WeakMap).
+  const keptKey = Symbol('stratus.loggedPayload');
+  type Kept = { [keptKey]?: unknown };
   // Callback-style hooks: no promise per request on the hot path.
   app.addHook('onSend', (req, _reply, payload, done) => {
-    if ((typeof payload === 'string' || Buffer.isBuffer(payload)) && payload.length <= maxLoggedBodyBytes) kept.set(req, payload);
+    if ((typeof payload === 'string' || Buffer.isBuffer(payload)) && payload.length <= maxLoggedBodyBytes) (req as unknown as Kept)[keptKey] = payload;
     done(null, payload);
   });
   app.addHook('onResponse', (req, reply, done) => {
     const path = (req.raw.url ?? req.url).split('?')[0]!;
     if (req.headers[consoleInternalHeader] !== log.internalToken && !isConsolePath(path)) {
       try {
-        log.record(req, reply, kept.get(req));
+        log.record(req, reply, (req as unknown as Kept)[keptKey]);
       } catch (e) {
-        req.log.warn({ err: e }, 'request log entry failed');
+        req.log.warn({ err: e, reqId: req.id }, 'request log entry failed');
       }
     }
     done();

@@ -106,6 +106,11 @@ export class Store {
   readonly dialect: DialectName;
   /** The PostgreSQL schema every connection uses, when one was named. */
   readonly schema: string | undefined;
+  /**
+   * SQLite only: `PRAGMA data_version` of the store's connection, which changes when another
+   * connection (another process) commits to the file — a cheap "did anyone else write?" test.
+   */
+  dataVersion?: () => number;
   private readonly closer: () => Promise<void>;
   private readonly afterMigrate: () => void;
 
@@ -214,11 +219,14 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
   database.pragma('busy_timeout = 5000');
   const db = new Kysely<any>({ dialect: new SqliteDialect({ database: cachingSqlite(database) }) });
   let closed = false;
-  return new Store(db, 'sqlite', async () => {
+  const store = new Store(db, 'sqlite', async () => {
     if (closed) return;
     closed = true;
     await db.destroy();
   });
+  const dataVersion = database.prepare('pragma data_version').pluck();
+  store.dataVersion = () => dataVersion.get() as number;
+  return store;
 }
 
 /** Serializes a JSON document for a TEXT column. */
