@@ -108,6 +108,12 @@ export class CacheHub {
   private seen: Map<string, string> | undefined;
   /** SQLite's `data_version` when {@link seen} was read. */
   private seenDataVersion: number | undefined;
+  /** Whether `data_version` was looked at in this turn of the event loop, and whether it had moved. */
+  private dataVersionChecked = false;
+  private dataVersionMoved = false;
+  private readonly clearDataVersionCheck = () => {
+    this.dataVersionChecked = false;
+  };
   /** A version read that callers may still join (not yet sent). */
   private pending: Promise<void> | undefined;
   /** Wake-up signals for background workers (started and closed by the app). */
@@ -158,7 +164,16 @@ export class CacheHub {
     // file) commits; this process's own writes empty its caches in changed(). While it stands
     // still there is nothing to read.
     const dv = this.store.dataVersion;
-    if (dv && this.seen && dv() === this.seenDataVersion) return settled;
+    if (dv && this.seen) {
+      // One look per turn of the event loop: the requests of one turn share it (and, when it
+      // moved, the version read below).
+      if (!this.dataVersionChecked) {
+        this.dataVersionChecked = true;
+        setImmediate(this.clearDataVersionCheck);
+        this.dataVersionMoved = dv() !== this.seenDataVersion;
+      }
+      if (!this.dataVersionMoved) return settled;
+    }
     if (this.pending) return this.pending;
     const p = new Promise<void>((resolve, reject) => {
       // Callers of this tick join; the read is sent after all of them arrived.

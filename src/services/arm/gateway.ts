@@ -108,6 +108,7 @@ export class CachedArmStore extends ArmStore {
   private readonly groups: AreaCache<ResourceGroup | undefined>;
   private readonly mgs: AreaCache<ManagementGroup | undefined>;
   private readonly assignments: AreaCache<RoleAssignment[]>;
+  private readonly decisions: AreaCache<boolean>;
 
   constructor(db: ArmStore['db'], cache: CacheHub) {
     super(db, cache);
@@ -115,6 +116,17 @@ export class CachedArmStore extends ArmStore {
     this.groups = cache.cache('arm');
     this.mgs = cache.cache('arm');
     this.assignments = cache.cache('arm');
+    this.decisions = cache.cache('arm', 50_000);
+  }
+
+  /**
+   * Whether `principal` may do `action` at `scope` (see rbac.ts `isAuthorized`), remembered
+   * per principal, action and scope until the next write to the `arm` area (a role assignment,
+   * subscription or management group change empties it).
+   */
+  authorized(principal: Principal, action: string, scope: string): Promise<boolean> {
+    const key = `${principal.tenantId}|${principal.objectId}|${action}|${scope.toLowerCase()}`;
+    return this.decisions.get(key, () => isAuthorized(this, principal, action, scope));
   }
 
   override subscription(id: string): Promise<Subscription | undefined> {
@@ -189,7 +201,7 @@ export async function armCheck(req: FastifyRequest, ctx: AppContext, opts: Pick<
   const scope = (opts.scope ?? defaultScope)(req);
   if (opts.action) {
     const action = typeof opts.action === 'function' ? opts.action(req) : opts.action;
-    if (!(await isAuthorized(store, principal, action, scope))) throw armErrors.authorizationFailed(principal, action, scope);
+    if (!(await store.authorized(principal, action, scope))) throw armErrors.authorizationFailed(principal, action, scope);
   }
   let resourceGroup: ResourceGroup | undefined;
   if (p.resourceGroupName !== undefined && subscription && opts.requireResourceGroup !== false) {
@@ -199,21 +211,24 @@ export async function armCheck(req: FastifyRequest, ctx: AppContext, opts: Pick<
   return { principal, apiVersion, subscription, resourceGroup, scope };
 }
 
+/** The gateway's result rides on the request (a symbol property: cheaper than a WeakMap per route). */
+const armCallKey = Symbol('stratus.armCall');
+type CallCarrier = FastifyRequest & { [armCallKey]?: ArmCall };
+
 /**
  * Declares one ARM operation: the gateway checks run in `onRequest` (before the body is
  * parsed or validated, so a caller without a token gets 401, not 400), the handler after.
  */
 export function armRoute(app: FastifyInstance, ctx: AppContext, opts: ArmRouteOptions): void {
-  const calls = new WeakMap<FastifyRequest, ArmCall>();
   app.route({
     method: opts.method,
     url: opts.url,
     schema: opts.schema,
     config: { family: opts.family ?? 'arm' },
     onRequest: async (req) => {
-      calls.set(req, await armCheck(req, ctx, opts));
+      (req as CallCarrier)[armCallKey] = await armCheck(req, ctx, opts);
     },
-    handler: async (req, reply) => opts.handler(req, reply, calls.get(req)!),
+    handler: async (req, reply) => opts.handler(req, reply, (req as CallCarrier)[armCallKey]!),
   });
 }
 

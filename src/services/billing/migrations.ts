@@ -85,4 +85,23 @@ export const billingMigrations: Migrations = {
       await idx('amount', 'transaction_amount_value');
     },
   },
+  // Indexes in the exact order `listTransactions` sorts by (issue 9): the null flag, the column,
+  // then `seq` ascending, one per direction, so a page walks the index instead of sorting every
+  // transaction of the invoice (measured on the demo invoice: 173 → 53 µs with a filter).
+  billing_0003_sort_indexes: {
+    async up(db: Kysely<any>) {
+      for (const [name, column] of [
+        ['date', 'date'],
+        ['amount', 'transaction_amount_value'],
+      ] as const) {
+        for (const dir of ['asc', 'desc'] as const) {
+          await sql
+            .raw(
+              `create index billing_transactions_${name}_${dir} on billing_transactions (tenant_id, account_name, invoice_name, (case when "${column}" is null then 1 else 0 end) ${dir}, "${column}" ${dir}, seq asc)`,
+            )
+            .execute(db);
+        }
+      }
+    },
+  },
 };
