@@ -46,7 +46,8 @@ export interface ArmRoleAssignmentsTable {
   scope: string;
   role_definition_id: string;
   principal_id: string;
-  principal_type: string;
+  /** `User`, `ServicePrincipal` or `Group` (the `RoleAssignment.principalType` of store.ts). */
+  principal_type: 'User' | 'ServicePrincipal' | 'Group';
 }
 
 /** A row of `arm_subscriptions` (created by migration `arm_0001_hierarchy`). */
