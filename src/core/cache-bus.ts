@@ -17,7 +17,6 @@ import { EventEmitter } from 'node:events';
 import pg from 'pg';
 import { sql, type Kysely } from 'kysely';
 import { isPostgres } from '../store/db.ts';
-import type { CoreDatabase } from './tables.ts';
 
 /** Topics a writer can signal. */
 export type SignalTopic = 'mail';
@@ -31,7 +30,7 @@ local.setMaxListeners(0);
  * Signals `topic` to every instance. Pass the write's transaction (PostgreSQL: delivered on commit).
  * @throws the database error of `pg_notify`.
  */
-export async function signal(db: Kysely<CoreDatabase>, topic: SignalTopic): Promise<void> {
+export async function signal<DB>(db: Kysely<DB>, topic: SignalTopic): Promise<void> {
   if (isPostgres(db)) await sql`select pg_notify('stratus_' || current_schema(), ${topic})`.execute(db);
   else local.emit(topic);
 }

@@ -26,7 +26,7 @@ import { LRUCache } from 'lru-cache';
 import { sql, type Kysely } from 'kysely';
 import type { Migrations, Store } from '../store/db.ts';
 import { SignalBus } from './cache-bus.ts';
-import type { CacheDatabase, CoreDatabase } from './tables.ts';
+import type { CacheDatabase } from './tables.ts';
 
 /** The cached areas; each has one version row. */
 export const cacheAreas = ['arm', 'directory', 'platform'] as const;
@@ -137,7 +137,7 @@ export class CacheHub {
    * rows through `db` (pass the write's transaction so the increment commits with it) and
    * empties this instance's caches of those areas.
    */
-  async changed(db: Kysely<CoreDatabase>, ...areas: CacheArea[]): Promise<void> {
+  async changed(db: Kysely<CacheDatabase>, ...areas: CacheArea[]): Promise<void> {
     const list = areas.length ? areas : [...cacheAreas];
     for (const area of list) {
       await sql`insert into stratus_cache_versions (area, version) values (${area}, 1) on conflict (area) do update set version = stratus_cache_versions.version + 1`.execute(db);

@@ -16,7 +16,7 @@
 import { sql, type Kysely } from 'kysely';
 import { isPostgres, type Migrations } from '../store/db.ts';
 import { nowMs } from './clock.ts';
-import type { CoreDatabase } from './tables.ts';
+import type { RateLimitDatabase } from './tables.ts';
 
 /** Outcome of one {@link RateLimiter.hit}. */
 export interface RateDecision {
@@ -79,7 +79,7 @@ export class RateLimiter {
   private timer?: NodeJS.Timeout;
   private flushing: Promise<void> = Promise.resolve();
 
-  constructor(private readonly db: Kysely<CoreDatabase>) {
+  constructor(private readonly db: Kysely<RateLimitDatabase>) {
     this.shared = isPostgres(db);
   }
 

@@ -9,8 +9,7 @@ import type { Migrations } from '../../store/db.ts';
 import { bool, fromJson } from '../../store/db.ts';
 import type { AreaCache, CacheHub } from '../cache.ts';
 import { grantMigrations, grantTables } from './grants.ts';
-import type { CoreDatabase } from '../tables.ts';
-import type { IdentityDatabase } from '../tables.ts';
+import type { CoreDatabase, IdentityDatabase } from '../tables.ts';
 
 /** A directory user (a person who signs in). */
 export interface DirectoryUser {

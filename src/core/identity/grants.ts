@@ -10,7 +10,6 @@ import type { Kysely } from 'kysely';
 import type { Migrations } from '../../store/db.ts';
 import { nowSeconds } from '../clock.ts';
 import { randomToken } from '../ids.ts';
-import type { CoreDatabase } from '../tables.ts';
 import type { IdentityDatabase } from '../tables.ts';
 
 /** Refresh-token lifetime, seconds (90 days, the real provider's inactivity window). */
@@ -134,7 +133,7 @@ function toDevice(r: any): DeviceGrant {
 
 /** Queries over the grant tables. */
 export class Grants {
-  constructor(private readonly db: Kysely<CoreDatabase>) {}
+  constructor(private readonly db: Kysely<IdentityDatabase>) {}
 
   /** Stores a new refresh token for (user, client, scope string) and returns it. */
   async issueRefreshToken(g: RefreshGrant): Promise<string> {
