@@ -12,10 +12,10 @@ import { openStore, type Migrations, type Store } from '../src/store/db.ts';
 import type { StoreTables } from '../src/store/tables.ts';
 
 /** The store's table and the ones these tests make. */
-interface TestTables extends StoreTables {
+type TestTables = StoreTables & {
   ok_table: { id: number };
   kysely_migration: { name: string; timestamp: string };
-}
+};
 
 const dbUrl = process.env.STRATUS_TEST_DATABASE_URL;
 const schemas: string[] = [];

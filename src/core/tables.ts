@@ -1,133 +1,126 @@
 /**
- * The core's tables as Kysely sees them (directory and grants of the identity provider,
- * rate-limit windows, cache versions): one interface per table the core migrations create.
- * Core code types its database as {@link CoreDatabase} (or one of the narrower interfaces);
- * services use the merged `Database` of src/store/database.ts. test/database-types.test.ts
- * checks them against the migrated schema on both dialects.
+ * The core's tables, declared once (directory and grants of the identity provider, cache
+ * versions, rate-limit windows): the columns the core migrations create, in migration order.
+ * Core code types its database with the narrowest of these interfaces ({@link CoreDatabase}
+ * for the directory, which also bumps cache versions); services use the merged `Database`
+ * of src/store/database.ts. test/database-types.test.ts compares the declarations with the
+ * migrated schema on both dialects.
  */
-import type { Generated } from 'kysely';
-import type { Int8 } from '../store/tables.ts';
+import { defineTables, bigint, integer, nullable, text, withDefault, type Tables } from '../store/columns.ts';
 
-/** A row of `app_role_grants` (created by migration `core_0001_directory`). */
-export interface AppRoleGrantsTable {
-  app_id: string;
-  audience: string;
-  role: string;
-}
+/** The columns of the identity tables, by table. */
+export const identityColumns = defineTables({
+  /** Created by `core_0001_directory`. */
+  app_role_grants: {
+    app_id: text(),
+    audience: text(),
+    role: text(),
+  },
+  /** Created by `core_0001_directory`. */
+  directory_apps: {
+    app_id: text(),
+    object_id: text(),
+    tenant_id: text(),
+    display_name: text(),
+    kind: text(),
+    secret_hash: nullable(text()),
+    redirect_uris: withDefault(text()),
+  },
+  /** Created by `core_0001_directory`. */
+  directory_users: {
+    id: text(),
+    tenant_id: text(),
+    upn_lower: text(),
+    upn: text(),
+    display_name: text(),
+    mail: text(),
+    password_hash: text(),
+    is_tenant_admin: withDefault(integer()),
+  },
+  /** Created by `core_0001_directory`. */
+  signing_keys: {
+    kid: text(),
+    private_jwk: text(),
+    public_jwk: text(),
+    created_at: text(),
+  },
+  /** Created by `core_0001_directory`. */
+  stratus_meta: {
+    key: text(),
+    value: text(),
+  },
+  /** Created by `core_0001_directory`. */
+  tenants: {
+    id: text(),
+    domain: text(),
+    display_name: text(),
+  },
+  /** Created by `core_0002_oidc_grants`. */
+  auth_codes: {
+    code_hash: text(),
+    user_id: text(),
+    app_id: text(),
+    redirect_uri: text(),
+    scope: text(),
+    resource: nullable(text()),
+    nonce: nullable(text()),
+    code_challenge: nullable(text()),
+    challenge_method: nullable(text()),
+    expires_at: bigint(),
+  },
+  /** Created by `core_0002_oidc_grants`. */
+  device_codes: {
+    code_hash: text(),
+    user_code: text(),
+    app_id: text(),
+    tenant_id: nullable(text()),
+    scope: text(),
+    resource: nullable(text()),
+    status: text(),
+    user_id: nullable(text()),
+    last_poll_at: bigint(),
+    expires_at: bigint(),
+  },
+  /** Created by `core_0002_oidc_grants`. */
+  refresh_tokens: {
+    token_hash: text(),
+    user_id: text(),
+    app_id: text(),
+    scope: text(),
+    expires_at: bigint(),
+  },
+});
 
-/** A row of `directory_apps` (created by migration `core_0001_directory`). */
-export interface DirectoryAppsTable {
-  app_id: string;
-  object_id: string;
-  tenant_id: string;
-  display_name: string;
-  kind: string;
-  secret_hash: string | null;
-  redirect_uris: Generated<string>;
-}
+/** The identity tables as Kysely sees them. */
+export type IdentityDatabase = Tables<typeof identityColumns>;
 
-/** A row of `directory_users` (created by migration `core_0001_directory`). */
-export interface DirectoryUsersTable {
-  id: string;
-  tenant_id: string;
-  upn_lower: string;
-  upn: string;
-  display_name: string;
-  mail: string;
-  password_hash: string;
-  is_tenant_admin: Generated<number>;
-}
+/** The columns of the cache tables, by table. */
+export const cacheColumns = defineTables({
+  /** Created by `core_0002_cache_versions`. */
+  stratus_cache_versions: {
+    area: text(),
+    version: bigint(),
+  },
+});
 
-/** A row of `signing_keys` (created by migration `core_0001_directory`). */
-export interface SigningKeysTable {
-  kid: string;
-  private_jwk: string;
-  public_jwk: string;
-  created_at: string;
-}
+/** The cache tables as Kysely sees them. */
+export type CacheDatabase = Tables<typeof cacheColumns>;
 
-/** A row of `stratus_meta` (created by migration `core_0001_directory`). */
-export interface StratusMetaTable {
-  key: string;
-  value: string;
-}
+/** The columns of the rate-limit tables, by table. */
+export const rateLimitColumns = defineTables({
+  /** Created by `core_0002_rate_limits`. */
+  rate_limits: {
+    bucket: text(),
+    window_start_ms: bigint(),
+    count: integer(),
+  },
+});
 
-/** A row of `tenants` (created by migration `core_0001_directory`). */
-export interface TenantsTable {
-  id: string;
-  domain: string;
-  display_name: string;
-}
+/** The rate-limit tables as Kysely sees them. */
+export type RateLimitDatabase = Tables<typeof rateLimitColumns>;
 
-/** A row of `auth_codes` (created by migration `core_0002_oidc_grants`). */
-export interface AuthCodesTable {
-  code_hash: string;
-  user_id: string;
-  app_id: string;
-  redirect_uri: string;
-  scope: string;
-  resource: string | null;
-  nonce: string | null;
-  code_challenge: string | null;
-  challenge_method: string | null;
-  expires_at: Int8;
-}
-
-/** A row of `device_codes` (created by migration `core_0002_oidc_grants`). */
-export interface DeviceCodesTable {
-  code_hash: string;
-  user_code: string;
-  app_id: string;
-  tenant_id: string | null;
-  scope: string;
-  resource: string | null;
-  status: string;
-  user_id: string | null;
-  last_poll_at: Int8;
-  expires_at: Int8;
-}
-
-/** A row of `refresh_tokens` (created by migration `core_0002_oidc_grants`). */
-export interface RefreshTokensTable {
-  token_hash: string;
-  user_id: string;
-  app_id: string;
-  scope: string;
-  expires_at: Int8;
-}
-
-export interface IdentityDatabase {
-  app_role_grants: AppRoleGrantsTable;
-  directory_apps: DirectoryAppsTable;
-  directory_users: DirectoryUsersTable;
-  signing_keys: SigningKeysTable;
-  stratus_meta: StratusMetaTable;
-  tenants: TenantsTable;
-  auth_codes: AuthCodesTable;
-  device_codes: DeviceCodesTable;
-  refresh_tokens: RefreshTokensTable;
-}
-
-/** A row of `stratus_cache_versions` (created by migration `core_0002_cache_versions`). */
-export interface StratusCacheVersionsTable {
-  area: string;
-  version: Int8;
-}
-
-export interface CacheDatabase {
-  stratus_cache_versions: StratusCacheVersionsTable;
-}
-
-/** A row of `rate_limits` (created by migration `core_0002_rate_limits`). */
-export interface RateLimitsTable {
-  bucket: string;
-  window_start_ms: Int8;
-  count: number;
-}
-
-export interface RateLimitDatabase {
-  rate_limits: RateLimitsTable;
-}
+/** Every core table, by name: the run-time declarations. */
+export const coreColumns = { ...identityColumns, ...cacheColumns, ...rateLimitColumns };
 
 /** Every table of the core. */
-export interface CoreDatabase extends IdentityDatabase, CacheDatabase, RateLimitDatabase {}
+export type CoreDatabase = Tables<typeof coreColumns>;

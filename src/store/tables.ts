@@ -1,30 +1,18 @@
 /**
- * Column types shared by every area's table interfaces, and the store's own table.
- * See the conventions in db.ts: times are ISO strings, booleans 0/1 integers, JSON TEXT.
+ * The store's own table, declared like the areas' tables (see columns.ts): `stratus_migrations`,
+ * made by `Store.migrate` (db.ts) before any migration runs.
  */
-import type { ColumnType } from 'kysely';
+import { defineTables, text, type Tables } from './columns.ts';
 
-/**
- * A `bigint` column. SQLite returns it as a number, `pg` as a decimal string (its int8
- * parser keeps full precision): wrap reads in `Number()`. Written as a number (or string).
- */
-export type Int8 = ColumnType<number | string, number | string, number | string>;
+/** The columns of the store's own table: one row per applied migration. */
+export const storeColumns = defineTables({
+  stratus_migrations: {
+    /** Migration name `<area>_<NNNN>_<what>`. */
+    name: text(),
+    /** ISO 8601 UTC time it was applied. */
+    applied_at: text(),
+  },
+});
 
-/**
- * An auto-incrementing key made by `autoIncrementKey` (db.ts) (`bigserial` on PostgreSQL,
- * `integer … autoincrement` on SQLite): filled in on insert, read like {@link Int8}.
- */
-export type Int8Key = ColumnType<number | string, number | string | undefined, number | string>;
-
-/** A row of `stratus_migrations`: one applied migration (created by `Store.migrate`). */
-export interface StratusMigrationsTable {
-  /** Migration name `<area>_<NNNN>_<what>`. */
-  name: string;
-  /** ISO 8601 UTC time it was applied. */
-  applied_at: string;
-}
-
-/** The store's own tables. */
-export interface StoreTables {
-  stratus_migrations: StratusMigrationsTable;
-}
+/** The store's own table as Kysely sees it. */
+export type StoreTables = Tables<typeof storeColumns>;

@@ -1,30 +1,32 @@
 /**
- * The tables of the analytics area as Kysely sees them: one interface per table its migrations
- * create (columns in migration order; `Generated<>` where the database fills a value in,
- * `| null` where the column is nullable). test/database-types.test.ts checks them against
- * the migrated schema on both dialects.
+ * The tables of the analytics area, declared once: the columns its migrations create, in
+ * migration order (`nullable` where the column may hold NULL, `withDefault`/`autoKey` where
+ * the database fills the value in). AnalyticsDatabase is the Kysely interface derived from them;
+ * test/database-types.test.ts compares the declaration with the migrated schema on both
+ * dialects.
  */
+import { defineTables, text, type Tables } from '../../store/columns.ts';
 
-/** A row of `analytics_dataflows` (created by migration `analytics_0001_dataflows`). */
-export interface AnalyticsDataflowsTable {
-  tenant_id: string;
-  object_id: string;
-  workspace_id: string;
-  name: string;
-  description: string;
-  model_url: string;
-  configured_by: string;
-  modified_at: string;
-}
+/** The columns of the analytics tables, by table (see the file comment). */
+export const analyticsColumns = defineTables({
+  /** Created by `analytics_0001_dataflows`. */
+  analytics_dataflows: {
+    tenant_id: text(),
+    object_id: text(),
+    workspace_id: text(),
+    name: text(),
+    description: text(),
+    model_url: text(),
+    configured_by: text(),
+    modified_at: text(),
+  },
+  /** Created by `analytics_0001_dataflows`. */
+  analytics_workspaces: {
+    tenant_id: text(),
+    id: text(),
+    name: text(),
+  },
+});
 
-/** A row of `analytics_workspaces` (created by migration `analytics_0001_dataflows`). */
-export interface AnalyticsWorkspacesTable {
-  tenant_id: string;
-  id: string;
-  name: string;
-}
-
-export interface AnalyticsDatabase {
-  analytics_dataflows: AnalyticsDataflowsTable;
-  analytics_workspaces: AnalyticsWorkspacesTable;
-}
+/** The analytics tables as Kysely sees them. */
+export type AnalyticsDatabase = Tables<typeof analyticsColumns>;

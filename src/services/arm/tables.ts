@@ -1,68 +1,63 @@
 /**
- * The tables of the arm area as Kysely sees them: one interface per table its migrations
- * create (columns in migration order; `Generated<>` where the database fills a value in,
- * `| null` where the column is nullable). test/database-types.test.ts checks them against
- * the migrated schema on both dialects.
+ * The tables of the arm area, declared once: the columns its migrations create, in
+ * migration order (`nullable` where the column may hold NULL, `withDefault`/`autoKey` where
+ * the database fills the value in). ArmDatabase is the Kysely interface derived from them;
+ * test/database-types.test.ts compares the declaration with the migrated schema on both
+ * dialects.
  */
+import { defineTables, nullable, text, textOf, type Tables } from '../../store/columns.ts';
 
-/** A row of `arm_management_groups` (created by migration `arm_0001_hierarchy`). */
-export interface ArmManagementGroupsTable {
-  name_lower: string;
-  name: string;
-  tenant_id: string;
-  display_name: string;
-  parent_name_lower: string | null;
-}
+/** The columns of the arm tables, by table (see the file comment). */
+export const armColumns = defineTables({
+  /** Created by `arm_0001_hierarchy`. */
+  arm_management_groups: {
+    name_lower: text(),
+    name: text(),
+    tenant_id: text(),
+    display_name: text(),
+    parent_name_lower: nullable(text()),
+  },
+  /** Created by `arm_0001_hierarchy`. */
+  arm_resource_groups: {
+    subscription_id: text(),
+    name_lower: text(),
+    name: text(),
+    location: text(),
+    tags: text(),
+  },
+  /** Created by `arm_0001_hierarchy`. */
+  arm_resources: {
+    id_lower: text(),
+    id: text(),
+    tenant_id: text(),
+    subscription_id: text(),
+    resource_group_lower: text(),
+    type_lower: text(),
+    name: text(),
+    parent_id_lower: text(),
+    body: text(),
+    created_at: text(),
+    updated_at: text(),
+  },
+  /** Created by `arm_0001_hierarchy`. */
+  arm_role_assignments: {
+    id: text(),
+    tenant_id: text(),
+    scope_lower: text(),
+    scope: text(),
+    role_definition_id: text(),
+    principal_id: text(),
+    principal_type: textOf<'User' | 'ServicePrincipal' | 'Group'>(),
+  },
+  /** Created by `arm_0001_hierarchy`. */
+  arm_subscriptions: {
+    subscription_id: text(),
+    tenant_id: text(),
+    display_name: text(),
+    state: text(),
+    management_group_lower: text(),
+  },
+});
 
-/** A row of `arm_resource_groups` (created by migration `arm_0001_hierarchy`). */
-export interface ArmResourceGroupsTable {
-  subscription_id: string;
-  name_lower: string;
-  name: string;
-  location: string;
-  tags: string;
-}
-
-/** A row of `arm_resources` (created by migration `arm_0001_hierarchy`). */
-export interface ArmResourcesTable {
-  id_lower: string;
-  id: string;
-  tenant_id: string;
-  subscription_id: string;
-  resource_group_lower: string;
-  type_lower: string;
-  name: string;
-  parent_id_lower: string;
-  body: string;
-  created_at: string;
-  updated_at: string;
-}
-
-/** A row of `arm_role_assignments` (created by migration `arm_0001_hierarchy`). */
-export interface ArmRoleAssignmentsTable {
-  id: string;
-  tenant_id: string;
-  scope_lower: string;
-  scope: string;
-  role_definition_id: string;
-  principal_id: string;
-  /** `User`, `ServicePrincipal` or `Group` (the `RoleAssignment.principalType` of store.ts). */
-  principal_type: 'User' | 'ServicePrincipal' | 'Group';
-}
-
-/** A row of `arm_subscriptions` (created by migration `arm_0001_hierarchy`). */
-export interface ArmSubscriptionsTable {
-  subscription_id: string;
-  tenant_id: string;
-  display_name: string;
-  state: string;
-  management_group_lower: string;
-}
-
-export interface ArmDatabase {
-  arm_management_groups: ArmManagementGroupsTable;
-  arm_resource_groups: ArmResourceGroupsTable;
-  arm_resources: ArmResourcesTable;
-  arm_role_assignments: ArmRoleAssignmentsTable;
-  arm_subscriptions: ArmSubscriptionsTable;
-}
+/** The arm tables as Kysely sees them. */
+export type ArmDatabase = Tables<typeof armColumns>;

@@ -1,22 +1,26 @@
 /**
- * The tables of the authorization area as Kysely sees them: one interface per table its migrations
- * create (columns in migration order; `Generated<>` where the database fills a value in,
- * `| null` where the column is nullable). test/database-types.test.ts checks them against
- * the migrated schema on both dialects.
+ * The tables of the authorization area, declared once: the columns its migrations create, in
+ * migration order (`nullable` where the column may hold NULL, `withDefault`/`autoKey` where
+ * the database fills the value in). AuthorizationDatabase is the Kysely interface derived from them;
+ * test/database-types.test.ts compares the declaration with the migrated schema on both
+ * dialects.
  */
+import { defineTables, text, type Tables } from '../../store/columns.ts';
 
-/** A row of `authz_role_management_policies` (created by migration `authorization_0001_role_management_policies`). */
-export interface AuthzRoleManagementPoliciesTable {
-  tenant_id: string;
-  scope_lower: string;
-  role_definition_id: string;
-  name: string;
-  scope: string;
-  rules: string;
-  last_modified_by: string;
-  last_modified_at: string;
-}
+/** The columns of the authorization tables, by table (see the file comment). */
+export const authorizationColumns = defineTables({
+  /** Created by `authorization_0001_role_management_policies`. */
+  authz_role_management_policies: {
+    tenant_id: text(),
+    scope_lower: text(),
+    role_definition_id: text(),
+    name: text(),
+    scope: text(),
+    rules: text(),
+    last_modified_by: text(),
+    last_modified_at: text(),
+  },
+});
 
-export interface AuthorizationDatabase {
-  authz_role_management_policies: AuthzRoleManagementPoliciesTable;
-}
+/** The authorization tables as Kysely sees them. */
+export type AuthorizationDatabase = Tables<typeof authorizationColumns>;

@@ -1,42 +1,43 @@
 /**
- * The tables of the automation area as Kysely sees them: one interface per table its migrations
- * create (columns in migration order; `Generated<>` where the database fills a value in,
- * `| null` where the column is nullable). test/database-types.test.ts checks them against
- * the migrated schema on both dialects.
+ * The tables of the automation area, declared once: the columns its migrations create, in
+ * migration order (`nullable` where the column may hold NULL, `withDefault`/`autoKey` where
+ * the database fills the value in). AutomationDatabase is the Kysely interface derived from them;
+ * test/database-types.test.ts compares the declaration with the migrated schema on both
+ * dialects.
  */
-import type { Int8, Int8Key } from '../../store/tables.ts';
+import { defineTables, autoKey, integer, nullable, text, type Tables } from '../../store/columns.ts';
 
-/** A row of `automation_jobs` (created by migration `automation_0001_tables`). */
-export interface AutomationJobsTable {
-  seq: Int8Key;
-  job_id: string;
-  tenant_id: string;
-  account_id_lower: string;
-  runbook_name: string;
-  webhook_name: string;
-  run_on: string | null;
-  parameters: string;
-  creation_time: string;
-  completes_at: string;
-}
+/** The columns of the automation tables, by table (see the file comment). */
+export const automationColumns = defineTables({
+  /** Created by `automation_0001_tables`. */
+  automation_jobs: {
+    seq: autoKey(),
+    job_id: text(),
+    tenant_id: text(),
+    account_id_lower: text(),
+    runbook_name: text(),
+    webhook_name: text(),
+    run_on: nullable(text()),
+    parameters: text(),
+    creation_time: text(),
+    completes_at: text(),
+  },
+  /** Created by `automation_0001_tables`. */
+  automation_webhooks: {
+    id_lower: text(),
+    id: text(),
+    tenant_id: text(),
+    account_id_lower: text(),
+    name: text(),
+    runbook_name: text(),
+    is_enabled: integer(),
+    expiry_time: text(),
+    creation_time: text(),
+    last_invoked_time: nullable(text()),
+    token_hash: text(),
+    body: text(),
+  },
+});
 
-/** A row of `automation_webhooks` (created by migration `automation_0001_tables`). */
-export interface AutomationWebhooksTable {
-  id_lower: string;
-  id: string;
-  tenant_id: string;
-  account_id_lower: string;
-  name: string;
-  runbook_name: string;
-  is_enabled: number;
-  expiry_time: string;
-  creation_time: string;
-  last_invoked_time: string | null;
-  token_hash: string;
-  body: string;
-}
-
-export interface AutomationDatabase {
-  automation_jobs: AutomationJobsTable;
-  automation_webhooks: AutomationWebhooksTable;
-}
+/** The automation tables as Kysely sees them. */
+export type AutomationDatabase = Tables<typeof automationColumns>;

@@ -1,116 +1,110 @@
 /**
- * The tables of the billing area as Kysely sees them: one interface per table its migrations
- * create (columns in migration order; `Generated<>` where the database fills a value in,
- * `| null` where the column is nullable). test/database-types.test.ts checks them against
- * the migrated schema on both dialects.
+ * The tables of the billing area, declared once: the columns its migrations create, in
+ * migration order (`nullable` where the column may hold NULL, `withDefault`/`autoKey` where
+ * the database fills the value in). BillingDatabase is the Kysely interface derived from them;
+ * test/database-types.test.ts compares the declaration with the migrated schema on both
+ * dialects.
  */
+import { defineTables, integer, nullable, real, text, type Tables } from '../../store/columns.ts';
 
-/** A row of `billing_accounts` (created by migration `billing_0001_accounts`). */
-export interface BillingAccountsTable {
-  tenant_id: string;
-  name: string;
-  display_name: string;
-  agreement_type: string;
-}
+/** The columns of the billing tables, by table (see the file comment). */
+export const billingColumns = defineTables({
+  /** Created by `billing_0001_accounts`. */
+  billing_accounts: {
+    tenant_id: text(),
+    name: text(),
+    display_name: text(),
+    agreement_type: text(),
+  },
+  /** Created by `billing_0001_accounts`. */
+  billing_invoice_sections: {
+    tenant_id: text(),
+    account_name: text(),
+    profile_name: text(),
+    name: text(),
+    display_name: text(),
+  },
+  /** Created by `billing_0001_accounts`. */
+  billing_invoices: {
+    tenant_id: text(),
+    account_name: text(),
+    name: text(),
+    profile_name: text(),
+    body: text(),
+  },
+  /** Created by `billing_0001_accounts`. */
+  billing_profiles: {
+    tenant_id: text(),
+    account_name: text(),
+    name: text(),
+    display_name: text(),
+    currency: text(),
+  },
+  /** Created by `billing_0001_accounts`. */
+  billing_role_assignments: {
+    tenant_id: text(),
+    account_name: text(),
+    principal_id: text(),
+    role: text(),
+  },
+  /** Created by `billing_0002_transactions`. */
+  billing_transactions: {
+    tenant_id: text(),
+    account_name: text(),
+    invoice_name: text(),
+    seq: integer(),
+    body: text(),
+    name: nullable(text()),
+    kind: nullable(text()),
+    date: nullable(text()),
+    invoice: nullable(text()),
+    invoice_id: nullable(text()),
+    transaction_type: nullable(text()),
+    product_family: nullable(text()),
+    product_type: nullable(text()),
+    product_type_id: nullable(text()),
+    product_description: nullable(text()),
+    billing_currency: nullable(text()),
+    pricing_currency: nullable(text()),
+    billing_profile_id: nullable(text()),
+    billing_profile_display_name: nullable(text()),
+    invoice_section_id: nullable(text()),
+    invoice_section_display_name: nullable(text()),
+    customer_id: nullable(text()),
+    customer_display_name: nullable(text()),
+    cloud_plan: nullable(text()),
+    credit_type: nullable(text()),
+    special_taxation_type: nullable(text()),
+    is_third_party: nullable(integer()),
+    discount: nullable(real()),
+    exchange_rate: nullable(real()),
+    quantity: nullable(real()),
+    units: nullable(real()),
+    unit_of_measure: nullable(text()),
+    unit_type: nullable(text()),
+    part_number: nullable(text()),
+    reason_code: nullable(text()),
+    service_period_start_date: nullable(text()),
+    service_period_end_date: nullable(text()),
+    transaction_amount_value: nullable(real()),
+    transaction_amount_currency: nullable(text()),
+    sub_total_value: nullable(real()),
+    sub_total_currency: nullable(text()),
+    tax_value: nullable(real()),
+    tax_currency: nullable(text()),
+    effective_price_value: nullable(real()),
+    effective_price_currency: nullable(text()),
+    market_price_value: nullable(real()),
+    market_price_currency: nullable(text()),
+    cloud_credit_applied_value: nullable(real()),
+    cloud_credit_applied_currency: nullable(text()),
+    consumption_commitment_decremented_value: nullable(real()),
+    consumption_commitment_decremented_currency: nullable(text()),
+    refund_amount_requested_value: nullable(real()),
+    refund_amount_refunded_value: nullable(real()),
+    refund_operation_id: nullable(text()),
+  },
+});
 
-/** A row of `billing_invoice_sections` (created by migration `billing_0001_accounts`). */
-export interface BillingInvoiceSectionsTable {
-  tenant_id: string;
-  account_name: string;
-  profile_name: string;
-  name: string;
-  display_name: string;
-}
-
-/** A row of `billing_invoices` (created by migration `billing_0001_accounts`). */
-export interface BillingInvoicesTable {
-  tenant_id: string;
-  account_name: string;
-  name: string;
-  profile_name: string;
-  body: string;
-}
-
-/** A row of `billing_profiles` (created by migration `billing_0001_accounts`). */
-export interface BillingProfilesTable {
-  tenant_id: string;
-  account_name: string;
-  name: string;
-  display_name: string;
-  currency: string;
-}
-
-/** A row of `billing_role_assignments` (created by migration `billing_0001_accounts`). */
-export interface BillingRoleAssignmentsTable {
-  tenant_id: string;
-  account_name: string;
-  principal_id: string;
-  role: string;
-}
-
-/** A row of `billing_transactions` (created by migration `billing_0002_transactions`). */
-export interface BillingTransactionsTable {
-  tenant_id: string;
-  account_name: string;
-  invoice_name: string;
-  seq: number;
-  body: string;
-  name: string | null;
-  kind: string | null;
-  date: string | null;
-  invoice: string | null;
-  invoice_id: string | null;
-  transaction_type: string | null;
-  product_family: string | null;
-  product_type: string | null;
-  product_type_id: string | null;
-  product_description: string | null;
-  billing_currency: string | null;
-  pricing_currency: string | null;
-  billing_profile_id: string | null;
-  billing_profile_display_name: string | null;
-  invoice_section_id: string | null;
-  invoice_section_display_name: string | null;
-  customer_id: string | null;
-  customer_display_name: string | null;
-  cloud_plan: string | null;
-  credit_type: string | null;
-  special_taxation_type: string | null;
-  is_third_party: number | null;
-  discount: number | null;
-  exchange_rate: number | null;
-  quantity: number | null;
-  units: number | null;
-  unit_of_measure: string | null;
-  unit_type: string | null;
-  part_number: string | null;
-  reason_code: string | null;
-  service_period_start_date: string | null;
-  service_period_end_date: string | null;
-  transaction_amount_value: number | null;
-  transaction_amount_currency: string | null;
-  sub_total_value: number | null;
-  sub_total_currency: string | null;
-  tax_value: number | null;
-  tax_currency: string | null;
-  effective_price_value: number | null;
-  effective_price_currency: string | null;
-  market_price_value: number | null;
-  market_price_currency: string | null;
-  cloud_credit_applied_value: number | null;
-  cloud_credit_applied_currency: string | null;
-  consumption_commitment_decremented_value: number | null;
-  consumption_commitment_decremented_currency: string | null;
-  refund_amount_requested_value: number | null;
-  refund_amount_refunded_value: number | null;
-  refund_operation_id: string | null;
-}
-
-export interface BillingDatabase {
-  billing_accounts: BillingAccountsTable;
-  billing_invoice_sections: BillingInvoiceSectionsTable;
-  billing_invoices: BillingInvoicesTable;
-  billing_profiles: BillingProfilesTable;
-  billing_role_assignments: BillingRoleAssignmentsTable;
-  billing_transactions: BillingTransactionsTable;
-}
+/** The billing tables as Kysely sees them. */
+export type BillingDatabase = Tables<typeof billingColumns>;

@@ -1,22 +1,25 @@
 /**
- * The tables of the compute area as Kysely sees them: one interface per table its migrations
- * create (columns in migration order; `Generated<>` where the database fills a value in,
- * `| null` where the column is nullable). test/database-types.test.ts checks them against
- * the migrated schema on both dialects.
+ * The tables of the compute area, declared once: the columns its migrations create, in
+ * migration order (`nullable` where the column may hold NULL, `withDefault`/`autoKey` where
+ * the database fills the value in). ComputeDatabase is the Kysely interface derived from them;
+ * test/database-types.test.ts compares the declaration with the migrated schema on both
+ * dialects.
  */
-import type { Generated } from 'kysely';
+import { defineTables, integer, nullable, text, withDefault, type Tables } from '../../store/columns.ts';
 
-/** A row of `compute_skus` (created by migration `compute_0001_skus`). */
-export interface ComputeSkusTable {
-  seq: number;
-  location_lower: string;
-  resource_type: string;
-  name: string;
-  extended_only: Generated<number>;
-  body: string;
-  body_plain: string | null;
-}
+/** The columns of the compute tables, by table (see the file comment). */
+export const computeColumns = defineTables({
+  /** Created by `compute_0001_skus`. */
+  compute_skus: {
+    seq: integer(),
+    location_lower: text(),
+    resource_type: text(),
+    name: text(),
+    extended_only: withDefault(integer()),
+    body: text(),
+    body_plain: nullable(text()),
+  },
+});
 
-export interface ComputeDatabase {
-  compute_skus: ComputeSkusTable;
-}
+/** The compute tables as Kysely sees them. */
+export type ComputeDatabase = Tables<typeof computeColumns>;

@@ -1,44 +1,45 @@
 /**
- * The tables of the datashare area as Kysely sees them: one interface per table its migrations
- * create (columns in migration order; `Generated<>` where the database fills a value in,
- * `| null` where the column is nullable). test/database-types.test.ts checks them against
- * the migrated schema on both dialects.
+ * The tables of the datashare area, declared once: the columns its migrations create, in
+ * migration order (`nullable` where the column may hold NULL, `withDefault`/`autoKey` where
+ * the database fills the value in). DatashareDatabase is the Kysely interface derived from them;
+ * test/database-types.test.ts compares the declaration with the migrated schema on both
+ * dialects.
  */
-import type { Int8, Int8Key } from '../../store/tables.ts';
+import { defineTables, autoKey, integer, nullable, text, type Tables } from '../../store/columns.ts';
 
-/** A row of `datashare_invitations` (created by migration `datashare_0001_tables`). */
-export interface DatashareInvitationsTable {
-  invitation_id: string;
-  tenant_id: string;
-  invitation_resource_id: string;
-  share_id_lower: string;
-  target_email_lower: string | null;
-  target_tenant_id: string | null;
-  target_object_id: string | null;
-  status: string;
-}
+/** The columns of the datashare tables, by table (see the file comment). */
+export const datashareColumns = defineTables({
+  /** Created by `datashare_0001_tables`. */
+  datashare_invitations: {
+    invitation_id: text(),
+    tenant_id: text(),
+    invitation_resource_id: text(),
+    share_id_lower: text(),
+    target_email_lower: nullable(text()),
+    target_tenant_id: nullable(text()),
+    target_object_id: nullable(text()),
+    status: text(),
+  },
+  /** Created by `datashare_0001_tables`. */
+  datashare_synchronizations: {
+    seq: autoKey(),
+    tenant_id: text(),
+    share_id_lower: text(),
+    share_subscription_id_lower: nullable(text()),
+    synchronization_id: text(),
+    synchronization_mode: text(),
+    status: text(),
+    message: nullable(text()),
+    start_time: text(),
+    end_time: nullable(text()),
+    duration_ms: nullable(integer()),
+    due_at: nullable(text()),
+    planned_duration_ms: nullable(integer()),
+    consumer_name: nullable(text()),
+    consumer_email: nullable(text()),
+    consumer_tenant_name: nullable(text()),
+  },
+});
 
-/** A row of `datashare_synchronizations` (created by migration `datashare_0001_tables`). */
-export interface DatashareSynchronizationsTable {
-  seq: Int8Key;
-  tenant_id: string;
-  share_id_lower: string;
-  share_subscription_id_lower: string | null;
-  synchronization_id: string;
-  synchronization_mode: string;
-  status: string;
-  message: string | null;
-  start_time: string;
-  end_time: string | null;
-  duration_ms: number | null;
-  due_at: string | null;
-  planned_duration_ms: number | null;
-  consumer_name: string | null;
-  consumer_email: string | null;
-  consumer_tenant_name: string | null;
-}
-
-export interface DatashareDatabase {
-  datashare_invitations: DatashareInvitationsTable;
-  datashare_synchronizations: DatashareSynchronizationsTable;
-}
+/** The datashare tables as Kysely sees them. */
+export type DatashareDatabase = Tables<typeof datashareColumns>;

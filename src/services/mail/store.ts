@@ -12,7 +12,7 @@ import { recordMailChanges, type MailChange } from '../mailsync/changes.ts';
 import { isWellFormedId, newAttachmentId, newChangeKey, newFolderId, newImmutableId, newMessageId } from './ids.ts';
 import { bodyText, type MessageDoc, type MessageRecord } from './message.ts';
 import type { Database } from '../../store/database.ts';
-import type { MailMessagesTable } from './tables.ts';
+import type { MailDatabase } from './tables.ts';
 
 /** A mailbox: the owner's tenant and object id, with its well-known folders' ids. */
 export interface Mailbox {
@@ -172,7 +172,7 @@ export function checkLength(value: string | null | undefined, max: number, what:
  * The `mail_messages` columns of a record (every filter column derived from the document).
  * @throws ApiError 400 `ErrorInvalidRequest` when an indexed value is longer than its column
  */
-export function messageColumns(m: Omit<MessageRecord, 'pk'>): Insertable<MailMessagesTable> {
+export function messageColumns(m: Omit<MessageRecord, 'pk'>): Insertable<MailDatabase['mail_messages']> {
   const d = m.doc;
   const from = d.from?.emailAddress;
   checkLength(from?.address, 400, 'from/emailAddress/address');

@@ -1,77 +1,72 @@
 /**
- * The tables of the mailsync area as Kysely sees them: one interface per table its migrations
- * create (columns in migration order; `Generated<>` where the database fills a value in,
- * `| null` where the column is nullable). test/database-types.test.ts checks them against
- * the migrated schema on both dialects.
+ * The tables of the mailsync area, declared once: the columns its migrations create, in
+ * migration order (`nullable` where the column may hold NULL, `withDefault`/`autoKey` where
+ * the database fills the value in). MailsyncDatabase is the Kysely interface derived from them;
+ * test/database-types.test.ts compares the declaration with the migrated schema on both
+ * dialects.
  */
-import type { Int8, Int8Key } from '../../store/tables.ts';
+import { defineTables, autoKey, bigint, integer, nullable, text, type Tables } from '../../store/columns.ts';
 
-/** A row of `mail_changes` (created by migration `mailsync_0001_mail_changes`). */
-export interface MailChangesTable {
-  seq: Int8Key;
-  tenant_id: string;
-  mailbox_id: string;
-  folder_id: string;
-  message_id: string;
-  change_type: string;
-  at: string;
-}
+/** The columns of the mailsync tables, by table (see the file comment). */
+export const mailsyncColumns = defineTables({
+  /** Created by `mailsync_0001_mail_changes`. */
+  mail_changes: {
+    seq: autoKey(),
+    tenant_id: text(),
+    mailbox_id: text(),
+    folder_id: text(),
+    message_id: text(),
+    change_type: text(),
+    at: text(),
+  },
+  /** Created by `mailsync_0002_subscriptions`. */
+  mail_notifications: {
+    seq: autoKey(),
+    tenant_id: text(),
+    subscription_id: text(),
+    kind: text(),
+    url: text(),
+    payload: text(),
+    attempts: integer(),
+    first_at: text(),
+    due_at: text(),
+    claim: nullable(text()),
+  },
+  /** Created by `mailsync_0002_subscriptions`. */
+  mail_subscriptions: {
+    id: text(),
+    tenant_id: text(),
+    mailbox_id: text(),
+    app_id: text(),
+    creator_id: text(),
+    resource: text(),
+    folder_id: nullable(text()),
+    exclude_folders: text(),
+    change_types: text(),
+    notification_url: text(),
+    lifecycle_url: nullable(text()),
+    client_state: nullable(text()),
+    expiration: text(),
+    tls_version: text(),
+    notification_url_app_id: nullable(text()),
+    immutable: integer(),
+    start_seq: bigint(),
+    reauth_sent: integer(),
+    created_at: text(),
+    filter: nullable(text()),
+  },
+  /** Created by `mailsync_0002_subscriptions`. */
+  mail_sync_state: {
+    name: text(),
+    seq: bigint(),
+  },
+  /** Created by `mailsync_0004_filters`. */
+  mail_subscription_members: {
+    subscription_id: text(),
+    message_id: text(),
+    inside: integer(),
+  },
+});
 
-/** A row of `mail_notifications` (created by migration `mailsync_0002_subscriptions`). */
-export interface MailNotificationsTable {
-  seq: Int8Key;
-  tenant_id: string;
-  subscription_id: string;
-  kind: string;
-  url: string;
-  payload: string;
-  attempts: number;
-  first_at: string;
-  due_at: string;
-  claim: string | null;
-}
-
-/** A row of `mail_subscriptions` (created by migration `mailsync_0002_subscriptions`). */
-export interface MailSubscriptionsTable {
-  id: string;
-  tenant_id: string;
-  mailbox_id: string;
-  app_id: string;
-  creator_id: string;
-  resource: string;
-  folder_id: string | null;
-  exclude_folders: string;
-  change_types: string;
-  notification_url: string;
-  lifecycle_url: string | null;
-  client_state: string | null;
-  expiration: string;
-  tls_version: string;
-  notification_url_app_id: string | null;
-  immutable: number;
-  start_seq: Int8;
-  reauth_sent: number;
-  created_at: string;
-  filter: string | null;
-}
-
-/** A row of `mail_sync_state` (created by migration `mailsync_0002_subscriptions`). */
-export interface MailSyncStateTable {
-  name: string;
-  seq: Int8;
-}
-
-/** A row of `mail_subscription_members` (created by migration `mailsync_0004_filters`). */
-export interface MailSubscriptionMembersTable {
-  subscription_id: string;
-  message_id: string;
-  inside: number;
-}
-
-export interface MailsyncDatabase {
-  mail_changes: MailChangesTable;
-  mail_notifications: MailNotificationsTable;
-  mail_subscriptions: MailSubscriptionsTable;
-  mail_sync_state: MailSyncStateTable;
-  mail_subscription_members: MailSubscriptionMembersTable;
-}
+/** The mailsync tables as Kysely sees them. */
+export type MailsyncDatabase = Tables<typeof mailsyncColumns>;

@@ -1,84 +1,77 @@
 /**
- * The tables of the platform area as Kysely sees them: one interface per table its migrations
- * create (columns in migration order; `Generated<>` where the database fills a value in,
- * `| null` where the column is nullable). test/database-types.test.ts checks them against
- * the migrated schema on both dialects.
+ * The tables of the platform area, declared once: the columns its migrations create, in
+ * migration order (`nullable` where the column may hold NULL, `withDefault`/`autoKey` where
+ * the database fills the value in). PlatformDatabase is the Kysely interface derived from them;
+ * test/database-types.test.ts compares the declaration with the migrated schema on both
+ * dialects.
  */
-import type { Int8 } from '../../store/tables.ts';
+import { defineTables, bigint, nullable, text, type Tables } from '../../store/columns.ts';
 
-/** A row of `platform_folders` (created by migration `platform_0001_items`). */
-export interface PlatformFoldersTable {
-  tenant_id: string;
-  id: string;
-  workspace_id: string;
-  display_name: string;
-  parent_folder_id: string | null;
-}
+/** The columns of the platform tables, by table (see the file comment). */
+export const platformColumns = defineTables({
+  /** Created by `platform_0001_items`. */
+  platform_folders: {
+    tenant_id: text(),
+    id: text(),
+    workspace_id: text(),
+    display_name: text(),
+    parent_folder_id: nullable(text()),
+  },
+  /** Created by `platform_0001_items`. */
+  platform_items: {
+    tenant_id: text(),
+    id: text(),
+    workspace_id: text(),
+    type: text(),
+    display_name: text(),
+    name_key: text(),
+    description: nullable(text()),
+    folder_id: nullable(text()),
+    sensitivity_label_id: nullable(text()),
+    tags: text(),
+    default_identity: text(),
+    definition: text(),
+    state: text(),
+    created_at: text(),
+    updated_at: text(),
+  },
+  /** Created by `platform_0001_items`. */
+  platform_operations: {
+    tenant_id: text(),
+    id: text(),
+    caller_id: text(),
+    kind: text(),
+    workspace_id: text(),
+    item_id: nullable(text()),
+    created_ms: bigint(),
+    complete_ms: bigint(),
+    outcome: text(),
+    error: nullable(text()),
+    status: nullable(text()),
+  },
+  /** Created by `platform_0001_items`. */
+  platform_role_assignments: {
+    tenant_id: text(),
+    workspace_id: text(),
+    principal_id: text(),
+    principal_type: text(),
+    role: text(),
+  },
+  /** Created by `platform_0001_items`. */
+  platform_sensitivity_labels: {
+    tenant_id: text(),
+    id: text(),
+    name: text(),
+    published_to: nullable(text()),
+  },
+  /** Created by `platform_0001_items`. */
+  platform_workspaces: {
+    tenant_id: text(),
+    id: text(),
+    display_name: text(),
+    description: text(),
+  },
+});
 
-/** A row of `platform_items` (created by migration `platform_0001_items`). */
-export interface PlatformItemsTable {
-  tenant_id: string;
-  id: string;
-  workspace_id: string;
-  type: string;
-  display_name: string;
-  name_key: string;
-  description: string | null;
-  folder_id: string | null;
-  sensitivity_label_id: string | null;
-  tags: string;
-  default_identity: string;
-  definition: string;
-  state: string;
-  created_at: string;
-  updated_at: string;
-}
-
-/** A row of `platform_operations` (created by migration `platform_0001_items`). */
-export interface PlatformOperationsTable {
-  tenant_id: string;
-  id: string;
-  caller_id: string;
-  kind: string;
-  workspace_id: string;
-  item_id: string | null;
-  created_ms: Int8;
-  complete_ms: Int8;
-  outcome: string;
-  error: string | null;
-  status: string | null;
-}
-
-/** A row of `platform_role_assignments` (created by migration `platform_0001_items`). */
-export interface PlatformRoleAssignmentsTable {
-  tenant_id: string;
-  workspace_id: string;
-  principal_id: string;
-  principal_type: string;
-  role: string;
-}
-
-/** A row of `platform_sensitivity_labels` (created by migration `platform_0001_items`). */
-export interface PlatformSensitivityLabelsTable {
-  tenant_id: string;
-  id: string;
-  name: string;
-  published_to: string | null;
-}
-
-/** A row of `platform_workspaces` (created by migration `platform_0001_items`). */
-export interface PlatformWorkspacesTable {
-  tenant_id: string;
-  id: string;
-  display_name: string;
-  description: string;
-}
-
-export interface PlatformDatabase {
-  platform_folders: PlatformFoldersTable;
-  platform_items: PlatformItemsTable;
-  platform_operations: PlatformOperationsTable;
-  platform_role_assignments: PlatformRoleAssignmentsTable;
-  platform_sensitivity_labels: PlatformSensitivityLabelsTable;
-  platform_workspaces: PlatformWorkspacesTable;
-}
+/** The platform tables as Kysely sees them. */
+export type PlatformDatabase = Tables<typeof platformColumns>;

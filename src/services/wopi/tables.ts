@@ -1,32 +1,33 @@
 /**
- * The tables of the wopi area as Kysely sees them: one interface per table its migrations
- * create (columns in migration order; `Generated<>` where the database fills a value in,
- * `| null` where the column is nullable). test/database-types.test.ts checks them against
- * the migrated schema on both dialects.
+ * The tables of the wopi area, declared once: the columns its migrations create, in
+ * migration order (`nullable` where the column may hold NULL, `withDefault`/`autoKey` where
+ * the database fills the value in). WopiDatabase is the Kysely interface derived from them;
+ * test/database-types.test.ts compares the declaration with the migrated schema on both
+ * dialects.
  */
-import type { Int8 } from '../../store/tables.ts';
+import { defineTables, bigint, text, type Tables } from '../../store/columns.ts';
 
-/** A row of `wopi_access_tokens` (created by migration `wopi_0001_containers_tokens`). */
-export interface WopiAccessTokensTable {
-  token_hash: string;
-  tenant_id: string;
-  user_id: string;
-  resource_kind: string;
-  resource_id: string;
-  expires_at_ms: Int8;
-  created_at: string;
-}
+/** The columns of the wopi tables, by table (see the file comment). */
+export const wopiColumns = defineTables({
+  /** Created by `wopi_0001_containers_tokens`. */
+  wopi_access_tokens: {
+    token_hash: text(),
+    tenant_id: text(),
+    user_id: text(),
+    resource_kind: text(),
+    resource_id: text(),
+    expires_at_ms: bigint(),
+    created_at: text(),
+  },
+  /** Created by `wopi_0001_containers_tokens`. */
+  wopi_root_containers: {
+    tenant_id: text(),
+    user_id: text(),
+    container_id: text(),
+    name: text(),
+    created_at: text(),
+  },
+});
 
-/** A row of `wopi_root_containers` (created by migration `wopi_0001_containers_tokens`). */
-export interface WopiRootContainersTable {
-  tenant_id: string;
-  user_id: string;
-  container_id: string;
-  name: string;
-  created_at: string;
-}
-
-export interface WopiDatabase {
-  wopi_access_tokens: WopiAccessTokensTable;
-  wopi_root_containers: WopiRootContainersTable;
-}
+/** The wopi tables as Kysely sees them. */
+export type WopiDatabase = Tables<typeof wopiColumns>;
