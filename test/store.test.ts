@@ -34,7 +34,7 @@ after(async () => {
   await dropSchemas(dbUrl, ...schemas);
 });
 
-const table = (name: string) => ({ async up(db: Kysely<any>) { await db.schema.createTable(name).addColumn('id', 'integer', (c) => c.primaryKey()).execute(); } });
+const table = (name: string) => ({ async up(db: Kysely<unknown>) { await db.schema.createTable(name).addColumn('id', 'integer', (c) => c.primaryKey()).execute(); } });
 
 test('pending migrations apply once, in name order', async () => {
   const store = await freshStore();
