@@ -19,6 +19,7 @@ import SQLite from 'better-sqlite3';
 import { Kysely, SqliteDialect, sql } from 'kysely';
 import { cachingSqlite, openStore } from '../src/store/db.ts';
 import { RateLimiter, rateLimitMigrations } from '../src/core/rate-limit.ts';
+import type { RateLimitDatabase } from '../src/core/tables.ts';
 
 const { values: flags } = parseArgs({
   options: {
@@ -51,7 +52,7 @@ const report = (what: string, t0: number) => out.push(`| ${what} | ${(((performa
 // 2. Rate-limit hit on SQLite: the former upsert + commit per request vs the in-memory counter.
 for (const mode of ['FULL', 'NORMAL'] as const) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'stratus-micro-'));
-  const s = await openStore({ sqliteFile: path.join(dir, 'stratus.db'), sqliteSynchronous: mode });
+  const s = await openStore<RateLimitDatabase>({ sqliteFile: path.join(dir, 'stratus.db'), sqliteSynchronous: mode });
   await s.migrate(rateLimitMigrations);
   let t0 = performance.now();
   for (let i = 0; i < n; i++) {
@@ -76,7 +77,7 @@ for (const mode of ['FULL', 'NORMAL'] as const) {
 // 3. PostgreSQL: the shared upsert on a logged vs an unlogged table.
 const schema = `micro_${randomBytes(4).toString('hex')}`;
 try {
-  const s = await openStore({ databaseUrl: flags['database-url'], databaseSchema: schema });
+  const s = await openStore<RateLimitDatabase>({ databaseUrl: flags['database-url'], databaseSchema: schema });
   try {
     await s.migrate({ core_0002_rate_limits: rateLimitMigrations.core_0002_rate_limits! });
     for (const unlogged of [false, true]) {

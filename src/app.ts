@@ -13,6 +13,7 @@ import addFormats from 'ajv-formats';
 import type { Config } from './config.ts';
 import type { AppContext, ServiceModule } from './context.ts';
 import { openStore, type Migrations } from './store/db.ts';
+import type { Database } from './store/database.ts';
 import { Identity } from './core/identity/identity.ts';
 import { CacheHub, cacheMigrations } from './core/cache.ts';
 import { directoryMigrations } from './core/identity/directory.ts';
@@ -247,7 +248,7 @@ export async function buildApp(config: Config): Promise<BuiltApp> {
     },
   } as any) as unknown as FastifyInstance;
 
-  const store = await openStore({
+  const store = await openStore<Database>({
     databaseUrl: config.databaseUrl,
     databaseSchema: config.databaseSchema,
     sqliteFile: path.join(config.dataDir, 'stratus.db'),

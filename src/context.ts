@@ -6,6 +6,7 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { Config } from './config.ts';
 import type { Store, Migrations } from './store/db.ts';
+import type { Database } from './store/database.ts';
 import type { Identity } from './core/identity/identity.ts';
 import type { RateLimiter } from './core/rate-limit.ts';
 import type { CacheHub } from './core/cache.ts';
@@ -16,7 +17,7 @@ import type { FaultInjector } from './core/faults.ts';
 /** Shared services of one running app. */
 export interface AppContext {
   config: Config;
-  store: Store;
+  store: Store<Database>;
   log: FastifyBaseLogger;
   identity: Identity;
   rateLimiter: RateLimiter;
@@ -50,7 +51,7 @@ export interface ServiceModule {
   /** The area's migrations; names `<area>_<NNNN>_<what>`, unique across areas. */
   migrations: Migrations;
   /** The area's data tables, children before parents: `POST /_stratus/reset` empties them before reseeding. */
-  tables: string[];
+  tables: (keyof Database & string)[];
   /** Loads the area's part of the demo data set into empty tables. */
   seed?(ctx: SeedContext): Promise<void>;
   /** Registers the area's routes (and background workers) on the app. */

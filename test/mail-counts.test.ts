@@ -37,7 +37,7 @@ describe('mail folder counters and index-driven queries', () => {
     const rows = await s.server.ctx.store.db
       .selectFrom('mail_messages')
       .select(['folder_id'])
-      .select((eb) => [eb.fn.countAll().as('n'), eb.fn.sum<number>(eb.parens(eb.lit(1), '-', eb.ref('is_read'))).as('u')])
+      .select((eb) => [eb.fn.countAll().as('n'), eb.fn.sum<number>(eb.parens(eb.lit<number>(1), '-', eb.ref('is_read'))).as('u')])
       .where('tenant_id', '=', admin.tenantId)
       .where('mailbox_id', '=', admin.id)
       .groupBy('folder_id')

@@ -10,7 +10,14 @@ import { dropSchemas } from './helpers/server.ts';
 import { openStore, type Store } from '../src/store/db.ts';
 import { parseFilter, parseOrderBy, compileFilter, compileOrderBy, filterProperties, ODataError, type FieldMap } from '../src/core/odata/index.ts';
 
-let store: Store;
+/** The tables this file creates for itself. */
+interface ODataTestTables {
+  items: { id: number; name: string | null; kind: string | null; amount: number | null; at: string | null; flagged: number | null; owner_lower: string | null; note: string | null };
+  item_tags: { item_id: number | null; value: string | null };
+  counts: { id: number; n: number | null };
+}
+
+let store: Store<ODataTestTables>;
 const dbUrl = process.env.STRATUS_TEST_DATABASE_URL;
 const schema = dbUrl ? `t_${randomBytes(6).toString('hex')}` : undefined;
 
@@ -40,7 +47,7 @@ const fields: FieldMap = {
 };
 
 before(async () => {
-  store = dbUrl ? await openStore({ databaseUrl: dbUrl, databaseSchema: schema }) : await openStore({ sqliteFile: ':memory:' });
+  store = dbUrl ? await openStore<ODataTestTables>({ databaseUrl: dbUrl, databaseSchema: schema }) : await openStore<ODataTestTables>({ sqliteFile: ':memory:' });
   await store.db.schema.createTable('items').addColumn('id', 'integer', (c) => c.primaryKey()).addColumn('name', 'text').addColumn('kind', 'text').addColumn('amount', 'double precision').addColumn('at', 'text').addColumn('flagged', 'integer').addColumn('owner_lower', 'text').addColumn('note', 'text').execute();
   await store.db.schema.createTable('item_tags').addColumn('item_id', 'integer').addColumn('value', 'text').execute();
   await store.db.insertInto('items').values(rows.map(({ owner, ...r }) => ({ ...r, owner_lower: owner.toLowerCase() }))).execute();
@@ -55,7 +62,7 @@ after(async () => {
 async function ids(filter: string, orderby = 'id'): Promise<number[]> {
   let q = store.db.selectFrom('items').select('items.id').where(compileFilter(parseFilter(filter), fields));
   if (orderby === 'id') q = q.orderBy('items.id');
-  else for (const o of compileOrderBy(parseOrderBy(orderby), fields)) q = q.orderBy(o.column, o.direction);
+  else for (const o of compileOrderBy(parseOrderBy(orderby), fields)) q = q.orderBy(o.column as `items.${keyof ODataTestTables['items']}`, o.direction); // a column of the field map
   return (await q.execute()).map((r: any) => Number(r.id));
 }
 

@@ -19,14 +19,15 @@ import { sql } from 'kysely';
 import SQLite from 'better-sqlite3';
 import { cachingSqlite, openStore, type Store } from '../src/store/db.ts';
 import { RateLimiter, rateLimitMigrations } from '../src/core/rate-limit.ts';
+import type { RateLimitDatabase } from '../src/core/tables.ts';
 
 const dbUrl = process.env.STRATUS_TEST_DATABASE_URL;
 const schema = `t_${randomBytes(6).toString('hex')}`;
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'stratus-ratelimit-'));
-const opened: Store[] = [];
+const opened: Store<RateLimitDatabase>[] = [];
 
-async function open(): Promise<Store> {
-  const s = dbUrl ? await openStore({ databaseUrl: dbUrl, databaseSchema: schema }) : await openStore({ sqliteFile: path.join(dir, 'stratus.db') });
+async function open(): Promise<Store<RateLimitDatabase>> {
+  const s = dbUrl ? await openStore<RateLimitDatabase>({ databaseUrl: dbUrl, databaseSchema: schema }) : await openStore<RateLimitDatabase>({ sqliteFile: path.join(dir, 'stratus.db') });
   await s.migrate(rateLimitMigrations);
   opened.push(s);
   return s;

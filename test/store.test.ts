@@ -9,15 +9,22 @@ import { randomBytes } from 'node:crypto';
 import { dropSchemas } from './helpers/server.ts';
 import type { Kysely } from 'kysely';
 import { openStore, type Migrations, type Store } from '../src/store/db.ts';
+import type { StoreTables } from '../src/store/tables.ts';
+
+/** The store's table and the ones these tests make. */
+type TestTables = StoreTables & {
+  ok_table: { id: number };
+  kysely_migration: { name: string; timestamp: string };
+};
 
 const dbUrl = process.env.STRATUS_TEST_DATABASE_URL;
 const schemas: string[] = [];
-const stores: Store[] = [];
+const stores: Store<TestTables>[] = [];
 
-async function freshStore(): Promise<Store> {
+async function freshStore(): Promise<Store<TestTables>> {
   const schema = `t_${randomBytes(6).toString('hex')}`;
   schemas.push(schema);
-  const s = dbUrl ? await openStore({ databaseUrl: dbUrl, databaseSchema: schema }) : await openStore({ sqliteFile: ':memory:' });
+  const s = dbUrl ? await openStore<TestTables>({ databaseUrl: dbUrl, databaseSchema: schema }) : await openStore<TestTables>({ sqliteFile: ':memory:' });
   stores.push(s);
   return s;
 }
@@ -27,7 +34,7 @@ after(async () => {
   await dropSchemas(dbUrl, ...schemas);
 });
 
-const table = (name: string) => ({ async up(db: Kysely<any>) { await db.schema.createTable(name).addColumn('id', 'integer', (c) => c.primaryKey()).execute(); } });
+const table = (name: string) => ({ async up(db: Kysely<unknown>) { await db.schema.createTable(name).addColumn('id', 'integer', (c) => c.primaryKey()).execute(); } });
 
 test('pending migrations apply once, in name order', async () => {
   const store = await freshStore();

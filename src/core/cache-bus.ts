@@ -30,7 +30,7 @@ local.setMaxListeners(0);
  * Signals `topic` to every instance. Pass the write's transaction (PostgreSQL: delivered on commit).
  * @throws the database error of `pg_notify`.
  */
-export async function signal(db: Kysely<any>, topic: SignalTopic): Promise<void> {
+export async function signal<DB>(db: Kysely<DB>, topic: SignalTopic): Promise<void> {
   if (isPostgres(db)) await sql`select pg_notify('stratus_' || current_schema(), ${topic})`.execute(db);
   else local.emit(topic);
 }

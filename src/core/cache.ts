@@ -26,6 +26,7 @@ import { LRUCache } from 'lru-cache';
 import { sql, type Kysely } from 'kysely';
 import type { Migrations, Store } from '../store/db.ts';
 import { SignalBus } from './cache-bus.ts';
+import type { CacheDatabase } from './tables.ts';
 
 const settled = Promise.resolve();
 
@@ -37,7 +38,7 @@ export type CacheArea = (typeof cacheAreas)[number];
 /** Migration of the version table (one row per area). */
 export const cacheMigrations: Migrations = {
   core_0002_cache_versions: {
-    async up(db: Kysely<any>) {
+    async up(db: Kysely<CacheDatabase>) {
       await db.schema
         .createTable('stratus_cache_versions')
         .addColumn('area', 'varchar(32)', (c) => c.primaryKey())
@@ -146,7 +147,7 @@ export class CacheHub {
    * rows through `db` (pass the write's transaction so the increment commits with it) and
    * empties this instance's caches of those areas.
    */
-  async changed(db: Kysely<any>, ...areas: CacheArea[]): Promise<void> {
+  async changed(db: Kysely<CacheDatabase>, ...areas: CacheArea[]): Promise<void> {
     const list = areas.length ? areas : [...cacheAreas];
     for (const area of list) {
       await sql`insert into stratus_cache_versions (area, version) values (${area}, 1) on conflict (area) do update set version = stratus_cache_versions.version + 1`.execute(db);

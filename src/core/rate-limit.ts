@@ -16,6 +16,7 @@
 import { sql, type Kysely } from 'kysely';
 import { isPostgres, type Migrations } from '../store/db.ts';
 import { nowMs } from './clock.ts';
+import type { RateLimitDatabase } from './tables.ts';
 
 /** Outcome of one {@link RateLimiter.hit}. */
 export interface RateDecision {
@@ -32,7 +33,7 @@ export interface RateDecision {
 /** Migrations of the rate-limit table. */
 export const rateLimitMigrations: Migrations = {
   core_0002_rate_limits: {
-    async up(db: Kysely<any>) {
+    async up(db: Kysely<unknown>) {
       await db.schema
         .createTable('rate_limits')
         .addColumn('bucket', 'varchar(512)', (c) => c.primaryKey())
@@ -42,7 +43,7 @@ export const rateLimitMigrations: Migrations = {
     },
   },
   core_0003_rate_limits_unlogged: {
-    async up(db: Kysely<any>) {
+    async up(db: Kysely<unknown>) {
       // Counters are not worth a WAL record and a commit flush per request (see the module note).
       if (isPostgres(db)) await sql`alter table rate_limits set unlogged`.execute(db);
     },
@@ -78,7 +79,7 @@ export class RateLimiter {
   private timer?: NodeJS.Timeout;
   private flushing: Promise<void> = Promise.resolve();
 
-  constructor(private readonly db: Kysely<any>) {
+  constructor(private readonly db: Kysely<RateLimitDatabase>) {
     this.shared = isPostgres(db);
   }
 

@@ -19,7 +19,7 @@ function count(v: string, what: string): number {
  * `synchronous = NORMAL`: a power loss may drop the last batches, a crash of this process
  * loses nothing committed) and a 512 MiB page cache for the index updates.
  */
-async function bulkPragmas(store: import('../store/db.ts').Store): Promise<void> {
+async function bulkPragmas(store: import('../store/db.ts').Store<import('../store/database.ts').Database>): Promise<void> {
   if (store.dialect !== 'sqlite') return;
   const { sql } = await import('kysely');
   await sql`pragma synchronous = NORMAL`.execute(store.db);

@@ -15,6 +15,7 @@ import SQLite from 'better-sqlite3';
 import { LRUCache } from 'lru-cache';
 import { Kysely, PostgresAdapter, PostgresDialect, SqliteDialect, sql, type Migration, type SqliteDatabase, type SqliteStatement } from 'kysely';
 import type pg from 'pg';
+import type { StoreTables } from './tables.ts';
 
 /** Which SQL dialect the store runs on. */
 export type DialectName = 'sqlite' | 'postgres';
@@ -99,10 +100,14 @@ function nameStatements(client: pg.PoolClient, enabled: () => boolean): void {
   };
 }
 
-/** An open database with its dialect; close it once at shutdown. */
-export class Store {
-  /** The Kysely instance; areas type their own tables over it (`store.db as Kysely<AreaTables>`). */
-  readonly db: Kysely<any>;
+/**
+ * An open database with its dialect; close it once at shutdown. `DB` is the tables it is
+ * typed with: the app's store is a `Store<Database>` (src/store/database.ts); a bare store
+ * knows only its own `stratus_migrations` table.
+ */
+export class Store<DB = StoreTables> {
+  /** The Kysely instance, typed by `DB`. */
+  readonly db: Kysely<DB>;
   readonly dialect: DialectName;
   /** The PostgreSQL schema every connection uses, when one was named. */
   readonly schema: string | undefined;
@@ -114,7 +119,7 @@ export class Store {
   private readonly closer: () => Promise<void>;
   private readonly afterMigrate: () => void;
 
-  constructor(db: Kysely<any>, dialect: DialectName, closer: () => Promise<void>, schema?: string, afterMigrate: () => void = () => {}) {
+  constructor(db: Kysely<DB>, dialect: DialectName, closer: () => Promise<void>, schema?: string, afterMigrate: () => void = () => {}) {
     this.db = db;
     this.dialect = dialect;
     this.closer = closer;
@@ -123,7 +128,7 @@ export class Store {
   }
 
   /** Runs `fn` in one transaction; everything it writes commits together or not at all. */
-  async transaction<T>(fn: (trx: Kysely<any>) => Promise<T>): Promise<T> {
+  async transaction<T>(fn: (trx: Kysely<DB>) => Promise<T>): Promise<T> {
     return this.db.transaction().execute(fn);
   }
 
@@ -137,7 +142,9 @@ export class Store {
    */
   async migrate(migrations: Migrations): Promise<void> {
     const pg = this.dialect === 'postgres';
-    await this.db.transaction().execute(async (trx) => {
+    // Every store has its own table, whatever else `DB` declares.
+    const db = this.db as unknown as Kysely<StoreTables>;
+    await db.transaction().execute(async (trx) => {
       if (pg) await sql`select pg_advisory_xact_lock(hashtext(current_schema()))`.execute(trx);
       await sql`create table if not exists stratus_migrations (name varchar(255) primary key, applied_at varchar(32) not null)`.execute(trx);
       const legacy = pg
@@ -146,7 +153,7 @@ export class Store {
       if (legacy) {
         await sql`insert into stratus_migrations (name, applied_at) select name, "timestamp" from kysely_migration where name not in (select name from stratus_migrations)`.execute(trx);
       }
-      const done = new Set((await trx.selectFrom('stratus_migrations').select('name').execute()).map((r: any) => String(r.name)));
+      const done = new Set((await trx.selectFrom('stratus_migrations').select('name').execute()).map((r) => String(r.name)));
       for (const name of Object.keys(migrations).sort()) {
         if (done.has(name)) continue;
         try {
@@ -169,10 +176,11 @@ export class Store {
 }
 
 /**
- * Opens the store named by the options.
+ * Opens the store named by the options, typed with the tables `DB` its migrations will make
+ * (the app opens a `Store<Database>`; by default only the store's own table is known).
  * @throws Error when PostgreSQL cannot be reached or the SQLite file cannot be opened.
  */
-export async function openStore(opts: StoreOptions): Promise<Store> {
+export async function openStore<DB = StoreTables>(opts: StoreOptions): Promise<Store<DB>> {
   if (opts.databaseUrl) {
     // Loaded only for PostgreSQL: the embedded default starts without it.
     const { default: pg } = await import('pg');
@@ -191,7 +199,7 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
     });
     let prepared = false;
     pool.on('connect', (client) => nameStatements(client, () => prepared));
-    const db = new Kysely<any>({ dialect: new PostgresDialect({ pool }) });
+    const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
     await sql`select 1`.execute(db);
     let closed = false;
     return new Store(
@@ -217,7 +225,7 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
   database.pragma(`synchronous = ${synchronous}`);
   database.pragma('foreign_keys = ON');
   database.pragma('busy_timeout = 5000');
-  const db = new Kysely<any>({ dialect: new SqliteDialect({ database: cachingSqlite(database) }) });
+  const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: cachingSqlite(database) }) });
   let closed = false;
   const store = new Store(db, 'sqlite', async () => {
     if (closed) return;
@@ -246,7 +254,7 @@ export function bool(v: unknown): boolean {
 }
 
 /** Whether `db` (a database, transaction or migration handle) runs on PostgreSQL. */
-export function isPostgres(db: Kysely<any>): boolean {
+export function isPostgres<DB>(db: Kysely<DB>): boolean {
   return db.getExecutor().adapter instanceof PostgresAdapter;
 }
 
@@ -255,7 +263,7 @@ export function isPostgres(db: Kysely<any>): boolean {
  * (`bigserial` on PostgreSQL, `integer … autoincrement` on SQLite). Usage:
  * `.addColumn('seq', ...autoIncrementKey(db))`. Values come back as strings from `pg`: wrap in `Number()`.
  */
-export function autoIncrementKey(db: Kysely<any>): [any, (c: any) => any] {
+export function autoIncrementKey<DB>(db: Kysely<DB>): [any, (c: any) => any] {
   return isPostgres(db) ? ['bigserial', (c: any) => c.primaryKey()] : ['integer', (c: any) => c.primaryKey().autoIncrement()];
 }
 

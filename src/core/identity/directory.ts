@@ -9,6 +9,7 @@ import type { Migrations } from '../../store/db.ts';
 import { bool, fromJson } from '../../store/db.ts';
 import type { AreaCache, CacheHub } from '../cache.ts';
 import { grantMigrations, grantTables } from './grants.ts';
+import type { CoreDatabase, IdentityDatabase } from '../tables.ts';
 
 /** A directory user (a person who signs in). */
 export interface DirectoryUser {
@@ -48,7 +49,7 @@ export interface Tenant {
 /** Migrations of the directory tables. */
 export const directoryMigrations: Migrations = {
   core_0001_directory: {
-    async up(db: Kysely<any>) {
+    async up(db: Kysely<unknown>) {
       await db.schema
         .createTable('tenants')
         .addColumn('id', 'varchar(64)', (c) => c.primaryKey())
@@ -101,7 +102,7 @@ export const directoryMigrations: Migrations = {
 };
 
 /** Tables of the directory cleared by a reset (signing keys and meta are kept). */
-export const directoryTables = [...grantTables, 'app_role_grants', 'directory_apps', 'directory_users', 'tenants'];
+export const directoryTables: (keyof IdentityDatabase)[] = [...grantTables, 'app_role_grants', 'directory_apps', 'directory_users', 'tenants'];
 
 /** scrypt hash `scrypt$<salt>$<hash>` of a password or client secret. */
 export function hashSecret(secret: string): string {
@@ -152,7 +153,7 @@ export class Directory {
   private readonly users?: AreaCache<DirectoryUser | undefined>;
 
   constructor(
-    private readonly db: Kysely<any>,
+    private readonly db: Kysely<CoreDatabase>,
     private readonly cache?: CacheHub,
   ) {
     this.users = cache?.cache('directory');

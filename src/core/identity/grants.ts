@@ -10,6 +10,7 @@ import type { Kysely } from 'kysely';
 import type { Migrations } from '../../store/db.ts';
 import { nowSeconds } from '../clock.ts';
 import { randomToken } from '../ids.ts';
+import type { IdentityDatabase } from '../tables.ts';
 
 /** Refresh-token lifetime, seconds (90 days, the real provider's inactivity window). */
 export const refreshTokenLifetimeSeconds = 90 * 86400;
@@ -26,7 +27,7 @@ const purgeAfterSeconds = 3600;
 /** Migrations of the grant tables (both dialects). */
 export const grantMigrations: Migrations = {
   core_0002_oidc_grants: {
-    async up(db: Kysely<any>) {
+    async up(db: Kysely<unknown>) {
       await db.schema
         .createTable('refresh_tokens')
         .addColumn('token_hash', 'varchar(64)', (c) => c.primaryKey())
@@ -68,7 +69,7 @@ export const grantMigrations: Migrations = {
 };
 
 /** Grant tables cleared by a reset. */
-export const grantTables = ['refresh_tokens', 'auth_codes', 'device_codes'];
+export const grantTables: (keyof IdentityDatabase)[] = ['refresh_tokens', 'auth_codes', 'device_codes'];
 
 /** SHA-256 (hex) of a high-entropy secret; the form codes and tokens are stored and looked up in. */
 export function secretHash(secret: string): string {
@@ -132,7 +133,7 @@ function toDevice(r: any): DeviceGrant {
 
 /** Queries over the grant tables. */
 export class Grants {
-  constructor(private readonly db: Kysely<any>) {}
+  constructor(private readonly db: Kysely<IdentityDatabase>) {}
 
   /** Stores a new refresh token for (user, client, scope string) and returns it. */
   async issueRefreshToken(g: RefreshGrant): Promise<string> {

@@ -16,6 +16,7 @@ import type { AudienceAlias } from '../../config.ts';
 import { Directory, type DirectoryApp, type DirectoryUser } from './directory.ts';
 import { Grants } from './grants.ts';
 import { createHash } from 'node:crypto';
+import type { IdentityDatabase } from '../tables.ts';
 
 /** The API families that are token audiences, written `api://stratus/<family>`. */
 export const audienceFamilies = ['arm', 'analytics', 'platform', 'mail', 'wopi'] as const;
@@ -181,7 +182,7 @@ export class Identity {
 
   /** @param cache when given, directory reads are cached (see {@link Directory}). */
   constructor(
-    private readonly db: Kysely<any>,
+    private readonly db: Kysely<IdentityDatabase>,
     private readonly origin: () => string,
     private readonly tokenLifetimeSeconds: number,
     /** `STRATUS_AUDIENCE_ALIASES`: extra `aud` values each family issues and accepts. */

@@ -147,7 +147,7 @@ export function demoDataflows(): DemoDataflow[] {
 
 /** Loads the analytics demo data: workspaces, dataflows and the tenant-reader app registration. */
 export async function seedAnalytics(ctx: SeedContext): Promise<void> {
-  await ctx.store.transaction(async (trx: Kysely<any>) => {
+  await ctx.store.transaction(async (trx) => {
     for (const w of demoWorkspaces()) await trx.insertInto('analytics_workspaces').values({ tenant_id: w.tenantId, id: w.id, name: w.name }).execute();
     const rows = demoDataflows().map((d) => ({
       tenant_id: d.tenantId,

@@ -7,11 +7,13 @@
 import { sql, type Expression, type Kysely, type SqlBool } from 'kysely';
 import { isPostgres, type Migrations } from '../../store/db.ts';
 import type { FieldMap } from '../../core/odata/index.ts';
+import type { Database } from '../../store/database.ts';
+import type { AnalyticsDatabase } from './tables.ts';
 
 /** Migrations of the analytics tables. */
 export const analyticsMigrations: Migrations = {
   analytics_0001_dataflows: {
-    async up(db: Kysely<any>) {
+    async up(db: Kysely<unknown>) {
       await db.schema
         .createTable('analytics_workspaces')
         .addColumn('tenant_id', 'varchar(36)', (c) => c.notNull())
@@ -40,7 +42,7 @@ export const analyticsMigrations: Migrations = {
 };
 
 /** The analytics tables, children first (cleared by the control-plane reset). */
-export const analyticsTables = ['analytics_dataflows', 'analytics_workspaces'];
+export const analyticsTables: (keyof AnalyticsDatabase)[] = ['analytics_dataflows', 'analytics_workspaces'];
 
 /**
  * The `$filter` properties of an admin dataflow (issue 4: `name`, `description`,
@@ -72,7 +74,7 @@ export interface AdminDataflow {
  * name then id; filter, order and paging all run in SQL.
  * @returns the `value` entries of `AdminDataflows`, `users` always `[]`
  */
-export async function listDataflows(db: Kysely<any>, tenantId: string, filter: Expression<SqlBool> | undefined, skip: number, top: number | undefined): Promise<AdminDataflow[]> {
+export async function listDataflows(db: Kysely<Database>, tenantId: string, filter: Expression<SqlBool> | undefined, skip: number, top: number | undefined): Promise<AdminDataflow[]> {
   let q = db
     .selectFrom('analytics_dataflows')
     .select(['object_id', 'name', 'description', 'model_url', 'configured_by', 'workspace_id'])

@@ -8,6 +8,8 @@ import { sql, type Kysely } from 'kysely';
 import type { Migrations } from '../../store/db.ts';
 import type { CacheHub } from '../../core/cache.ts';
 import { fromJson, toJson } from '../../store/db.ts';
+import type { Database } from '../../store/database.ts';
+import type { ArmDatabase } from './tables.ts';
 
 /** A management group; `parentId` is the parent's name (undefined for the tenant root). */
 export interface ManagementGroup {
@@ -64,7 +66,7 @@ export interface ArmResourceRow {
 /** Migrations of the ARM hierarchy tables. */
 export const armMigrations: Migrations = {
   arm_0001_hierarchy: {
-    async up(db: Kysely<any>) {
+    async up(db: Kysely<unknown>) {
       await db.schema
         .createTable('arm_management_groups')
         .addColumn('name_lower', 'varchar(128)', (c) => c.primaryKey())
@@ -119,14 +121,14 @@ export const armMigrations: Migrations = {
     },
   },
   arm_0002_resources_by_subscription: {
-    async up(db: Kysely<any>) {
+    async up(db: Kysely<unknown>) {
       await db.schema.createIndex('arm_resources_subscription').on('arm_resources').columns(['tenant_id', 'subscription_id', 'type_lower', 'id_lower']).execute();
     },
   },
 };
 
 /** ARM tables cleared by a reset, children first. */
-export const armTables = ['arm_resources', 'arm_role_assignments', 'arm_resource_groups', 'arm_subscriptions', 'arm_management_groups'];
+export const armTables: (keyof ArmDatabase)[] = ['arm_resources', 'arm_role_assignments', 'arm_resource_groups', 'arm_subscriptions', 'arm_management_groups'];
 
 function toRow(r: any): ArmResourceRow {
   return {
@@ -151,7 +153,7 @@ export class ArmStore {
    * when `db` is one).
    */
   constructor(
-    readonly db: Kysely<any>,
+    readonly db: Kysely<Database>,
     readonly cache?: CacheHub,
   ) {}
 
@@ -275,7 +277,7 @@ export class ArmStore {
   }
 
   /** Inserts or replaces a tracked resource; returns whether it was created. */
-  async putResource(row: Omit<ArmResourceRow, 'resourceGroup'> & { resourceGroup: string }, db: Kysely<any> = this.db): Promise<boolean> {
+  async putResource(row: Omit<ArmResourceRow, 'resourceGroup'> & { resourceGroup: string }, db: Kysely<Database> = this.db): Promise<boolean> {
     const existing = await db.selectFrom('arm_resources').select('id_lower').where('id_lower', '=', row.id.toLowerCase()).executeTakeFirst();
     const values = {
       id: row.id,
@@ -297,7 +299,7 @@ export class ArmStore {
   }
 
   /** Deletes a tracked resource and every resource below it; returns whether it existed. */
-  async deleteResource(id: string, db: Kysely<any> = this.db): Promise<boolean> {
+  async deleteResource(id: string, db: Kysely<Database> = this.db): Promise<boolean> {
     const lower = id.toLowerCase();
     const r = await db.deleteFrom('arm_resources').where('id_lower', '=', lower).executeTakeFirst();
     // Descendants level by level through the parent index (never a scan of the table).

@@ -7,6 +7,7 @@ import type { Kysely } from 'kysely';
 import type { Migrations } from '../../store/db.ts';
 import { fromJson, isPostgres, toJson } from '../../store/db.ts';
 import type { PolicyRule } from './defaults.ts';
+import type { Database } from '../../store/database.ts';
 
 /** `Principal` of `lastModifiedBy` (reference §2.4): all strings, null when unknown. */
 export interface PolicyPrincipal {
@@ -37,7 +38,7 @@ export const policyTable = 'authz_role_management_policies';
 /** Migrations of the authorization area. */
 export const authorizationMigrations: Migrations = {
   authorization_0001_role_management_policies: {
-    async up(db: Kysely<any>) {
+    async up(db: Kysely<unknown>) {
       await db.schema
         .createTable(policyTable)
         .addColumn('tenant_id', 'varchar(64)', (c) => c.notNull())
@@ -68,16 +69,16 @@ function toStored(r: any): StoredPolicy {
 
 /** Queries over stored policies; every query is scoped by tenant (primary-key lookups). */
 export class PolicyStore {
-  constructor(readonly db: Kysely<any>) {}
+  constructor(readonly db: Kysely<Database>) {}
 
   /** The changed policies of one scope (at most one per role), keyed by role GUID. */
-  async listForScope(tenantId: string, scope: string, db: Kysely<any> = this.db): Promise<Map<string, StoredPolicy>> {
+  async listForScope(tenantId: string, scope: string, db: Kysely<Database> = this.db): Promise<Map<string, StoredPolicy>> {
     const rows = await db.selectFrom(policyTable).selectAll().where('tenant_id', '=', tenantId).where('scope_lower', '=', scope.toLowerCase()).execute();
     return new Map(rows.map((r) => [r.role_definition_id as string, toStored(r)]));
   }
 
   /** The changed policy of one role at one scope, if any. */
-  async get(tenantId: string, scope: string, roleDefinitionId: string, db: Kysely<any> = this.db): Promise<StoredPolicy | undefined> {
+  async get(tenantId: string, scope: string, roleDefinitionId: string, db: Kysely<Database> = this.db): Promise<StoredPolicy | undefined> {
     const r = await db
       .selectFrom(policyTable)
       .selectAll()
@@ -96,7 +97,7 @@ export class PolicyStore {
    * @returns the stored policy (on PostgreSQL also the row just made), or undefined when the
    *   policy is still computed.
    */
-  async lockForUpdate(initial: StoredPolicy, trx: Kysely<any>): Promise<StoredPolicy | undefined> {
+  async lockForUpdate(initial: StoredPolicy, trx: Kysely<Database>): Promise<StoredPolicy | undefined> {
     const existing = await this.get(initial.tenantId, initial.scope, initial.roleDefinitionId, trx);
     if (!isPostgres(trx)) return existing;
     if (!existing) {
@@ -118,7 +119,7 @@ export class PolicyStore {
   }
 
   /** Inserts or replaces a changed policy. */
-  async put(p: StoredPolicy, db: Kysely<any> = this.db): Promise<void> {
+  async put(p: StoredPolicy, db: Kysely<Database> = this.db): Promise<void> {
     const values = { name: p.name, scope: p.scope, rules: toJson(p.rules), last_modified_by: toJson(p.lastModifiedBy), last_modified_at: p.lastModifiedAt };
     await db
       .insertInto(policyTable)

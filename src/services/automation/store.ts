@@ -14,6 +14,8 @@ import { createHash } from 'node:crypto';
 import type { Expression, Kysely, SqlBool } from 'kysely';
 import { autoIncrementKey, fromJson, toJson, type Migrations } from '../../store/db.ts';
 import type { FieldMap } from '../../core/odata/index.ts';
+import type { Database } from '../../store/database.ts';
+import type { AutomationDatabase } from './tables.ts';
 
 /** A stored webhook: its document and columns. */
 export interface WebhookRow {
@@ -45,12 +47,12 @@ export interface JobRow {
 }
 
 /** Tables of the area, children first. */
-export const automationTables = ['automation_jobs', 'automation_webhooks'];
+export const automationTables: (keyof AutomationDatabase)[] = ['automation_jobs', 'automation_webhooks'];
 
 /** Migrations of the area. */
 export const automationMigrations: Migrations = {
   automation_0001_tables: {
-    async up(db: Kysely<any>) {
+    async up(db: Kysely<unknown>) {
       await db.schema
         .createTable('automation_webhooks')
         .addColumn('id_lower', 'varchar(1024)', (c) => c.primaryKey())
@@ -131,7 +133,7 @@ function toJob(r: any): JobRow {
 
 /** Queries of the automation area. */
 export class AutomationStore {
-  constructor(readonly db: Kysely<any>) {}
+  constructor(readonly db: Kysely<Database>) {}
 
   /** A webhook by id (case-insensitive). */
   async webhook(id: string): Promise<WebhookRow | undefined> {
@@ -151,7 +153,7 @@ export class AutomationStore {
   }
 
   /** Inserts a webhook with the hash of its token. */
-  async insertWebhook(w: WebhookRow, hash: string, db: Kysely<any> = this.db): Promise<void> {
+  async insertWebhook(w: WebhookRow, hash: string, db: Kysely<Database> = this.db): Promise<void> {
     await db
       .insertInto('automation_webhooks')
       .values({
@@ -187,7 +189,7 @@ export class AutomationStore {
   }
 
   /** Deletes the webhooks (and, with `jobs`, the jobs) of an account, or only those of one runbook. */
-  async deleteForAccount(accountIdLower: string, opts: { runbookName?: string; jobs: boolean }, db: Kysely<any> = this.db): Promise<void> {
+  async deleteForAccount(accountIdLower: string, opts: { runbookName?: string; jobs: boolean }, db: Kysely<Database> = this.db): Promise<void> {
     let q = db.deleteFrom('automation_webhooks').where('account_id_lower', '=', accountIdLower);
     if (opts.runbookName !== undefined) q = q.where('runbook_name', '=', opts.runbookName);
     await q.execute();

@@ -9,6 +9,7 @@ import { fromJson, toJson } from '../../store/db.ts';
 import { transactionColumnValues } from './fields.ts';
 import type { Invoice } from './model.ts';
 import { generateTransactions } from './seed.ts';
+import type { Database } from '../../store/database.ts';
 
 /** Options of {@link seedTransactions}. */
 export interface SeedTransactionsOptions {
@@ -19,7 +20,7 @@ export interface SeedTransactionsOptions {
   /** Called after each committed transaction with the number of rows written so far. */
   onProgress?: (done: number) => void;
   /** Runs `fn` in one transaction (the store's `transaction`). */
-  transaction: <T>(fn: (trx: Kysely<any>) => Promise<T>) => Promise<T>;
+  transaction: <T>(fn: (trx: Kysely<Database>) => Promise<T>) => Promise<T>;
 }
 
 /**
@@ -27,7 +28,7 @@ export interface SeedTransactionsOptions {
  * `accountName` (any tenant; account names are unique).
  * @throws Error when the account or the invoice does not exist
  */
-export async function seedTransactions(db: Kysely<any>, accountName: string, invoiceName: string, count: number, o: SeedTransactionsOptions): Promise<void> {
+export async function seedTransactions(db: Kysely<Database>, accountName: string, invoiceName: string, count: number, o: SeedTransactionsOptions): Promise<void> {
   const inv = (await db.selectFrom('billing_invoices').select(['tenant_id', 'profile_name', 'body']).where('account_name', '=', accountName).where('name', '=', invoiceName).executeTakeFirst()) as { tenant_id: string; profile_name: string; body: string } | undefined;
   if (!inv) throw new Error(`no invoice '${invoiceName}' in billing account '${accountName}'`);
   const tenant_id = inv.tenant_id;

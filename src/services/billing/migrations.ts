@@ -11,16 +11,17 @@
 import { sql, type Kysely } from 'kysely';
 import { isPostgres, type Migrations } from '../../store/db.ts';
 import { transactionColumns } from './fields.ts';
+import type { BillingDatabase } from './tables.ts';
 
 const sqlType = { string: 'text', enum: 'text', guid: 'text', datetime: 'varchar(32)', number: 'double precision', boolean: 'integer' } as const;
 
 /** Tables, children before parents (cleared in this order by a reset). */
-export const billingTables = ['billing_transactions', 'billing_invoices', 'billing_invoice_sections', 'billing_profiles', 'billing_role_assignments', 'billing_accounts'];
+export const billingTables: (keyof BillingDatabase)[] = ['billing_transactions', 'billing_invoices', 'billing_invoice_sections', 'billing_profiles', 'billing_role_assignments', 'billing_accounts'];
 
 /** The billing migrations. */
 export const billingMigrations: Migrations = {
   billing_0001_accounts: {
-    async up(db: Kysely<any>) {
+    async up(db: Kysely<unknown>) {
       await db.schema
         .createTable('billing_accounts')
         .addColumn('tenant_id', 'varchar(36)', (c) => c.notNull())
@@ -67,7 +68,7 @@ export const billingMigrations: Migrations = {
     },
   },
   billing_0002_transactions: {
-    async up(db: Kysely<any>) {
+    async up(db: Kysely<unknown>) {
       let t = db.schema
         .createTable('billing_transactions')
         .addColumn('tenant_id', 'varchar(36)', (c) => c.notNull())

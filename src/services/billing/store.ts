@@ -8,6 +8,7 @@ import type { CompiledOrderBy } from '../../core/odata/index.ts';
 import { searchColumns, transactionColumnValues } from './fields.ts';
 import type { DemoBillingAccount } from './seed.ts';
 import type { BillingRole, Invoice, Transaction } from './model.ts';
+import type { Database } from '../../store/database.ts';
 
 /** What a transaction listing asks for. */
 export interface TransactionQuery {
@@ -53,7 +54,7 @@ function likeEscape(s: string): string {
 
 /** Billing queries over one database handle. */
 export class BillingStore {
-  constructor(private readonly db: Kysely<any>) {}
+  constructor(private readonly db: Kysely<Database>) {}
 
   /** Whether the billing account exists in the tenant. */
   async accountExists(tenantId: string, accountName: string): Promise<boolean> {

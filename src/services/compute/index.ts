@@ -115,7 +115,7 @@ async function register(app: FastifyInstance, ctx: AppContext) {
       reply.type('application/json; charset=utf-8');
       // No region name holds a control character (and PostgreSQL refuses U+0000 in a query): an unknown location.
       if (location !== undefined && /[\u0000-\u001f\u007f]/.test(location)) return '{"value":[],"nextLink":null}';
-      const db = ctx.store.db as Kysely<any>;
+      const db = ctx.store.db;
       let query = db.selectFrom('compute_skus').select(['seq', 'body', 'body_plain']).where('seq', '>', after);
       if (location !== undefined) query = query.where('location_lower', '=', location);
       if (!includeExtended) query = query.where('extended_only', '=', 0);
@@ -161,7 +161,7 @@ export const computeModule: ServiceModule = {
   name: 'compute',
   migrations: {
     compute_0001_skus: {
-      async up(db: Kysely<any>) {
+      async up(db: Kysely<unknown>) {
         await db.schema
           .createTable('compute_skus')
           .addColumn('seq', 'integer', (c) => c.primaryKey())
@@ -176,7 +176,7 @@ export const computeModule: ServiceModule = {
     // The catalog is static data reloaded by the seed: the table is rebuilt with the
     // extended-only flag and the pre-shaped body (POST /_stratus/reset reloads it).
     compute_0002_skus_extended: {
-      async up(db: Kysely<any>) {
+      async up(db: Kysely<unknown>) {
         await db.schema.dropTable('compute_skus').execute();
         await db.schema
           .createTable('compute_skus')

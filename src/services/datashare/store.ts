@@ -17,6 +17,8 @@
 import { sql, type Expression, type Kysely, type SqlBool } from 'kysely';
 import { autoIncrementKey, type Migrations } from '../../store/db.ts';
 import type { CompiledOrderBy, FieldMap } from '../../core/odata/index.ts';
+import type { Database } from '../../store/database.ts';
+import type { DatashareDatabase } from './tables.ts';
 
 /** A synchronization run as listed (spec §2.4 ShareSynchronization). */
 export interface ShareSynchronization {
@@ -58,12 +60,12 @@ export interface InvitationRow {
 }
 
 /** Tables of the area, children first. */
-export const datashareTables = ['datashare_synchronizations', 'datashare_invitations'];
+export const datashareTables: (keyof DatashareDatabase)[] = ['datashare_synchronizations', 'datashare_invitations'];
 
 /** Migrations of the area. */
 export const datashareMigrations: Migrations = {
   datashare_0001_tables: {
-    async up(db: Kysely<any>) {
+    async up(db: Kysely<unknown>) {
       await db.schema
         .createTable('datashare_invitations')
         .addColumn('invitation_id', 'varchar(36)', (c) => c.primaryKey())
@@ -100,7 +102,7 @@ export const datashareMigrations: Migrations = {
     },
   },
   datashare_0002_consumer_index: {
-    async up(db: Kysely<any>) {
+    async up(db: Kysely<unknown>) {
       await db.schema.createIndex('datashare_sync_consumer').on('datashare_synchronizations').columns(['share_subscription_id_lower', 'start_time', 'seq']).execute();
     },
   },
@@ -136,10 +138,10 @@ function toSync(r: any): ShareSynchronization {
 
 /** Queries of the data share area. */
 export class DataShareStore {
-  constructor(readonly db: Kysely<any>) {}
+  constructor(readonly db: Kysely<Database>) {}
 
   /** Records an invitation's lookup row. */
-  async addInvitation(i: InvitationRow, db: Kysely<any> = this.db): Promise<void> {
+  async addInvitation(i: InvitationRow, db: Kysely<Database> = this.db): Promise<void> {
     await db
       .insertInto('datashare_invitations')
       .values({
@@ -173,21 +175,21 @@ export class DataShareStore {
   }
 
   /** Marks a `Pending` invitation `Accepted`; false when it was no longer pending (a concurrent acceptance won). */
-  async acceptInvitation(invitationId: string, db: Kysely<any> = this.db): Promise<boolean> {
+  async acceptInvitation(invitationId: string, db: Kysely<Database> = this.db): Promise<boolean> {
     const r = await db.updateTable('datashare_invitations').set({ status: 'Accepted' }).where('invitation_id', '=', invitationId.toLowerCase()).where('status', '=', 'Pending').executeTakeFirst();
     return Number(r.numUpdatedRows) === 1;
   }
 
   /** Removes the invitations and synchronizations of shares at or below `idLower` (a share or an account). */
-  async deleteBelow(idLower: string, db: Kysely<any> = this.db): Promise<void> {
+  async deleteBelow(idLower: string, db: Kysely<Database> = this.db): Promise<void> {
     const prefix = `${idLower}/`;
-    for (const t of ['datashare_synchronizations', 'datashare_invitations']) {
+    for (const t of ['datashare_synchronizations', 'datashare_invitations'] as const) {
       await db.deleteFrom(t).where((eb) => eb.or([eb('share_id_lower', '=', idLower), eb(sql`substr(share_id_lower, 1, ${prefix.length})`, '=', prefix)])).execute();
     }
   }
 
   /** Inserts a synchronization run. */
-  async addSynchronization(s: NewSynchronization, db: Kysely<any> = this.db): Promise<void> {
+  async addSynchronization(s: NewSynchronization, db: Kysely<Database> = this.db): Promise<void> {
     await db
       .insertInto('datashare_synchronizations')
       .values({

@@ -15,6 +15,7 @@ import { conversationIndex, newChangeKey, newConversationId, newImmutableId, new
 import { bodyText, checkRecipientCount, emptyDoc, parseMessageInput, toSecond, wrapHtml, type MessageDoc, type MessageRecord, type Recipient } from './message.ts';
 import { copyMessage, insertMessages, moveMessage, openMailbox, updateMessage, type Mailbox } from './store.ts';
 import { recordOutbound } from './outbound.ts';
+import type { Database } from '../../store/database.ts';
 
 const emailPattern = /^[^@\s<>()",;]+@[^@\s<>()",;]+\.[^@\s<>()",;]+$/;
 
@@ -67,7 +68,7 @@ export function draftRecord(mb: Mailbox, folderId: string, doc: MessageDoc): Omi
  * false), delivers local copies and records outbound ones.
  * @throws ApiError 400 `ErrorInvalidRecipients`, `ErrorExceededMaxRecipientLimit`; 403 `ErrorSendAsDenied`
  */
-export async function sendMessage(trx: Kysely<any>, _dir: Directory, mb: Mailbox, m: MessageRecord, o: { saveToSentItems: boolean; sender?: Recipient }): Promise<MessageRecord | undefined> {
+export async function sendMessage(trx: Kysely<Database>, _dir: Directory, mb: Mailbox, m: MessageRecord, o: { saveToSentItems: boolean; sender?: Recipient }): Promise<MessageRecord | undefined> {
   // Directory reads go through the transaction (SQLite has one connection).
   const dir = new Directory(trx);
   const d = m.doc;
@@ -171,7 +172,7 @@ function dedupe(list: Recipient[], self: string): Recipient[] {
  * recipients by RFC 2822 rules, the comment above the quoted original, the same
  * conversation and a continued conversation index.
  */
-export async function buildResponseDraft(trx: Kysely<any>, _dir: Directory, mb: Mailbox, orig: MessageRecord, kind: 'reply' | 'replyAll' | 'forward', input: ReplyInput): Promise<MessageRecord> {
+export async function buildResponseDraft(trx: Kysely<Database>, _dir: Directory, mb: Mailbox, orig: MessageRecord, kind: 'reply' | 'replyAll' | 'forward', input: ReplyInput): Promise<MessageRecord> {
   const o = orig.doc;
   const doc = emptyDoc();
   const prefix = kind === 'forward' ? 'FW: ' : 'RE: ';

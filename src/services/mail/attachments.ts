@@ -9,6 +9,7 @@ import { fromJson, toJson } from '../../store/db.ts';
 import { newAttachmentId, newChangeKey } from './ids.ts';
 import { bodyText, toSecond, type MessageRecord, type Recipient } from './message.ts';
 import { checkLength, computeHasAttachments, updateMessage } from './store.ts';
+import type { Database } from '../../store/database.ts';
 
 /** Largest attachment accepted in one POST, bytes (reference §2.9: under 3 MB). */
 export const maxAttachmentBytes = 3 * 1024 * 1024;
@@ -24,7 +25,7 @@ const kindOf = (t: unknown): 'file' | 'item' | 'reference' | undefined => {
  * updates the message).
  * @throws ApiError 400 `RequestBodyRead` / `ErrorInvalidRequest`, 413 `ErrorAttachmentSizeLimitExceeded`
  */
-export async function insertAttachment(db: Kysely<any>, messagePk: number, input: unknown, maxBytes = maxAttachmentBytes): Promise<Record<string, unknown>> {
+export async function insertAttachment(db: Kysely<Database>, messagePk: number, input: unknown, maxBytes = maxAttachmentBytes): Promise<Record<string, unknown>> {
   if (!input || typeof input !== 'object' || Array.isArray(input) || Buffer.isBuffer(input)) throw new ApiError(400, 'RequestBodyRead', 'The request body must be an attachment object.');
   const o = input as Record<string, unknown>;
   const kind = kindOf(o['@odata.type']);
@@ -68,7 +69,7 @@ export function renderAttachment(doc: Record<string, unknown>, withItem = false)
 }
 
 /** Adds attachments and refreshes the message's `hasAttachments`, change key and time (records `updated`). */
-export async function addAttachments(db: Kysely<any>, m: MessageRecord, inputs: unknown[]): Promise<{ message: MessageRecord; attachments: Record<string, unknown>[] }> {
+export async function addAttachments(db: Kysely<Database>, m: MessageRecord, inputs: unknown[]): Promise<{ message: MessageRecord; attachments: Record<string, unknown>[] }> {
   const out = [];
   for (const a of inputs) out.push(await insertAttachment(db, m.pk, a));
   const message: MessageRecord = { ...m, hasAttachments: await computeHasAttachments(db, m.pk), modifiedAt: nowIso(), changeKey: newChangeKey() };
@@ -77,20 +78,20 @@ export async function addAttachments(db: Kysely<any>, m: MessageRecord, inputs: 
 }
 
 /** Attachments of a message, oldest first. */
-export async function listAttachments(db: Kysely<any>, pk: number): Promise<Record<string, unknown>[]> {
+export async function listAttachments(db: Kysely<Database>, pk: number): Promise<Record<string, unknown>[]> {
   const rows = await db.selectFrom('mail_attachments').select('doc').where('message_pk', '=', pk).orderBy('modified_at').orderBy('id').execute();
   return rows.map((r: any) => fromJson<Record<string, unknown>>(r.doc));
 }
 
 /** One attachment. @throws ApiError 404 `ErrorItemNotFound` */
-export async function getAttachment(db: Kysely<any>, pk: number, id: string): Promise<Record<string, unknown>> {
+export async function getAttachment(db: Kysely<Database>, pk: number, id: string): Promise<Record<string, unknown>> {
   const r = await db.selectFrom('mail_attachments').select('doc').where('message_pk', '=', pk).where('id', '=', id).executeTakeFirst();
   if (!r) throw new ApiError(404, 'ErrorItemNotFound', 'The specified object was not found in the store.');
   return fromJson<Record<string, unknown>>((r as any).doc);
 }
 
 /** Deletes an attachment and refreshes the message. @throws ApiError 404 */
-export async function deleteAttachment(db: Kysely<any>, m: MessageRecord, id: string): Promise<void> {
+export async function deleteAttachment(db: Kysely<Database>, m: MessageRecord, id: string): Promise<void> {
   await getAttachment(db, m.pk, id);
   await db.deleteFrom('mail_attachments').where('message_pk', '=', m.pk).where('id', '=', id).execute();
   await updateMessage(db, { ...m, hasAttachments: await computeHasAttachments(db, m.pk), modifiedAt: nowIso(), changeKey: newChangeKey() });
@@ -110,7 +111,7 @@ export function extensionName(idOrName: string): string {
  * Creates an open extension; `extensionName` is required and unique per message.
  * @throws ApiError 400 `ErrorInvalidRequest`, 409 `ErrorItemAlreadyExists`
  */
-export async function createExtension(db: Kysely<any>, pk: number, input: unknown): Promise<Record<string, unknown>> {
+export async function createExtension(db: Kysely<Database>, pk: number, input: unknown): Promise<Record<string, unknown>> {
   if (!input || typeof input !== 'object' || Array.isArray(input)) throw new ApiError(400, 'RequestBodyRead', 'The request body must be an open extension object.');
   const o = { ...(input as Record<string, unknown>) };
   const name = o.extensionName;
@@ -125,14 +126,14 @@ export async function createExtension(db: Kysely<any>, pk: number, input: unknow
 }
 
 /** An open extension by name or id. @throws ApiError 404 */
-export async function getExtension(db: Kysely<any>, pk: number, idOrName: string): Promise<Record<string, unknown>> {
+export async function getExtension(db: Kysely<Database>, pk: number, idOrName: string): Promise<Record<string, unknown>> {
   const r = await db.selectFrom('mail_extensions').select('doc').where('message_pk', '=', pk).where('name', '=', extensionName(idOrName)).executeTakeFirst();
   if (!r) throw new ApiError(404, 'ErrorItemNotFound', 'The specified object was not found in the store.');
   return fromJson((r as any).doc);
 }
 
 /** Replaces an extension's properties (PATCH replaces the whole set, reference §2.10). */
-export async function replaceExtension(db: Kysely<any>, pk: number, idOrName: string, input: unknown): Promise<Record<string, unknown>> {
+export async function replaceExtension(db: Kysely<Database>, pk: number, idOrName: string, input: unknown): Promise<Record<string, unknown>> {
   const cur = await getExtension(db, pk, idOrName);
   if (!input || typeof input !== 'object' || Array.isArray(input)) throw new ApiError(400, 'RequestBodyRead', 'The request body must be an open extension object.');
   const o = { ...(input as Record<string, unknown>) };
@@ -146,13 +147,13 @@ export async function replaceExtension(db: Kysely<any>, pk: number, idOrName: st
 }
 
 /** Deletes an extension. @throws ApiError 404 */
-export async function deleteExtension(db: Kysely<any>, pk: number, idOrName: string): Promise<void> {
+export async function deleteExtension(db: Kysely<Database>, pk: number, idOrName: string): Promise<void> {
   const cur = await getExtension(db, pk, idOrName);
   await db.deleteFrom('mail_extensions').where('message_pk', '=', pk).where('name', '=', cur.extensionName as string).execute();
 }
 
 /** Extensions of a message. */
-export async function listExtensions(db: Kysely<any>, pk: number): Promise<Record<string, unknown>[]> {
+export async function listExtensions(db: Kysely<Database>, pk: number): Promise<Record<string, unknown>[]> {
   const rows = await db.selectFrom('mail_extensions').select('doc').where('message_pk', '=', pk).orderBy('name').execute();
   return rows.map((r: any) => fromJson(r.doc));
 }
@@ -163,7 +164,7 @@ export async function listExtensions(db: Kysely<any>, pk: number): Promise<Recor
 const addr = (r: Recipient) => (r.emailAddress.name && r.emailAddress.name !== r.emailAddress.address ? `"${r.emailAddress.name.replace(/"/g, "'")}" <${r.emailAddress.address}>` : `<${r.emailAddress.address}>`);
 
 /** An RFC 5322 / MIME rendering of a message (`GET …/$value`), with its file attachments. */
-export async function toMime(db: Kysely<any>, m: MessageRecord): Promise<string> {
+export async function toMime(db: Kysely<Database>, m: MessageRecord): Promise<string> {
   const d = m.doc;
   const lines: string[] = [];
   if (d.from) lines.push(`From: ${addr(d.from)}`);

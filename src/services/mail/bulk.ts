@@ -12,6 +12,7 @@ import { seededRandom } from '../../core/random.ts';
 import { conversationIndex, newConversationId, newImmutableId, newMessageId } from './ids.ts';
 import { emptyDoc, wrapHtml, type MessageDoc, type MessageRecord, type Recipient } from './message.ts';
 import { messageColumns, openMailbox, type Mailbox } from './store.ts';
+import type { Database } from '../../store/database.ts';
 
 const first = ['Ada', 'Ben', 'Chloe', 'Dev', 'Elena', 'Farah', 'Gus', 'Hana', 'Ivan', 'Jade', 'Kofi', 'Lena', 'Marco', 'Nina', 'Omar', 'Pia', 'Quinn', 'Rosa', 'Sam', 'Tara', 'Uma', 'Victor', 'Wen', 'Ximena', 'Yusuf', 'Zoe', 'Arjun', 'Bea', 'Carlos', 'Dana', 'Emil', 'Fiona', 'Goran', 'Helga', 'Ines', 'Jonas', 'Kira', 'Liam', 'Mei', 'Noor'];
 const last = ['Abbott', 'Brandt', 'Castillo', 'Dubois', 'Eriksen', 'Fischer', 'Gallo', 'Hughes', 'Ito', 'Jansen', 'Kowalski', 'Lindqvist', 'Moreau', 'Nakamura', 'Okafor', 'Petrov', 'Quint', 'Rossi', 'Schmidt', 'Tanaka', 'Ueda', 'Varga', 'Weber', 'Xu', 'Yilmaz', 'Zhang', 'Almeida', 'Bauer', 'Costa', 'Dahl'];
@@ -75,7 +76,7 @@ export interface SeedMailboxOptions {
   /** Called after each committed transaction with the number of messages written so far. */
   onProgress?: (done: number) => void;
   /** Runs `fn` in one transaction (the store's `transaction`). */
-  transaction: <T>(fn: (trx: Kysely<any>) => Promise<T>) => Promise<T>;
+  transaction: <T>(fn: (trx: Kysely<Database>) => Promise<T>) => Promise<T>;
 }
 
 /** Folder of a generated message (fractions of a lived-in mailbox). */
@@ -164,7 +165,7 @@ export function* bulkMessages(mb: Mailbox, count: number, seed = 7, newestMs = D
  * No change-log entries (bulk data is initial state, like the demo data set).
  * @returns the mailbox
  */
-export async function seedMailbox(db: Kysely<any>, user: { tenantId: string; id: string; mail: string; displayName: string }, count: number, o: SeedMailboxOptions): Promise<Mailbox> {
+export async function seedMailbox(db: Kysely<Database>, user: { tenantId: string; id: string; mail: string; displayName: string }, count: number, o: SeedMailboxOptions): Promise<Mailbox> {
   const mb = await openMailbox(db, user);
   const batch = o.batch ?? 5000;
   const perInsert = 200;

@@ -13,6 +13,7 @@ import { latestMailChangeSeq, mailChangesSince } from '../mailsync/changes.ts';
 import { messageFromRow, type FolderRow, type Mailbox } from './store.ts';
 import type { MessageRecord } from './message.ts';
 import { opt } from './query.ts';
+import type { Database } from '../../store/database.ts';
 
 interface DeltaState {
   /** Mailbox and folder the token belongs to. */
@@ -73,7 +74,7 @@ function initialState(r: DeltaRequest, startSeq: number): DeltaState {
  * removed ids, and the link to give back.
  * @throws ApiError 400 `ErrorInvalidUrlQuery`, 400 `syncStateNotFound`, 410 `resyncRequired`
  */
-export async function deltaPage(db: Kysely<any>, r: DeltaRequest): Promise<{ select?: string; items: ({ message: MessageRecord } | { removed: string })[]; nextLink?: string; deltaLink?: string }> {
+export async function deltaPage(db: Kysely<Database>, r: DeltaRequest): Promise<{ select?: string; items: ({ message: MessageRecord } | { removed: string })[]; nextLink?: string; deltaLink?: string }> {
   const token = r.q.get('$skiptoken') ?? r.q.get('$deltatoken') ?? r.q.get('%24skiptoken') ?? r.q.get('%24deltatoken');
   const latest = await latestMailChangeSeq(db);
   let st: DeltaState;

@@ -8,6 +8,7 @@ import { ApiError } from '../../core/errors/index.ts';
 import { nowIso } from '../../core/clock.ts';
 import { newFolderId } from './ids.ts';
 import { copyMessage, folderCounts, getFolder, messageFromRow, type FolderRow, type Mailbox } from './store.ts';
+import type { Database } from '../../store/database.ts';
 
 /** The JSON of a folder with its counts. */
 export function renderFolder(f: FolderRow, c: { total: number; unread: number; children: number }): Record<string, unknown> {
@@ -15,7 +16,7 @@ export function renderFolder(f: FolderRow, c: { total: number; unread: number; c
 }
 
 /** Renders folders with their counts (two grouped queries for the whole list). */
-export async function renderFolders(db: Kysely<any>, mb: Mailbox, folders: FolderRow[]): Promise<Record<string, unknown>[]> {
+export async function renderFolders(db: Kysely<Database>, mb: Mailbox, folders: FolderRow[]): Promise<Record<string, unknown>[]> {
   const counts = await folderCounts(db, mb, folders.map((f) => f.id));
   return folders.map((f) => renderFolder(f, counts.get(f.id)!));
 }
@@ -34,14 +35,14 @@ function displayName(input: unknown, required: boolean): string | undefined {
   return n;
 }
 
-async function assertFreeName(db: Kysely<any>, mb: Mailbox, parentId: string, name: string, except?: string): Promise<void> {
+async function assertFreeName(db: Kysely<Database>, mb: Mailbox, parentId: string, name: string, except?: string): Promise<void> {
   let q = db.selectFrom('mail_folders').select('id').where('tenant_id', '=', mb.tenantId).where('mailbox_id', '=', mb.mailboxId).where('parent_id', '=', parentId).where('display_name', '=', name);
   if (except) q = q.where('id', '<>', except);
   if (await q.executeTakeFirst()) throw new ApiError(409, 'ErrorFolderExists', 'A folder with the specified name already exists.');
 }
 
 /** Creates a child folder. @throws ApiError 400, 409 `ErrorFolderExists` */
-export async function createFolder(db: Kysely<any>, mb: Mailbox, parent: FolderRow, input: unknown): Promise<FolderRow> {
+export async function createFolder(db: Kysely<Database>, mb: Mailbox, parent: FolderRow, input: unknown): Promise<FolderRow> {
   const name = displayName(input, true)!;
   await assertFreeName(db, mb, parent.id, name);
   const hidden = (input as Record<string, unknown>).isHidden === true;
@@ -53,7 +54,7 @@ export async function createFolder(db: Kysely<any>, mb: Mailbox, parent: FolderR
 const distinguished = (what: string) => new ApiError(403, 'ErrorAccessDenied', `Distinguished folders cannot be ${what}.`);
 
 /** Renames a folder. @throws ApiError 403 for a well-known folder, 409 for a taken name */
-export async function updateFolder(db: Kysely<any>, mb: Mailbox, f: FolderRow, input: unknown): Promise<FolderRow> {
+export async function updateFolder(db: Kysely<Database>, mb: Mailbox, f: FolderRow, input: unknown): Promise<FolderRow> {
   const name = displayName(input, false);
   if (name === undefined) return f;
   if (f.wellKnown) throw distinguished('renamed');
@@ -62,7 +63,7 @@ export async function updateFolder(db: Kysely<any>, mb: Mailbox, f: FolderRow, i
   return { ...f, displayName: name };
 }
 
-async function isDescendant(db: Kysely<any>, mb: Mailbox, candidate: FolderRow, ancestorId: string): Promise<boolean> {
+async function isDescendant(db: Kysely<Database>, mb: Mailbox, candidate: FolderRow, ancestorId: string): Promise<boolean> {
   let cur: string | null = candidate.id;
   for (let i = 0; cur && i < 64; i++) {
     if (cur === ancestorId) return true;
@@ -73,7 +74,7 @@ async function isDescendant(db: Kysely<any>, mb: Mailbox, candidate: FolderRow, 
 }
 
 /** Moves a folder under `dest` (its messages keep their ids). @throws ApiError 403, 400 `ErrorMoveCopyFailed`, 409 */
-export async function moveFolder(db: Kysely<any>, mb: Mailbox, f: FolderRow, dest: FolderRow): Promise<FolderRow> {
+export async function moveFolder(db: Kysely<Database>, mb: Mailbox, f: FolderRow, dest: FolderRow): Promise<FolderRow> {
   if (f.wellKnown) throw distinguished('moved');
   if (await isDescendant(db, mb, dest, f.id)) throw new ApiError(400, 'ErrorMoveCopyFailed', 'A folder cannot be moved into itself or one of its subfolders.');
   await assertFreeName(db, mb, dest.id, f.displayName, f.id);
@@ -82,7 +83,7 @@ export async function moveFolder(db: Kysely<any>, mb: Mailbox, f: FolderRow, des
 }
 
 /** Copies a folder, its messages and its subfolders under `dest`. */
-export async function copyFolder(db: Kysely<any>, mb: Mailbox, f: FolderRow, dest: FolderRow): Promise<FolderRow> {
+export async function copyFolder(db: Kysely<Database>, mb: Mailbox, f: FolderRow, dest: FolderRow): Promise<FolderRow> {
   if (await isDescendant(db, mb, dest, f.id)) throw new ApiError(400, 'ErrorMoveCopyFailed', 'A folder cannot be copied into itself or one of its subfolders.');
   await assertFreeName(db, mb, dest.id, f.displayName);
   const copy = await createFolder(db, mb, dest, { displayName: f.displayName, isHidden: f.isHidden });
@@ -94,7 +95,7 @@ export async function copyFolder(db: Kysely<any>, mb: Mailbox, f: FolderRow, des
 }
 
 /** Deletes a folder: moves it into Deleted Items (a folder already there is removed with its contents). */
-export async function deleteFolder(db: Kysely<any>, mb: Mailbox, f: FolderRow): Promise<void> {
+export async function deleteFolder(db: Kysely<Database>, mb: Mailbox, f: FolderRow): Promise<void> {
   if (f.wellKnown) throw new ApiError(403, 'ErrorDeleteDistinguishedFolder', 'Distinguished folders cannot be deleted.');
   const deleted = await getFolder(db, mb, 'deleteditems');
   if (f.parentId !== deleted.id) {

@@ -156,7 +156,7 @@ export async function sendMail(mr: MailRequest): Promise<unknown> {
       const { change } = await import('./store.ts');
       await recordMailChanges(trx, [change(sent, 'created', at)]);
     } else {
-      for (const t of ['mail_categories', 'mail_single_props', 'mail_multi_props', 'mail_extensions', 'mail_attachments']) await trx.deleteFrom(t).where('message_pk', '=', m!.pk).execute();
+      for (const t of ['mail_categories', 'mail_single_props', 'mail_multi_props', 'mail_extensions', 'mail_attachments'] as const) await trx.deleteFrom(t).where('message_pk', '=', m!.pk).execute();
       await trx.deleteFrom('mail_messages').where('pk', '=', m!.pk).execute();
     }
   });

@@ -8,14 +8,15 @@
  */
 import { sql, type Kysely } from 'kysely';
 import { autoIncrementKey, isPostgres, type Migrations } from '../../store/db.ts';
+import type { MailDatabase } from './tables.ts';
 
 /** The mail area's tables, children first (cleared by `POST /_stratus/reset`). */
-export const mailTables = ['mail_upload_chunks', 'mail_upload_sessions', 'mail_id_history', 'mail_outbound', 'mail_extensions', 'mail_attachments', 'mail_multi_props', 'mail_single_props', 'mail_categories', 'mail_messages', 'mail_folder_counts', 'mail_folders'];
+export const mailTables: (keyof MailDatabase)[] = ['mail_upload_chunks', 'mail_upload_sessions', 'mail_id_history', 'mail_outbound', 'mail_extensions', 'mail_attachments', 'mail_multi_props', 'mail_single_props', 'mail_categories', 'mail_messages', 'mail_folder_counts', 'mail_folders'];
 
 /** Migrations of the mail area. */
 export const mailMigrations: Migrations = {
   mail_0001_store: {
-    async up(db: Kysely<any>) {
+    async up(db: Kysely<unknown>) {
       await db.schema
         .createTable('mail_folders')
         .addColumn('id', 'varchar(200)', (c) => c.primaryKey())
@@ -134,14 +135,14 @@ export const mailMigrations: Migrations = {
   },
   mail_0002_order_indexes: {
     /** Indexes that end in the tie-breaker `pk`, so newest-first pages read in index order on PostgreSQL too. */
-    async up(db: Kysely<any>) {
+    async up(db: Kysely<unknown>) {
       await db.schema.createIndex('mail_messages_received_pk').on('mail_messages').columns(['tenant_id', 'mailbox_id', 'received_at', 'pk']).execute();
       await db.schema.createIndex('mail_messages_folder_received_pk').on('mail_messages').columns(['tenant_id', 'mailbox_id', 'folder_id', 'received_at', 'pk']).execute();
     },
   },
   mail_0003_id_history: {
     /** Former REST ids of moved or removed messages → their immutable id (delta `@removed` with `Prefer: IdType="ImmutableId"`). */
-    async up(db: Kysely<any>) {
+    async up(db: Kysely<unknown>) {
       await db.schema
         .createTable('mail_id_history')
         .addColumn('rest_id', 'varchar(200)', (c) => c.primaryKey())
@@ -153,7 +154,7 @@ export const mailMigrations: Migrations = {
   },
   mail_0004_upload_sessions: {
     /** Attachment upload sessions (reference §2.9) and their received byte ranges. */
-    async up(db: Kysely<any>) {
+    async up(db: Kysely<unknown>) {
       await db.schema
         .createTable('mail_upload_sessions')
         .addColumn('token', 'varchar(100)', (c) => c.primaryKey())
@@ -183,7 +184,7 @@ export const mailMigrations: Migrations = {
      * `lower(column)` (the OData compiler's case-insensitive form), which the plain column
      * indexes cannot serve: expression indexes so those filters seek within the mailbox.
      */
-    async up(db: Kysely<any>) {
+    async up(db: Kysely<unknown>) {
       await sql`CREATE INDEX mail_messages_from_lower ON mail_messages (tenant_id, mailbox_id, lower(from_address_lc), received_at)`.execute(db);
       await sql`CREATE INDEX mail_messages_sender_lower ON mail_messages (tenant_id, mailbox_id, lower(sender_address_lc), received_at)`.execute(db);
     },
@@ -197,7 +198,7 @@ export const mailMigrations: Migrations = {
      * the mailbox (design: "Keep counters for counts that are read often"). Backfilled from
      * the rows that exist.
      */
-    async up(db: Kysely<any>) {
+    async up(db: Kysely<unknown>) {
       await db.schema
         .createTable('mail_folder_counts')
         .addColumn('folder_id', 'varchar(200)', (c) => c.primaryKey())

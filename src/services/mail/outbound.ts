@@ -8,6 +8,7 @@ import { newUuid } from '../../core/ids.ts';
 import { fromJson, toJson } from '../../store/db.ts';
 import type { MessageRecord } from './message.ts';
 import type { Mailbox } from './store.ts';
+import type { Database } from '../../store/database.ts';
 
 /** One recorded outbound message. */
 export interface OutboundMail {
@@ -28,7 +29,7 @@ export interface OutboundMail {
 }
 
 /** Records one sent message for its external recipients (inside the send transaction). */
-export async function recordOutbound(db: Kysely<any>, mb: Mailbox, m: MessageRecord, recipients: string[]): Promise<void> {
+export async function recordOutbound(db: Kysely<Database>, mb: Mailbox, m: MessageRecord, recipients: string[]): Promise<void> {
   const d = m.doc;
   await db
     .insertInto('mail_outbound')

@@ -11,6 +11,7 @@ import { ODataError, compileFilter, compileOrderBy, filterProperties, parseFilte
 import { fromJson, isPostgres } from '../../store/db.ts';
 import { selectableProperties } from './message.ts';
 import { readOffThread } from './read-worker.ts';
+import type { Database } from '../../store/database.ts';
 
 /** `$filter` / `$orderby` properties of a message and where they live. */
 export const messageFields: FieldMap = {
@@ -169,7 +170,7 @@ function searchTerms(text: string): { terms: string[]; hasAttachments?: boolean;
  * Builds the filtered, searched base query (no ordering, no paging).
  * @throws ApiError 400 for bad `$filter` / `$search`
  */
-export function baseQuery(db: Kysely<any>, lq: Omit<ListQuery, 'pageSize' | 'skip'>): SelectQueryBuilder<any, any, any> {
+export function baseQuery(db: Kysely<Database>, lq: Omit<ListQuery, 'pageSize' | 'skip'>): SelectQueryBuilder<any, any, any> {
   const search = opt(lq.q, 'search');
   const st = search !== undefined && search.trim() !== '' ? searchTerms(search) : undefined;
   // A full-text search on SQLite is driven by the FTS match (its rowids are the messages' pks):
@@ -242,7 +243,7 @@ export function ordering(q: URLSearchParams): { column: string | RawBuilder<unkn
 }
 
 /** One page of message rows (one extra row fetched to know whether a next page exists). */
-export async function listMessageRows(db: Kysely<any>, lq: ListQuery): Promise<{ rows: any[]; more: boolean; count?: number }> {
+export async function listMessageRows(db: Kysely<Database>, lq: ListQuery): Promise<{ rows: any[]; more: boolean; count?: number }> {
   const order = ordering(lq.q);
   const base = baseQuery(db, lq);
   let query;
@@ -292,7 +293,7 @@ function counterColumn(q: URLSearchParams): 'total' | 'unread' | 'read' | undefi
  * off the event loop on SQLite ({@link readOffThread}).
  * @throws ApiError 400 for bad `$filter` / `$search`
  */
-export async function countMessages(db: Kysely<any>, lq: Omit<ListQuery, 'pageSize' | 'skip'>): Promise<number> {
+export async function countMessages(db: Kysely<Database>, lq: Omit<ListQuery, 'pageSize' | 'skip'>): Promise<number> {
   const kind = counterColumn(lq.q);
   if (kind) {
     let q = db.selectFrom('mail_folder_counts').where('tenant_id', '=', lq.tenantId).where('mailbox_id', '=', lq.mailboxId);
@@ -308,7 +309,7 @@ export async function countMessages(db: Kysely<any>, lq: Omit<ListQuery, 'pageSi
 }
 
 /** Loads the `$expand`ed navigations of messages (one query per navigation for the whole page). */
-export async function loadExpansions(db: Kysely<any>, pks: number[], expand: ExpandItem[]): Promise<Map<number, Record<string, unknown[]>>> {
+export async function loadExpansions(db: Kysely<Database>, pks: number[], expand: ExpandItem[]): Promise<Map<number, Record<string, unknown[]>>> {
   const out = new Map<number, Record<string, unknown[]>>(pks.map((pk) => [pk, {}]));
   if (pks.length === 0) return out;
   for (const e of expand) {

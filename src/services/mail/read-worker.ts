@@ -11,6 +11,7 @@ import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import { sql, type Compilable, type Kysely } from 'kysely';
 import { isPostgres } from '../../store/db.ts';
+import type { Database } from '../../store/database.ts';
 
 const source = `
 const { parentPort, workerData } = require('node:worker_threads');
@@ -41,9 +42,9 @@ interface Reader {
 
 /** One reader per database file and inode. */
 const readers = new Map<string, Reader | undefined>();
-const stores = new WeakMap<Kysely<any>, { file: string; key: string }>();
+const stores = new WeakMap<Kysely<Database>, { file: string; key: string }>();
 
-async function readerFor(db: Kysely<any>): Promise<Reader | undefined> {
+async function readerFor(db: Kysely<Database>): Promise<Reader | undefined> {
   if (isPostgres(db)) return undefined;
   let where = stores.get(db);
   if (where === undefined) {
@@ -90,7 +91,7 @@ async function readerFor(db: Kysely<any>): Promise<Reader | undefined> {
  * @returns the rows as the driver returns them
  * @throws Error when the database reports one
  */
-export async function readOffThread(db: Kysely<any>, query: Compilable<any>): Promise<any[]> {
+export async function readOffThread(db: Kysely<Database>, query: Compilable<any>): Promise<any[]> {
   const reader = await readerFor(db);
   const c = query.compile();
   if (!reader) return (await db.executeQuery(c)).rows as any[];

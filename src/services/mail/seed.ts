@@ -12,6 +12,7 @@ import { conversationIndex, newAttachmentId, newConversationId, newImmutableId, 
 import { emptyDoc, wrapHtml, type MessageDoc, type MessageRecord, type Recipient } from './message.ts';
 import { messageColumns, openMailbox, type Mailbox } from './store.ts';
 import { seededRandom } from '../../core/random.ts';
+import type { Database } from '../../store/database.ts';
 
 const rng = seededRandom;
 
@@ -115,7 +116,7 @@ export function demoMessages(mb: Mailbox, peer: Recipient, count: number, seed: 
 }
 
 /** Inserts seed messages in batches (no change-log entries: this is the initial state). */
-export async function insertSeedMessages(db: Kysely<any>, msgs: SeedMessage[]): Promise<void> {
+export async function insertSeedMessages(db: Kysely<Database>, msgs: SeedMessage[]): Promise<void> {
   for (let s = 0; s < msgs.length; s += 100) {
     const batch = msgs.slice(s, s + 100);
     const rows = (await db.insertInto('mail_messages').values(batch.map((m) => messageColumns(m.rec))).returning(['pk', 'id']).execute()) as { pk: number | string; id: string }[];

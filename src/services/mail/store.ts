@@ -4,13 +4,15 @@
  * log (`recordMailChanges`, same transaction; a move is `deleted` in the old folder plus
  * `created` in the new one). Every query is scoped by tenant and mailbox.
  */
-import type { Kysely } from 'kysely';
+import type { Insertable, Kysely } from 'kysely';
 import { ApiError } from '../../core/errors/index.ts';
 import { nowIso } from '../../core/clock.ts';
 import { fromJson, toJson, bool } from '../../store/db.ts';
 import { recordMailChanges, type MailChange } from '../mailsync/changes.ts';
 import { isWellFormedId, newAttachmentId, newChangeKey, newFolderId, newImmutableId, newMessageId } from './ids.ts';
 import { bodyText, type MessageDoc, type MessageRecord } from './message.ts';
+import type { Database } from '../../store/database.ts';
+import type { MailDatabase } from './tables.ts';
 
 /** A mailbox: the owner's tenant and object id, with its well-known folders' ids. */
 export interface Mailbox {
@@ -67,7 +69,7 @@ export const malformed = () => new ApiError(400, 'ErrorInvalidIdMalformed', 'Id 
  * The mailbox of a directory user, creating its well-known folders on first use
  * (folder ids are deterministic per mailbox, so concurrent first uses agree).
  */
-export async function openMailbox(db: Kysely<any>, user: { tenantId: string; id: string; mail: string; displayName: string }): Promise<Mailbox> {
+export async function openMailbox(db: Kysely<Database>, user: { tenantId: string; id: string; mail: string; displayName: string }): Promise<Mailbox> {
   const read = async () =>
     (await db.selectFrom('mail_folders').select(['id', 'well_known']).where('tenant_id', '=', user.tenantId).where('mailbox_id', '=', user.id).where('well_known', 'is not', null).execute()) as { id: string; well_known: string }[];
   let rows = await read();
@@ -92,7 +94,7 @@ function folderFromRow(r: any): FolderRow {
  * A folder by id or well-known name (case-insensitive).
  * @throws ApiError 404 `ErrorFolderNotFound`, 400 `ErrorInvalidIdMalformed`
  */
-export async function getFolder(db: Kysely<any>, mb: Mailbox, idOrName: string): Promise<FolderRow> {
+export async function getFolder(db: Kysely<Database>, mb: Mailbox, idOrName: string): Promise<FolderRow> {
   const wk = mb.wellKnown.get(idOrName.toLowerCase());
   const id = wk ?? idOrName;
   if (!wk && !isWellFormedId(id)) throw malformed();
@@ -102,7 +104,7 @@ export async function getFolder(db: Kysely<any>, mb: Mailbox, idOrName: string):
 }
 
 /** Child folders of `parentId`, by display name, paged in SQL. */
-export async function listChildFolders(db: Kysely<any>, mb: Mailbox, parentId: string, o: { includeHidden: boolean; top: number; skip: number }): Promise<FolderRow[]> {
+export async function listChildFolders(db: Kysely<Database>, mb: Mailbox, parentId: string, o: { includeHidden: boolean; top: number; skip: number }): Promise<FolderRow[]> {
   let q = db.selectFrom('mail_folders').selectAll().where('tenant_id', '=', mb.tenantId).where('mailbox_id', '=', mb.mailboxId).where('parent_id', '=', parentId);
   if (!o.includeHidden) q = q.where('is_hidden', '=', 0);
   const rows = await q.orderBy('display_name').orderBy('id').limit(o.top).offset(o.skip).execute();
@@ -110,7 +112,7 @@ export async function listChildFolders(db: Kysely<any>, mb: Mailbox, parentId: s
 }
 
 /** Counts of folders: total and unread from the folder counters (`mail_folder_counts`), child folders by index. */
-export async function folderCounts(db: Kysely<any>, mb: Mailbox, ids: string[]): Promise<Map<string, { total: number; unread: number; children: number }>> {
+export async function folderCounts(db: Kysely<Database>, mb: Mailbox, ids: string[]): Promise<Map<string, { total: number; unread: number; children: number }>> {
   const out = new Map(ids.map((id) => [id, { total: 0, unread: 0, children: 0 }]));
   if (ids.length === 0) return out;
   const msgs = await db.selectFrom('mail_folder_counts').select(['folder_id', 'total', 'unread']).where('tenant_id', '=', mb.tenantId).where('mailbox_id', '=', mb.mailboxId).where('folder_id', 'in', ids).execute();
@@ -170,7 +172,7 @@ export function checkLength(value: string | null | undefined, max: number, what:
  * The `mail_messages` columns of a record (every filter column derived from the document).
  * @throws ApiError 400 `ErrorInvalidRequest` when an indexed value is longer than its column
  */
-export function messageColumns(m: Omit<MessageRecord, 'pk'>): Record<string, unknown> {
+export function messageColumns(m: Omit<MessageRecord, 'pk'>): Insertable<MailDatabase['mail_messages']> {
   const d = m.doc;
   const from = d.from?.emailAddress;
   checkLength(from?.address, 400, 'from/emailAddress/address');
@@ -209,7 +211,7 @@ export function messageColumns(m: Omit<MessageRecord, 'pk'>): Record<string, unk
   };
 }
 
-async function writeChildren(db: Kysely<any>, pk: number, doc: MessageDoc): Promise<void> {
+async function writeChildren(db: Kysely<Database>, pk: number, doc: MessageDoc): Promise<void> {
   for (const c of doc.categories) checkLength(c, 400, 'categories');
   await db.deleteFrom('mail_categories').where('message_pk', '=', pk).execute();
   if (doc.categories.length) await db.insertInto('mail_categories').values(doc.categories.map((name) => ({ message_pk: pk, name }))).execute();
@@ -224,7 +226,7 @@ export function change(m: { tenantId: string; mailboxId: string; folderId: strin
  * Inserts messages (and their categories) and records `created` for each.
  * @returns the records with their `pk`
  */
-export async function insertMessages(db: Kysely<any>, recs: Omit<MessageRecord, 'pk'>[], opts: { record?: boolean } = {}): Promise<MessageRecord[]> {
+export async function insertMessages(db: Kysely<Database>, recs: Omit<MessageRecord, 'pk'>[], opts: { record?: boolean } = {}): Promise<MessageRecord[]> {
   const out: MessageRecord[] = [];
   for (const r of recs) {
     const row = await db.insertInto('mail_messages').values(messageColumns(r)).returning('pk').executeTakeFirstOrThrow();
@@ -237,14 +239,14 @@ export async function insertMessages(db: Kysely<any>, recs: Omit<MessageRecord, 
 }
 
 /** Rewrites a message (new change key and modification time set by the caller) and records `updated`. */
-export async function updateMessage(db: Kysely<any>, m: MessageRecord): Promise<void> {
+export async function updateMessage(db: Kysely<Database>, m: MessageRecord): Promise<void> {
   await db.updateTable('mail_messages').set(messageColumns(m)).where('pk', '=', m.pk).execute();
   await writeChildren(db, m.pk, m.doc);
   await recordMailChanges(db, [change(m, 'updated', m.modifiedAt)]);
 }
 
 /** Whether an id names a message in this mailbox by REST or immutable id; purged items are invisible. */
-export async function findMessage(db: Kysely<any>, mb: Mailbox, id: string): Promise<MessageRecord | undefined> {
+export async function findMessage(db: Kysely<Database>, mb: Mailbox, id: string): Promise<MessageRecord | undefined> {
   if (!isWellFormedId(id)) throw malformed();
   const purges = mb.wellKnown.get('recoverableitemspurges')!;
   const r = await db
@@ -262,7 +264,7 @@ export async function findMessage(db: Kysely<any>, mb: Mailbox, id: string): Pro
  * A message by REST or immutable id.
  * @throws ApiError 404 `ErrorItemNotFound` (also for a stale id after a move), 400 `ErrorInvalidIdMalformed`
  */
-export async function getMessage(db: Kysely<any>, mb: Mailbox, id: string): Promise<MessageRecord> {
+export async function getMessage(db: Kysely<Database>, mb: Mailbox, id: string): Promise<MessageRecord> {
   const m = await findMessage(db, mb, id);
   if (!m) throw notFound();
   return m;
@@ -273,7 +275,7 @@ export async function getMessage(db: Kysely<any>, mb: Mailbox, id: string): Prom
  * records `deleted` in the old folder and `created` in the new one (only `deleted` when
  * `hidden`: a move into the Recoverable Items folders).
  */
-export async function moveMessage(db: Kysely<any>, m: MessageRecord, folderId: string, opts: { hidden?: boolean } = {}): Promise<MessageRecord> {
+export async function moveMessage(db: Kysely<Database>, m: MessageRecord, folderId: string, opts: { hidden?: boolean } = {}): Promise<MessageRecord> {
   const at = nowIso();
   const moved: MessageRecord = { ...m, id: newMessageId(), folderId, modifiedAt: at, changeKey: newChangeKey() };
   await db.updateTable('mail_messages').set({ id: moved.id, folder_id: folderId, modified_at: at, change_key: moved.changeKey }).where('pk', '=', m.pk).execute();
@@ -284,12 +286,12 @@ export async function moveMessage(db: Kysely<any>, m: MessageRecord, folderId: s
 }
 
 /** Copies a message (with attachments, categories, extended properties, extensions) into a folder: new ids. */
-export async function copyMessage(db: Kysely<any>, m: MessageRecord, target: { tenantId: string; mailboxId: string; folderId: string }, overrides: Partial<MessageRecord> = {}): Promise<MessageRecord> {
+export async function copyMessage(db: Kysely<Database>, m: MessageRecord, target: { tenantId: string; mailboxId: string; folderId: string }, overrides: Partial<MessageRecord> = {}): Promise<MessageRecord> {
   const at = nowIso();
   const [copy] = await insertMessages(db, [{ ...m, ...target, id: newMessageId(), immutableId: newImmutableId(), createdAt: at, modifiedAt: at, changeKey: newChangeKey(), ...overrides, doc: structuredClone(overrides.doc ?? m.doc) }]);
   const atts = await db.selectFrom('mail_attachments').selectAll().where('message_pk', '=', m.pk).execute();
   if (atts.length) await db.insertInto('mail_attachments').values(atts.map((a: any) => ({ ...a, id: newAttachmentId(), message_pk: copy!.pk }))).execute();
-  for (const t of ['mail_single_props', 'mail_multi_props', 'mail_extensions']) {
+  for (const t of ['mail_single_props', 'mail_multi_props', 'mail_extensions'] as const) {
     const rows = await db.selectFrom(t).selectAll().where('message_pk', '=', m.pk).execute();
     if (rows.length) await db.insertInto(t).values(rows.map((r: any) => ({ ...r, message_pk: copy!.pk }))).execute();
   }
@@ -297,13 +299,13 @@ export async function copyMessage(db: Kysely<any>, m: MessageRecord, target: { t
 }
 
 /** Recomputes `hasAttachments` (non-inline attachments only, spec mail §2.3) and returns it. */
-export async function computeHasAttachments(db: Kysely<any>, pk: number): Promise<boolean> {
+export async function computeHasAttachments(db: Kysely<Database>, pk: number): Promise<boolean> {
   const r = await db.selectFrom('mail_attachments').select((eb) => eb.fn.countAll().as('n')).where('message_pk', '=', pk).where('is_inline', '=', 0).executeTakeFirst();
   return Number((r as any)?.n ?? 0) > 0;
 }
 
 /** Writes single- / multi-value extended properties (replacing a property of the same id). */
-export async function writeExtendedProperties(db: Kysely<any>, pk: number, single: { id: string; value: string }[] = [], multi: { id: string; value: string[] }[] = []): Promise<void> {
+export async function writeExtendedProperties(db: Kysely<Database>, pk: number, single: { id: string; value: string }[] = [], multi: { id: string; value: string[] }[] = []): Promise<void> {
   for (const [table, props] of [['mail_single_props', single.map((p) => ({ id: p.id, value: p.value }))], ['mail_multi_props', multi.map((p) => ({ id: p.id, value: toJson(p.value) }))]] as const) {
     for (const p of props) {
       checkLength(p.id, 400, 'extended property id');
@@ -314,20 +316,20 @@ export async function writeExtendedProperties(db: Kysely<any>, pk: number, singl
 }
 
 /** Deletes a message row and its children (used for drafts consumed by send). */
-export async function deleteMessageRow(db: Kysely<any>, m: MessageRecord): Promise<void> {
-  for (const t of ['mail_categories', 'mail_single_props', 'mail_multi_props', 'mail_extensions', 'mail_attachments']) await db.deleteFrom(t).where('message_pk', '=', m.pk).execute();
+export async function deleteMessageRow(db: Kysely<Database>, m: MessageRecord): Promise<void> {
+  for (const t of ['mail_categories', 'mail_single_props', 'mail_multi_props', 'mail_extensions', 'mail_attachments'] as const) await db.deleteFrom(t).where('message_pk', '=', m.pk).execute();
   await db.deleteFrom('mail_messages').where('pk', '=', m.pk).execute();
   await rememberId(db, m);
   await recordMailChanges(db, [change(m, 'deleted', nowIso())]);
 }
 
 /** Keeps a former REST id → immutable id mapping (for delta `@removed` entries with immutable ids). */
-async function rememberId(db: Kysely<any>, m: MessageRecord): Promise<void> {
+async function rememberId(db: Kysely<Database>, m: MessageRecord): Promise<void> {
   await db.insertInto('mail_id_history').values({ rest_id: m.id, immutable_id: m.immutableId, tenant_id: m.tenantId, mailbox_id: m.mailboxId }).onConflict((oc) => oc.doNothing()).execute();
 }
 
 /** Immutable ids of former REST ids of a mailbox (unknown ids are left out). */
-export async function immutableIdsOf(db: Kysely<any>, mb: Mailbox, restIds: string[]): Promise<Map<string, string>> {
+export async function immutableIdsOf(db: Kysely<Database>, mb: Mailbox, restIds: string[]): Promise<Map<string, string>> {
   if (restIds.length === 0) return new Map();
   const rows = await db.selectFrom('mail_id_history').select(['rest_id', 'immutable_id']).where('tenant_id', '=', mb.tenantId).where('mailbox_id', '=', mb.mailboxId).where('rest_id', 'in', restIds).execute();
   return new Map(rows.map((r: any) => [r.rest_id, r.immutable_id]));

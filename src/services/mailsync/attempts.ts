@@ -7,6 +7,7 @@
 import type { Kysely } from 'kysely';
 import type { AppContext } from '../../context.ts';
 import { subscriptionFromRow, type Subscription } from './subscriptions.ts';
+import type { Database } from '../../store/database.ts';
 
 /** Attempts kept per app. */
 export const keptAttempts = 200;
@@ -47,7 +48,7 @@ export function deliveryAttempts(ctx: AppContext): DeliveryAttempt[] {
 }
 
 /** Every subscription of every tenant, newest first (at most `limit`), for the console. */
-export async function listAllSubscriptions(db: Kysely<any>, limit = 500): Promise<Subscription[]> {
+export async function listAllSubscriptions(db: Kysely<Database>, limit = 500): Promise<Subscription[]> {
   const rows = await db.selectFrom('mail_subscriptions').selectAll().orderBy('created_at', 'desc').orderBy('id').limit(limit).execute();
   return rows.map(subscriptionFromRow);
 }
@@ -64,7 +65,7 @@ export interface QueueSummary {
 }
 
 /** The outbox grouped by subscription and kind (change / lifecycle). */
-export async function deliveryQueue(db: Kysely<any>): Promise<QueueSummary[]> {
+export async function deliveryQueue(db: Kysely<Database>): Promise<QueueSummary[]> {
   const rows = (await db
     .selectFrom('mail_notifications')
     .select(['subscription_id', 'kind'])

@@ -8,6 +8,7 @@ import { performance } from 'node:perf_hooks';
 import { sql, type Kysely } from 'kysely';
 import { autoIncrementKey, isPostgres, type Migrations } from '../../store/db.ts';
 import { signal } from '../../core/cache-bus.ts';
+import type { Database } from '../../store/database.ts';
 
 /** What happened to a message, in the notification vocabulary (`created`, `updated`, `deleted`). */
 export type MailChangeType = 'created' | 'updated' | 'deleted';
@@ -39,7 +40,7 @@ function changeFromRow(r: any): MailChangeRow {
 /** Migration of the `mail_changes` table (dialect-aware auto-increment key). */
 export const mailChangeMigrations: Migrations = {
   mailsync_0001_mail_changes: {
-    async up(db: Kysely<any>) {
+    async up(db: Kysely<unknown>) {
       await db.schema
         .createTable('mail_changes')
         .addColumn('seq', ...autoIncrementKey(db))
@@ -60,7 +61,7 @@ export const mailChangeMigrations: Migrations = {
  * Appends changes to the log. Call it with the transaction that makes the change.
  * @param db the transaction (or the database, outside one)
  */
-export async function recordMailChanges(db: Kysely<any>, changes: MailChange[]): Promise<void> {
+export async function recordMailChanges(db: Kysely<Database>, changes: MailChange[]): Promise<void> {
   if (changes.length === 0) return;
   await db
     .insertInto('mail_changes')
@@ -79,7 +80,7 @@ const settleWaitMs = 1_000;
  * commits), so this waits (yielding, at most {@link settleWaitMs}) for the writers of the log seen
  * after reading the maximum to finish. SQLite serialises writers: always final.
  */
-async function settledMax(db: Kysely<any>): Promise<{ max: number; final: boolean }> {
+async function settledMax(db: Kysely<Database>): Promise<{ max: number; final: boolean }> {
   const row = await db.selectFrom('mail_changes').select((eb) => eb.fn.max('seq').as('m')).executeTakeFirst();
   const max = Number(row?.m ?? 0);
   if (!isPostgres(db)) return { max, final: true };
@@ -97,7 +98,7 @@ async function settledMax(db: Kysely<any>): Promise<{ max: number; final: boolea
  * from. On PostgreSQL it first lets the mail writes in progress finish (at most 1 s), so a write
  * that drew a lower `seq` is not left behind the starting point.
  */
-export async function latestMailChangeSeq(db: Kysely<any>): Promise<number> {
+export async function latestMailChangeSeq(db: Kysely<Database>): Promise<number> {
   return (await settledMax(db)).max;
 }
 
@@ -106,7 +107,7 @@ export async function latestMailChangeSeq(db: Kysely<any>): Promise<number> {
  * (`folderId` omitted), at most `limit` rows, up to the final part of the log (PostgreSQL: after the
  * writers in progress have finished; empty when they take longer than 1 s, so nothing is skipped).
  */
-export async function mailChangesSince(db: Kysely<any>, q: { tenantId: string; mailboxId: string; folderId?: string; afterSeq: number; limit: number }): Promise<MailChangeRow[]> {
+export async function mailChangesSince(db: Kysely<Database>, q: { tenantId: string; mailboxId: string; folderId?: string; afterSeq: number; limit: number }): Promise<MailChangeRow[]> {
   let query = db
     .selectFrom('mail_changes')
     .selectAll()
@@ -126,7 +127,7 @@ export async function mailChangesSince(db: Kysely<any>, q: { tenantId: string; m
  * Changes of every mailbox after `afterSeq`, oldest first, at most `limit` rows (the
  * notification worker's global cursor; a primary-key range scan).
  */
-export async function mailChangesAfter(db: Kysely<any>, afterSeq: number, limit: number): Promise<MailChangeRow[]> {
+export async function mailChangesAfter(db: Kysely<Database>, afterSeq: number, limit: number): Promise<MailChangeRow[]> {
   const rows = await db.selectFrom('mail_changes').selectAll().where('seq', '>', afterSeq).orderBy('seq').limit(limit).execute();
   return rows.map(changeFromRow);
 }
@@ -139,14 +140,14 @@ export async function mailChangesAfter(db: Kysely<any>, afterSeq: number, limit:
  * to `seq` M, every writer that can still fill a hole below M is among them. Transactions of
  * other tables are not, so an unrelated long transaction never holds notifications back.
  */
-export async function mailChangeWriters(db: Kysely<any>): Promise<string[]> {
+export async function mailChangeWriters(db: Kysely<Database>): Promise<string[]> {
   if (!isPostgres(db)) return [];
   const r = await sql<{ v: string }>`select distinct virtualtransaction as v from pg_locks where locktype = 'relation' and relation = to_regclass('mail_changes') and pid is distinct from pg_backend_pid() and mode in ('RowExclusiveLock', 'ShareRowExclusiveLock', 'ExclusiveLock', 'AccessExclusiveLock')`.execute(db);
   return r.rows.map((row) => String(row.v));
 }
 
 /** Whether every writer of `ids` (from {@link mailChangeWriters}) has committed or rolled back. */
-export async function writersFinished(db: Kysely<any>, ids: string[]): Promise<boolean> {
+export async function writersFinished(db: Kysely<Database>, ids: string[]): Promise<boolean> {
   if (ids.length === 0 || !isPostgres(db)) return true;
   const r = await sql<{ n: string }>`select count(*) as n from pg_locks where locktype = 'relation' and relation = to_regclass('mail_changes') and virtualtransaction = any(${ids})`.execute(db);
   return Number(r.rows[0]?.n ?? 0) === 0;

@@ -5,11 +5,12 @@
  */
 import type { Kysely } from 'kysely';
 import { autoIncrementKey, type Migrations } from '../../store/db.ts';
+import type { MailsyncDatabase } from './tables.ts';
 
 /** Migrations of `mail_subscriptions`, `mail_subscription_members`, `mail_notifications` and `mail_sync_state`. */
 export const mailsyncMigrations: Migrations = {
   mailsync_0002_subscriptions: {
-    async up(db: Kysely<any>) {
+    async up(db: Kysely<unknown>) {
       await db.schema
         .createTable('mail_subscriptions')
         .addColumn('id', 'varchar(36)', (c) => c.primaryKey())
@@ -61,13 +62,13 @@ export const mailsyncMigrations: Migrations = {
     },
   },
   mailsync_0003_notifications_by_receiver: {
-    async up(db: Kysely<any>) {
+    async up(db: Kysely<unknown>) {
       // Due notifications grouped per receiver (delivery picks receivers, then their rows).
       await db.schema.createIndex('mail_notifications_receiver').on('mail_notifications').columns(['kind', 'url', 'due_at', 'seq']).execute();
     },
   },
   mailsync_0004_filters: {
-    async up(db: Kysely<any>) {
+    async up(db: Kysely<unknown>) {
       await db.schema.alterTable('mail_subscriptions').addColumn('filter', 'text').execute();
       // What a filtered subscription knows of a message: inside or outside its filter (reference mail §7.3).
       await db.schema
@@ -82,4 +83,4 @@ export const mailsyncMigrations: Migrations = {
 };
 
 /** The area's data tables, children first (cleared by the control-plane reset). */
-export const mailsyncTables = ['mail_subscription_members', 'mail_notifications', 'mail_subscriptions', 'mail_sync_state', 'mail_changes'];
+export const mailsyncTables: (keyof MailsyncDatabase)[] = ['mail_subscription_members', 'mail_notifications', 'mail_subscriptions', 'mail_sync_state', 'mail_changes'];

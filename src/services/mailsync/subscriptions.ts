@@ -11,6 +11,7 @@ import { OutboundRefused, type OutboundGuard } from '../../core/outbound.ts';
 import { fromJson } from '../../store/db.ts';
 import { baseQuery } from '../mail/query.ts';
 import { splitPath } from '../mail/paths.ts';
+import type { Database } from '../../store/database.ts';
 
 /** A stored subscription. Times are ISO 8601 UTC with milliseconds. */
 export interface Subscription {
@@ -334,7 +335,7 @@ export async function validateReceivers(guard: OutboundGuard, urls: string[], ti
 }
 
 /** A subscription by id, visible only to the app (and, for a delegated token, the user) that created it. */
-export async function findSubscription(db: Kysely<any>, who: { tenantId: string; appId: string; creatorId?: string }, id: string): Promise<Subscription | undefined> {
+export async function findSubscription(db: Kysely<Database>, who: { tenantId: string; appId: string; creatorId?: string }, id: string): Promise<Subscription | undefined> {
   let q = db.selectFrom('mail_subscriptions').selectAll().where('id', '=', id).where('tenant_id', '=', who.tenantId).where('app_id', '=', who.appId);
   if (who.creatorId !== undefined) q = q.where('creator_id', '=', who.creatorId);
   const r = await q.executeTakeFirst();
@@ -355,7 +356,7 @@ export function filterQuery(db: Parameters<typeof baseQuery>[0], t: { tenantId: 
  * notifications already queued stay). Call it in a transaction.
  * @returns whether the subscription existed
  */
-export async function deleteSubscriptionRows(trx: Kysely<any>, id: string, tenantId: string): Promise<boolean> {
+export async function deleteSubscriptionRows(trx: Kysely<Database>, id: string, tenantId: string): Promise<boolean> {
   const r = await trx.deleteFrom('mail_subscriptions').where('id', '=', id).where('tenant_id', '=', tenantId).executeTakeFirst();
   await trx.deleteFrom('mail_notifications').where('subscription_id', '=', id).where('kind', '=', 'change').execute();
   await trx.deleteFrom('mail_subscription_members').where('subscription_id', '=', id).execute();

@@ -348,7 +348,7 @@ export function startNotificationWorker(ctx: AppContext): NotificationWorker {
     }
     if (dropped.length > 0) {
       attempt.dropped = true;
-      await ctx.store.transaction(async (trx: Kysely<any>) => {
+      await ctx.store.transaction(async (trx) => {
         await trx.deleteFrom('mail_notifications').where('seq', 'in', dropped.map((r) => Number(r.seq))).execute();
         const subIds = [...new Set(dropped.filter((r) => r.kind === 'change').map((r) => r.subscription_id as string))];
         if (subIds.length === 0) return;

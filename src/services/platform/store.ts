@@ -5,13 +5,15 @@
  * tenant and every query is scoped by it; the hot paths run through the indexes created
  * here; list paging is keyset paging in SQL.
  */
-import { sql, type Kysely } from 'kysely';
+import { sql, type Insertable, type Kysely } from 'kysely';
 import { fromJson, isPostgres, type Migrations } from '../../store/db.ts';
+import type { Database } from '../../store/database.ts';
+import type { PlatformDatabase } from './tables.ts';
 
 /** Migrations of the platform tables. */
 export const platformMigrations: Migrations = {
   platform_0001_items: {
-    async up(db: Kysely<any>) {
+    async up(db: Kysely<unknown>) {
       await db.schema
         .createTable('platform_workspaces')
         .addColumn('tenant_id', 'varchar(36)', (c) => c.notNull())
@@ -93,13 +95,13 @@ export const platformMigrations: Migrations = {
     },
   },
   platform_0002_pending_operations: {
-    async up(db: Kysely<any>) {
+    async up(db: Kysely<unknown>) {
       // Pending operations of a workspace, settled before its items are read.
       await db.schema.createIndex('platform_operations_pending').on('platform_operations').columns(['tenant_id', 'workspace_id', 'status', 'complete_ms']).execute();
     },
   },
   platform_0003_principal_workspaces: {
-    async up(db: Kysely<any>) {
+    async up(db: Kysely<unknown>) {
       // Workspaces of a principal (GET /v1/workspaces).
       await db.schema.createIndex('platform_role_assignments_principal').on('platform_role_assignments').columns(['tenant_id', 'principal_id', 'workspace_id']).execute();
     },
@@ -107,7 +109,7 @@ export const platformMigrations: Migrations = {
 };
 
 /** The platform tables, children first (cleared by the control-plane reset). */
-export const platformTables = ['platform_operations', 'platform_items', 'platform_sensitivity_labels', 'platform_folders', 'platform_role_assignments', 'platform_workspaces'];
+export const platformTables: (keyof PlatformDatabase)[] = ['platform_operations', 'platform_items', 'platform_sensitivity_labels', 'platform_folders', 'platform_role_assignments', 'platform_workspaces'];
 
 /** Workspace roles, weakest first (reference §2.5; spec §5). */
 export const workspaceRoles = ['Viewer', 'Contributor', 'Member', 'Admin'] as const;
@@ -163,7 +165,7 @@ export interface StoredDefinition {
 }
 
 /** A workspace of the tenant, or undefined. */
-export async function getWorkspace(db: Kysely<any>, tenantId: string, id: string): Promise<WorkspaceRow | undefined> {
+export async function getWorkspace(db: Kysely<Database>, tenantId: string, id: string): Promise<WorkspaceRow | undefined> {
   return (await db.selectFrom('platform_workspaces').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst()) as WorkspaceRow | undefined;
 }
 
@@ -171,7 +173,7 @@ export async function getWorkspace(db: Kysely<any>, tenantId: string, id: string
  * One page of the workspaces where `principalId` holds a role, ordered by id after `afterId`;
  * returns up to `limit + 1` rows (with the caller's role) so the caller knows whether more follow.
  */
-export async function listWorkspacesFor(db: Kysely<any>, tenantId: string, principalId: string, limit: number, afterId?: string): Promise<(WorkspaceRow & { role: WorkspaceRole })[]> {
+export async function listWorkspacesFor(db: Kysely<Database>, tenantId: string, principalId: string, limit: number, afterId?: string): Promise<(WorkspaceRow & { role: WorkspaceRole })[]> {
   let q = db
     .selectFrom('platform_role_assignments as ra')
     .innerJoin('platform_workspaces as w', (j) => j.onRef('w.tenant_id', '=', 'ra.tenant_id').onRef('w.id', '=', 'ra.workspace_id'))
@@ -183,7 +185,7 @@ export async function listWorkspacesFor(db: Kysely<any>, tenantId: string, princ
 }
 
 /** The folders of a workspace, ordered by id (a workspace holds few folders). */
-export async function listFolders(db: Kysely<any>, tenantId: string, workspaceId: string): Promise<{ id: string; display_name: string; parent_folder_id: string | null }[]> {
+export async function listFolders(db: Kysely<Database>, tenantId: string, workspaceId: string): Promise<{ id: string; display_name: string; parent_folder_id: string | null }[]> {
   return (await db
     .selectFrom('platform_folders')
     .select(['id', 'display_name', 'parent_folder_id'])
@@ -194,7 +196,7 @@ export async function listFolders(db: Kysely<any>, tenantId: string, workspaceId
 }
 
 /** The role of `principalId` in the workspace, or undefined when it holds none. */
-export async function getRole(db: Kysely<any>, tenantId: string, workspaceId: string, principalId: string): Promise<WorkspaceRole | undefined> {
+export async function getRole(db: Kysely<Database>, tenantId: string, workspaceId: string, principalId: string): Promise<WorkspaceRole | undefined> {
   const r = await db
     .selectFrom('platform_role_assignments')
     .select('role')
@@ -206,7 +208,7 @@ export async function getRole(db: Kysely<any>, tenantId: string, workspaceId: st
 }
 
 /** True when the folder exists in that workspace of the tenant. */
-export async function folderExists(db: Kysely<any>, tenantId: string, workspaceId: string, folderId: string): Promise<boolean> {
+export async function folderExists(db: Kysely<Database>, tenantId: string, workspaceId: string, folderId: string): Promise<boolean> {
   const r = await db
     .selectFrom('platform_folders')
     .select('id')
@@ -218,14 +220,14 @@ export async function folderExists(db: Kysely<any>, tenantId: string, workspaceI
 }
 
 /** A sensitivity label of the tenant: its name and the principals it is published to (undefined = everyone). */
-export async function getLabel(db: Kysely<any>, tenantId: string, id: string): Promise<{ id: string; name: string; publishedTo?: string[] } | undefined> {
+export async function getLabel(db: Kysely<Database>, tenantId: string, id: string): Promise<{ id: string; name: string; publishedTo?: string[] } | undefined> {
   const r = await db.selectFrom('platform_sensitivity_labels').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst();
   if (!r) return undefined;
   return { id: r.id, name: r.name, publishedTo: r.published_to === null ? undefined : fromJson<string[]>(r.published_to) };
 }
 
 /** True when an item of `type` named `name` (case-insensitive) exists in the workspace, other than `exceptId`, provisioning ones included. */
-export async function nameInUse(db: Kysely<any>, tenantId: string, workspaceId: string, type: string, name: string, exceptId?: string): Promise<boolean> {
+export async function nameInUse(db: Kysely<Database>, tenantId: string, workspaceId: string, type: string, name: string, exceptId?: string): Promise<boolean> {
   let q = db
     .selectFrom('platform_items')
     .select('id')
@@ -238,12 +240,12 @@ export async function nameInUse(db: Kysely<any>, tenantId: string, workspaceId: 
 }
 
 /** Inserts an item row. @throws the driver's unique-constraint error when the name is taken meanwhile. */
-export async function insertItem(db: Kysely<any>, row: ItemRow): Promise<void> {
+export async function insertItem(db: Kysely<Database>, row: ItemRow): Promise<void> {
   await db.insertInto('platform_items').values(row).execute();
 }
 
 /** An active item of the workspace (provisioning ones are not visible), or undefined. */
-export async function getItem(db: Kysely<any>, tenantId: string, workspaceId: string, type: string, id: string): Promise<ItemRow | undefined> {
+export async function getItem(db: Kysely<Database>, tenantId: string, workspaceId: string, type: string, id: string): Promise<ItemRow | undefined> {
   return (await db
     .selectFrom('platform_items')
     .selectAll()
@@ -256,7 +258,7 @@ export async function getItem(db: Kysely<any>, tenantId: string, workspaceId: st
 }
 
 /** Any item of the tenant by id, whatever its state (operation results). */
-export async function getItemById(db: Kysely<any>, tenantId: string, id: string): Promise<ItemRow | undefined> {
+export async function getItemById(db: Kysely<Database>, tenantId: string, id: string): Promise<ItemRow | undefined> {
   return (await db.selectFrom('platform_items').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst()) as ItemRow | undefined;
 }
 
@@ -265,7 +267,7 @@ export async function getItemById(db: Kysely<any>, tenantId: string, id: string)
  * name then id, after the keyset `after` (exclusive); returns up to `limit + 1` rows so the
  * caller knows whether a next page exists.
  */
-export async function listItems(db: Kysely<any>, tenantId: string, workspaceId: string, type: string, limit: number, after?: { k: string; id: string }): Promise<ItemRow[]> {
+export async function listItems(db: Kysely<Database>, tenantId: string, workspaceId: string, type: string, limit: number, after?: { k: string; id: string }): Promise<ItemRow[]> {
   let q = db
     .selectFrom('platform_items')
     .selectAll()
@@ -278,24 +280,24 @@ export async function listItems(db: Kysely<any>, tenantId: string, workspaceId: 
 }
 
 /** Updates the display name and/or description of an active item; returns false when it is gone. */
-export async function updateItem(db: Kysely<any>, tenantId: string, id: string, patch: { display_name?: string; name_key?: string; description?: string; definition?: string; updated_at: string }): Promise<boolean> {
+export async function updateItem(db: Kysely<Database>, tenantId: string, id: string, patch: { display_name?: string; name_key?: string; description?: string; definition?: string; updated_at: string }): Promise<boolean> {
   const r = await db.updateTable('platform_items').set(patch).where('tenant_id', '=', tenantId).where('id', '=', id).where('state', '=', 'Active').executeTakeFirst();
   return Number(r.numUpdatedRows) > 0;
 }
 
 /** Deletes an active item; returns false when it is gone. */
-export async function deleteItem(db: Kysely<any>, tenantId: string, id: string): Promise<boolean> {
+export async function deleteItem(db: Kysely<Database>, tenantId: string, id: string): Promise<boolean> {
   const r = await db.deleteFrom('platform_items').where('tenant_id', '=', tenantId).where('id', '=', id).where('state', '=', 'Active').executeTakeFirst();
   return Number(r.numDeletedRows) > 0;
 }
 
 /** Inserts an operation row. */
-export async function insertOperation(db: Kysely<any>, row: OperationRow): Promise<void> {
+export async function insertOperation(db: Kysely<Database>, row: OperationRow): Promise<void> {
   await db.insertInto('platform_operations').values(row).execute();
 }
 
 /** An operation of the tenant, or undefined. */
-export async function getOperation(db: Kysely<any>, tenantId: string, id: string): Promise<OperationRow | undefined> {
+export async function getOperation(db: Kysely<Database>, tenantId: string, id: string): Promise<OperationRow | undefined> {
   return (await db.selectFrom('platform_operations').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst()) as OperationRow | undefined;
 }
 
@@ -305,7 +307,7 @@ export async function getOperation(db: Kysely<any>, tenantId: string, id: string
  * activates the provisioned item (success) or removes it (failure). Safe to repeat, also
  * after a restart.
  */
-export async function completeOperation(db: Kysely<any>, op: OperationRow, at: string): Promise<void> {
+export async function completeOperation(db: Kysely<Database>, op: OperationRow, at: string): Promise<void> {
   await db.transaction().execute(async (trx) => {
     const r = await trx
       .updateTable('platform_operations')
@@ -333,7 +335,7 @@ export async function completeOperation(db: Kysely<any>, op: OperationRow, at: s
  * Completes every operation of the workspace whose time has come (`complete_ms <= nowMs`),
  * so that items created by operations nobody polled appear in reads; idempotent.
  */
-export async function settleDueOperations(db: Kysely<any>, tenantId: string, workspaceId: string, nowMs: number): Promise<void> {
+export async function settleDueOperations(db: Kysely<Database>, tenantId: string, workspaceId: string, nowMs: number): Promise<void> {
   const due = (await db
     .selectFrom('platform_operations')
     .selectAll()
@@ -346,6 +348,6 @@ export async function settleDueOperations(db: Kysely<any>, tenantId: string, wor
 }
 
 /** Seeds rows (demo data). */
-export async function seedRows(db: Kysely<any>, table: string, rows: Record<string, unknown>[]): Promise<void> {
+export async function seedRows<T extends keyof Database & string>(db: Kysely<Database>, table: T, rows: Insertable<Database[T]>[]): Promise<void> {
   if (rows.length) await db.insertInto(table).values(rows).execute();
 }

@@ -12,7 +12,7 @@ import { registerWopiRoutes } from './routes.ts';
 
 /** Seeds the root containers of the demo administrator and user. */
 async function seedWopi(ctx: SeedContext): Promise<void> {
-  const db = ctx.store.db as Kysely<any>;
+  const db = ctx.store.db;
   for (const u of [demoAdmin, demoUser]) await ensureRootContainer(db, demoTenant.id, u.id);
 }
 

@@ -10,6 +10,8 @@ import type { Kysely } from 'kysely';
 import type { Migrations } from '../../store/db.ts';
 import { nowIso, nowMs } from '../../core/clock.ts';
 import { randomToken, stableUuid } from '../../core/ids.ts';
+import type { Database } from '../../store/database.ts';
+import type { WopiDatabase } from './tables.ts';
 
 /** Lifetime of a WOPI access token, seconds (10 hours, the customary WOPI token lifetime). */
 export const wopiTokenLifetimeSeconds = 36_000;
@@ -20,7 +22,7 @@ export const rootContainerName = 'My Files';
 /** Migrations of the document host's tables. */
 export const wopiMigrations: Migrations = {
   wopi_0001_containers_tokens: {
-    async up(db: Kysely<any>) {
+    async up(db: Kysely<unknown>) {
       await db.schema
         .createTable('wopi_root_containers')
         .addColumn('tenant_id', 'varchar(36)', (c) => c.notNull())
@@ -46,7 +48,7 @@ export const wopiMigrations: Migrations = {
 };
 
 /** The document host's tables, children first. */
-export const wopiTables = ['wopi_access_tokens', 'wopi_root_containers'];
+export const wopiTables: (keyof WopiDatabase)[] = ['wopi_access_tokens', 'wopi_root_containers'];
 
 /** A user's root container. */
 export interface RootContainer {
@@ -82,7 +84,7 @@ export function rootContainerId(tenantId: string, userId: string): string {
  * The user's root container (spec §2.4 `RootContainerInfo`), created on first use with the
  * name {@link rootContainerName} (idempotent, safe under concurrent calls: the insert ignores a conflict).
  */
-export async function ensureRootContainer(db: Kysely<any>, tenantId: string, userId: string): Promise<RootContainer> {
+export async function ensureRootContainer(db: Kysely<Database>, tenantId: string, userId: string): Promise<RootContainer> {
   const found = await findRootContainerOf(db, tenantId, userId);
   if (found) return found;
   await db
@@ -94,7 +96,7 @@ export async function ensureRootContainer(db: Kysely<any>, tenantId: string, use
 }
 
 /** The user's root container, if it exists (through the `(tenant_id, user_id)` primary key). */
-export async function findRootContainerOf(db: Kysely<any>, tenantId: string, userId: string): Promise<RootContainer | undefined> {
+export async function findRootContainerOf(db: Kysely<Database>, tenantId: string, userId: string): Promise<RootContainer | undefined> {
   const r = await db.selectFrom('wopi_root_containers').selectAll().where('tenant_id', '=', tenantId).where('user_id', '=', userId).executeTakeFirst();
   return r ? { tenantId: r.tenant_id, userId: r.user_id, id: r.container_id, name: r.name } : undefined;
 }
@@ -106,7 +108,7 @@ const containerIdPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-
  * A container by id (any case), scoped to its tenant; undefined when unknown or when `id` is
  * not a UUID (checked before the query, so no stray byte such as NUL reaches the database).
  */
-export async function findContainer(db: Kysely<any>, tenantId: string, id: string): Promise<RootContainer | undefined> {
+export async function findContainer(db: Kysely<Database>, tenantId: string, id: string): Promise<RootContainer | undefined> {
   if (!containerIdPattern.test(id)) return undefined;
   const r = await db.selectFrom('wopi_root_containers').selectAll().where('container_id', '=', id.toLowerCase()).where('tenant_id', '=', tenantId).executeTakeFirst();
   return r ? { tenantId: r.tenant_id, userId: r.user_id, id: r.container_id, name: r.name } : undefined;
@@ -117,7 +119,7 @@ export async function findContainer(db: Kysely<any>, tenantId: string, id: strin
  * expired tokens on the way (through the expiry index).
  * @returns the raw token (never stored) and its expiry in milliseconds since the epoch
  */
-export async function issueWopiToken(db: Kysely<any>, tenantId: string, userId: string, resource: WopiResource): Promise<{ token: string; expiresAtMs: number }> {
+export async function issueWopiToken(db: Kysely<Database>, tenantId: string, userId: string, resource: WopiResource): Promise<{ token: string; expiresAtMs: number }> {
   const now = nowMs();
   const token = randomToken(32);
   const expiresAtMs = now + wopiTokenLifetimeSeconds * 1000;
@@ -141,7 +143,7 @@ export async function issueWopiToken(db: Kysely<any>, tenantId: string, userId: 
  * The grant of a raw WOPI access token (reference §6.5: the `access_token` of every `/wopi/*`
  * call), looked up by its SHA-256; undefined when empty, longer than 512 characters, unknown or expired.
  */
-export async function verifyWopiToken(db: Kysely<any>, token: string): Promise<WopiGrant | undefined> {
+export async function verifyWopiToken(db: Kysely<Database>, token: string): Promise<WopiGrant | undefined> {
   if (!token || token.length > 512) return undefined;
   const r = await db.selectFrom('wopi_access_tokens').selectAll().where('token_hash', '=', hash(token)).executeTakeFirst();
   if (!r) return undefined;

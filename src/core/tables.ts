@@ -1,0 +1,126 @@
+/**
+ * The core's tables, declared once (directory and grants of the identity provider, cache
+ * versions, rate-limit windows): the columns the core migrations create, in migration order.
+ * Core code types its database with the narrowest of these interfaces ({@link CoreDatabase}
+ * for the directory, which also bumps cache versions); services use the merged `Database`
+ * of src/store/database.ts. test/database-types.test.ts compares the declarations with the
+ * migrated schema on both dialects.
+ */
+import { defineTables, bigint, integer, nullable, text, withDefault, type Tables } from '../store/columns.ts';
+
+/** The columns of the identity tables, by table. */
+export const identityColumns = defineTables({
+  /** Created by `core_0001_directory`. */
+  app_role_grants: {
+    app_id: text(),
+    audience: text(),
+    role: text(),
+  },
+  /** Created by `core_0001_directory`. */
+  directory_apps: {
+    app_id: text(),
+    object_id: text(),
+    tenant_id: text(),
+    display_name: text(),
+    kind: text(),
+    secret_hash: nullable(text()),
+    redirect_uris: withDefault(text()),
+  },
+  /** Created by `core_0001_directory`. */
+  directory_users: {
+    id: text(),
+    tenant_id: text(),
+    upn_lower: text(),
+    upn: text(),
+    display_name: text(),
+    mail: text(),
+    password_hash: text(),
+    is_tenant_admin: withDefault(integer()),
+  },
+  /** Created by `core_0001_directory`. */
+  signing_keys: {
+    kid: text(),
+    private_jwk: text(),
+    public_jwk: text(),
+    created_at: text(),
+  },
+  /** Created by `core_0001_directory`. */
+  stratus_meta: {
+    key: text(),
+    value: text(),
+  },
+  /** Created by `core_0001_directory`. */
+  tenants: {
+    id: text(),
+    domain: text(),
+    display_name: text(),
+  },
+  /** Created by `core_0002_oidc_grants`. */
+  auth_codes: {
+    code_hash: text(),
+    user_id: text(),
+    app_id: text(),
+    redirect_uri: text(),
+    scope: text(),
+    resource: nullable(text()),
+    nonce: nullable(text()),
+    code_challenge: nullable(text()),
+    challenge_method: nullable(text()),
+    expires_at: bigint(),
+  },
+  /** Created by `core_0002_oidc_grants`. */
+  device_codes: {
+    code_hash: text(),
+    user_code: text(),
+    app_id: text(),
+    tenant_id: nullable(text()),
+    scope: text(),
+    resource: nullable(text()),
+    status: text(),
+    user_id: nullable(text()),
+    last_poll_at: bigint(),
+    expires_at: bigint(),
+  },
+  /** Created by `core_0002_oidc_grants`. */
+  refresh_tokens: {
+    token_hash: text(),
+    user_id: text(),
+    app_id: text(),
+    scope: text(),
+    expires_at: bigint(),
+  },
+});
+
+/** The identity tables as Kysely sees them. */
+export type IdentityDatabase = Tables<typeof identityColumns>;
+
+/** The columns of the cache tables, by table. */
+export const cacheColumns = defineTables({
+  /** Created by `core_0002_cache_versions`. */
+  stratus_cache_versions: {
+    area: text(),
+    version: bigint(),
+  },
+});
+
+/** The cache tables as Kysely sees them. */
+export type CacheDatabase = Tables<typeof cacheColumns>;
+
+/** The columns of the rate-limit tables, by table. */
+export const rateLimitColumns = defineTables({
+  /** Created by `core_0002_rate_limits`. */
+  rate_limits: {
+    bucket: text(),
+    window_start_ms: bigint(),
+    count: integer(),
+  },
+});
+
+/** The rate-limit tables as Kysely sees them. */
+export type RateLimitDatabase = Tables<typeof rateLimitColumns>;
+
+/** Every core table, by name: the run-time declarations. */
+export const coreColumns = { ...identityColumns, ...cacheColumns, ...rateLimitColumns };
+
+/** Every table of the core. */
+export type CoreDatabase = Tables<typeof coreColumns>;

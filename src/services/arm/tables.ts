@@ -1,0 +1,63 @@
+/**
+ * The tables of the arm area, declared once: the columns its migrations create, in
+ * migration order (`nullable` where the column may hold NULL, `withDefault`/`autoKey` where
+ * the database fills the value in). ArmDatabase is the Kysely interface derived from them;
+ * test/database-types.test.ts compares the declaration with the migrated schema on both
+ * dialects.
+ */
+import { defineTables, nullable, text, textOf, type Tables } from '../../store/columns.ts';
+
+/** The columns of the arm tables, by table (see the file comment). */
+export const armColumns = defineTables({
+  /** Created by `arm_0001_hierarchy`. */
+  arm_management_groups: {
+    name_lower: text(),
+    name: text(),
+    tenant_id: text(),
+    display_name: text(),
+    parent_name_lower: nullable(text()),
+  },
+  /** Created by `arm_0001_hierarchy`. */
+  arm_resource_groups: {
+    subscription_id: text(),
+    name_lower: text(),
+    name: text(),
+    location: text(),
+    tags: text(),
+  },
+  /** Created by `arm_0001_hierarchy`. */
+  arm_resources: {
+    id_lower: text(),
+    id: text(),
+    tenant_id: text(),
+    subscription_id: text(),
+    resource_group_lower: text(),
+    type_lower: text(),
+    name: text(),
+    parent_id_lower: text(),
+    body: text(),
+    created_at: text(),
+    updated_at: text(),
+  },
+  /** Created by `arm_0001_hierarchy`. */
+  arm_role_assignments: {
+    id: text(),
+    tenant_id: text(),
+    scope_lower: text(),
+    scope: text(),
+    role_definition_id: text(),
+    principal_id: text(),
+    principal_type: textOf<'User' | 'ServicePrincipal' | 'Group'>(),
+  },
+  /** Created by `arm_0001_hierarchy`. */
+  arm_subscriptions: {
+    subscription_id: text(),
+    tenant_id: text(),
+    display_name: text(),
+    state: text(),
+    management_group_lower: text(),
+  },
+});
+
+/** The arm tables as Kysely sees them. */
+export type ArmDatabase = Tables<typeof armColumns>;
