@@ -15,7 +15,7 @@ import { startTestServer, type TestServer } from './helpers/server.ts';
 import { appToken, identities, userToken } from './helpers/auth.ts';
 import { demoSubscription, otherSubscription } from '../src/seed/demo.ts';
 import { demoSynchronizations } from '../src/services/datashare/seed.ts';
-import { synchronizationPageSize } from '../src/services/datashare/routes.ts';
+import { synchronizationPageSize } from '../src/services/datashare/consumer.ts';
 
 const api = '2021-08-01';
 const rgPath = `/subscriptions/${demoSubscription.id}/resourceGroups/${demoSubscription.resourceGroup}`;
