@@ -17,36 +17,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { createHash } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-
-type Cap = { name: string; value: string };
-interface Restriction {
-  type: 'Location' | 'Zone';
-  values: string[];
-  restrictionInfo: { locations: string[]; zones?: string[] };
-  reasonCode: 'QuotaId' | 'NotAvailableForSubscription';
-}
-interface LocationInfo {
-  location: string;
-  zones?: string[];
-  zoneDetails?: { name: string[]; capabilities: Cap[] }[];
-  extendedLocations?: string[];
-  type?: 'EdgeZone';
-}
-interface Sku {
-  resourceType: string;
-  name: string;
-  tier?: string;
-  size?: string;
-  family?: string;
-  kind?: string;
-  capacity?: { minimum: number; maximum: number; default: number; scaleType: 'Automatic' | 'Manual' | 'None' };
-  locations: string[];
-  locationInfo: LocationInfo[];
-  apiVersions?: string[];
-  costs?: { meterID: string; quantity: number; extendedUnit: string }[];
-  capabilities: Cap[];
-  restrictions: Restriction[];
-}
+import type { ResourceSku as Sku, ResourceSkuCapability as Cap, ResourceSkuLocationInfo as LocationInfo, ResourceSkuRestriction as Restriction } from '../src/services/compute/model.ts';
 
 // ---------------------------------------------------------------- helpers
 

@@ -12,6 +12,7 @@ import assert from 'node:assert/strict';
 import { AuthorizationManagementClient, type RoleManagementPolicy } from '@azure/arm-authorization';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 import { appToken, identities, staticCredential, userToken } from './helpers/auth.ts';
+import { examplesDir, readExample } from './helpers/reference.ts';
 import { demoAdmin, demoSubscription, demoTenant, demoUser, otherSubscription } from '../src/seed/demo.ts';
 
 const api = '2020-10-01';
@@ -155,14 +156,14 @@ test('the client lists one default policy per role at each of the four scope sha
   assert.equal((await collect(admin.roleManagementPolicies.listForScope(scopes.managementGroup)))[0]!.policyProperties?.scope?.displayName, 'Tenant Root Group');
 });
 
-/** The published examples (reference/examples/arm), beside the repository as in CI. */
-const examplesDir = path.resolve('..', 'shared', 'reference', 'examples', 'arm');
-const example = (name: string) => JSON.parse(fs.readFileSync(path.join(examplesDir, name), 'utf8'));
 /** Rules in a comparable form: by id, `enabledRules` sorted (order is not significant, reference §2.6). */
 const comparable = (rules: any[]) =>
   Object.fromEntries(rules.map((r) => [r.id, r.enabledRules ? { ...r, enabledRules: [...r.enabledRules].sort() } : r]));
 
-test('the published examples, field by field: list by scope (example request scope) and partial PATCH', { skip: !fs.existsSync(examplesDir) && 'no examples beside the repository' }, async () => {
+test('the published examples, field by field: list by scope (example request scope) and partial PATCH', async (t) => {
+  const dir = examplesDir(t);
+  if (!dir) return;
+  const example = (name: string) => readExample(dir, name);
   const get = example('GetRoleManagementPolicyByScope.json');
   const exPolicy = get.responses['200'].body.value[0];
   const list = await call('GET', `/providers/Vendor.Subscription/subscriptions/${sub}/providers/Vendor.Authorization/roleManagementPolicies?api-version=${get.parameters['api-version']}`, adminToken);

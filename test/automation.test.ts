@@ -13,9 +13,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 import { appToken, identities, userToken } from './helpers/auth.ts';
+import { examplesDir, readExample } from './helpers/reference.ts';
 import { demoSubscription } from '../src/seed/demo.ts';
 import { demoWebhookToken } from '../src/services/automation/seed.ts';
-import { automationPageSize, jobRunMs } from '../src/services/automation/routes.ts';
+import { automationPageSize, jobRunMs } from '../src/services/automation/rules.ts';
 
 const api = '2024-10-23';
 const rgPath = `/subscriptions/${demoSubscription.id}/resourceGroups/${demoSubscription.resourceGroup}`;
@@ -446,11 +447,10 @@ test('NUL in a path name or a body string → 400 InvalidParameter naming it, ne
   assert.equal(patch.body.error.target, 'properties.parameters.k\u0000');
 });
 
-/** The published examples (reference/examples/arm), beside the repository as in CI. */
-const examplesDir = path.resolve('..', 'shared', 'reference', 'examples', 'arm');
-
-test('the published createOrUpdateWebhook and getWebhook examples, field by field', { skip: !fs.existsSync(examplesDir) && 'no examples beside the repository' }, async () => {
-  const example = (name: string) => JSON.parse(fs.readFileSync(path.join(examplesDir, name), 'utf8'));
+test('the published createOrUpdateWebhook and getWebhook examples, field by field', async (t) => {
+  const dir = examplesDir(t);
+  if (!dir) return;
+  const example = (name: string) => readExample(dir, name);
   const create = example('createOrUpdateWebhook.json');
   const get = example('getWebhook.json');
   assert.equal(create.parameters['api-version'], api);

@@ -11,6 +11,7 @@ import assert from 'node:assert/strict';
 import { ComputeManagementClient, type ResourceSku as SdkSku } from '@azure/arm-compute';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 import { appToken, identities, staticCredential, userToken } from './helpers/auth.ts';
+import { examplesDir, readExample } from './helpers/reference.ts';
 import { demoSubscription } from '../src/seed/demo.ts';
 import { loadCatalog, shapeSku, skuPageSize, type ResourceSku } from '../src/services/compute/index.ts';
 
@@ -18,8 +19,6 @@ const catalog = loadCatalog();
 const plain = catalog.map((s) => shapeSku(s, false)).filter((s): s is ResourceSku => s !== undefined);
 const key = (s: { resourceType?: string; name?: string; size?: string; locations?: string[] }) => `${s.resourceType}|${s.name}|${s.size ?? ''}|${(s.locations ?? []).join(',')}`;
 const skuPath = `/subscriptions/${demoSubscription.id}/providers/Vendor.Compute/skus`;
-/** The published examples (reference/examples/arm), beside the repository as in CI. */
-const examplesDir = path.resolve('..', 'shared', 'reference', 'examples', 'arm');
 const isEdge = (l: { type?: string }) => l.type === 'EdgeZone';
 
 describe('compute SKUs', () => {
@@ -219,7 +218,9 @@ describe('compute SKUs', () => {
     assert.equal(typeof r.body.nextLink, 'string');
   });
 
-  test('the published examples, field by field: every field they show is served with the same type; the extended-location entry has the same form', { skip: !fs.existsSync(examplesDir) && 'no examples beside the repository' }, async () => {
+  test('the published examples, field by field: every field they show is served with the same type; the extended-location entry has the same form', async (t) => {
+    const dir = examplesDir(t);
+    if (!dir) return;
     const shapeOf = (v: unknown, at = '', out: Record<string, string> = {}): Record<string, string> => {
       if (Array.isArray(v)) v.forEach((x) => shapeOf(x, `${at}[]`, out));
       else if (v !== null && typeof v === 'object') for (const [k, x] of Object.entries(v)) shapeOf(x, `${at}/${k}`, out);
@@ -230,7 +231,7 @@ describe('compute SKUs', () => {
     const all = await listAll('&includeExtendedLocations=true');
     const ours = shapeOf({ value: all.records, nextLink: 'x' });
     for (const file of ['ListAvailableResourceSkus.json', 'ListAvailableResourceSkusForARegion.json', 'ListAvailableResourceSkusWithExtendedLocations.json']) {
-      const ex = JSON.parse(fs.readFileSync(path.join(examplesDir, file), 'utf8'));
+      const ex = readExample(dir, file);
       assert.equal(ex.parameters['api-version'], '2021-07-01', file);
       const body = ex.responses['200'].body;
       assert.deepEqual(Object.keys(body).sort(), ['nextLink', 'value'], file);
@@ -243,7 +244,7 @@ describe('compute SKUs', () => {
       for (const c of body.value[0].capabilities) assert.ok(names.has(c.name), `${file}: ${c.name}`);
     }
     // The extended-location entry: location, extendedLocations and type only (no zones), as in the example.
-    const ex = JSON.parse(fs.readFileSync(path.join(examplesDir, 'ListAvailableResourceSkusWithExtendedLocations.json'), 'utf8'));
+    const ex = readExample(dir, 'ListAvailableResourceSkusWithExtendedLocations.json');
     const exEdge = ex.responses['200'].body.value.flatMap((r: any) => r.locationInfo).find((l: any) => l.type === 'EdgeZone');
     const edge = westus.records.flatMap((r) => r.locationInfo).find((l: any) => l.type === 'EdgeZone');
     assert.deepEqual(Object.keys(edge).sort(), Object.keys(exEdge).sort());

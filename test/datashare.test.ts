@@ -13,9 +13,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 import { appToken, identities, userToken } from './helpers/auth.ts';
+import { examplesDir, readExample } from './helpers/reference.ts';
 import { demoSubscription, otherSubscription } from '../src/seed/demo.ts';
 import { demoSynchronizations } from '../src/services/datashare/seed.ts';
-import { synchronizationPageSize } from '../src/services/datashare/routes.ts';
+import { synchronizationPageSize } from '../src/services/datashare/consumer.ts';
 
 const api = '2021-08-01';
 const rgPath = `/subscriptions/${demoSubscription.id}/resourceGroups/${demoSubscription.resourceGroup}`;
@@ -463,11 +464,11 @@ test('NUL in a path name or a body string, and a non-int32 durationMs in $filter
   assert.equal(edge.status, 200);
 });
 
-/** The published examples (reference/examples/arm), beside the repository as in CI. */
-const examplesDir = path.resolve('..', 'shared', 'reference', 'examples', 'arm');
 
-test('the published Shares_ListSynchronizations example, field by field (filter under `filter`, headers, run keys)', { skip: !fs.existsSync(examplesDir) && 'no examples beside the repository' }, async () => {
-  const ex = JSON.parse(fs.readFileSync(path.join(examplesDir, 'Shares_ListSynchronizations.json'), 'utf8'));
+test('the published Shares_ListSynchronizations example, field by field (filter under `filter`, headers, run keys)', async (t) => {
+  const dir = examplesDir(t);
+  if (!dir) return;
+  const ex = readExample(dir, 'Shares_ListSynchronizations.json');
   assert.equal(ex.parameters['api-version'], api);
   const exRun = ex.responses['200'].body.value[0];
   // The example filters on consumerTenantName under the key `filter`; the same shape on a demo consumer.

@@ -2,14 +2,14 @@
  * The resource-manager gateway shared by every ARM operation (spec: resource-manager §4,
  * §5, §7, §8, §9; reference §1.2–§1.5): api-version first, bearer verification, the
  * subscription and resource group checks, authorization by role assignments, the
- * standard headers (added by the app's onSend hook) and the ARM error catalogue.
+ * standard headers (added by the app's onSend hook); its errors are `errors.arm`'s.
  *
- * An operation is declared with {@link armRoute}; its handler runs only after every check
- * passed and receives an {@link ArmCall}.
+ * Operations are declared on the kernel (`kernel.ts`, `armRoute` / `armArea`), which runs
+ * {@link armCheck} before the handler and hands it the {@link ArmCall}.
  */
-import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
+import type { FastifyRequest } from 'fastify';
 import type { AppContext } from '../../context.ts';
-import { ApiError, type Family } from '../../core/errors/index.ts';
+import { errors, type ApiError } from '../../core/errors/index.ts';
 import { AuthFailure, authenticate } from '../../core/auth.ts';
 import type { Principal } from '../../core/identity/identity.ts';
 import { isUuid } from '../../core/ids.ts';
@@ -17,29 +17,22 @@ import { ArmStore, type ManagementGroup, type ResourceGroup, type RoleAssignment
 import type { AreaCache, CacheHub } from '../../core/cache.ts';
 import { isAuthorized } from './rbac.ts';
 
-/** The ARM error catalogue (codes and message formats of reference §1.2). */
-export const armErrors = {
-  missingApiVersion: () => new ApiError(400, 'MissingApiVersionParameter', 'The api-version query parameter (?api-version=) is required for all requests.'),
-  invalidApiVersion: (given: string, supported: string[]) =>
-    new ApiError(400, 'InvalidApiVersionParameter', `The api-version '${given}' is invalid. The supported versions are '${supported.join(',')}'.`),
-  authenticationFailed: () => new ApiError(401, 'AuthenticationFailed', "Authentication failed. The 'Authorization' header is missing."),
-  invalidHeader: () => new ApiError(401, 'AuthenticationFailedInvalidHeader', "Authentication failed. The 'Authorization' header is provided in an invalid format."),
-  invalidToken: (detail: string) => new ApiError(401, 'InvalidAuthenticationToken', `The access token is invalid. ${detail}`),
-  invalidSubscriptionId: (v: string) => new ApiError(400, 'InvalidSubscriptionId', `The provided subscription identifier '${v}' is malformed or invalid.`),
-  subscriptionNotFound: (v: string) => new ApiError(404, 'SubscriptionNotFound', `The subscription '${v}' could not be found.`),
-  resourceGroupNotFound: (v: string) => new ApiError(404, 'ResourceGroupNotFound', `Resource group '${v}' could not be found.`),
-  invalidResourceGroup: (v: string, bad: string) =>
-    new ApiError(400, 'InvalidResourceGroup', `The provided resource group name '${v}' has these invalid characters: '${bad}'. The name can only be a letter, digit, '-', '.', '(', ')' or '_'.`),
-  resourceNotFound: (typeAndName: string, rg: string) => new ApiError(404, 'ResourceNotFound', `The Resource '${typeAndName}' under resource group '${rg}' was not found.`),
-  authorizationFailed: (p: Principal, action: string, scope: string) =>
-    new ApiError(
-      403,
-      'AuthorizationFailed',
-      `The client '${p.userPrincipalName ?? p.objectId}' with object id '${p.objectId}' does not have authorization to perform action '${action}' over scope '${scope}' or the scope is invalid. If access was recently granted, please refresh your credentials.`,
-    ),
-  invalidParameter: (name: string, message: string) => new ApiError(400, 'InvalidParameter', message, { target: name }),
-  invalidRequestContent: (message: string) => new ApiError(400, 'InvalidRequestContent', message),
-};
+/** The gateway checks of one operation (what {@link armCheck} needs of its declaration). */
+export interface ArmChecks {
+  /** Supported api-versions, newest first. */
+  apiVersions: string[];
+  /** RBAC action checked at {@link scope}; a function for actions that depend on the request; omit when the operation checks access itself. */
+  action?: string | ((req: FastifyRequest) => string);
+  /** Scope the action is checked at; default: the path up to the resource group or subscription ({@link defaultScope}). */
+  scope?: (req: FastifyRequest) => string;
+  /** Whether a missing resource group in the path is a 404 before the handler (default true). */
+  requireResourceGroup?: boolean;
+}
+
+/** 403 `AuthorizationFailed`: `p` may not perform `action` at `scope` (reference §1.2). */
+export function authorizationFailed(p: Principal, action: string, scope: string): ApiError {
+  return errors.arm.authorizationFailed({ client: p.userPrincipalName ?? p.objectId, objectId: p.objectId, action, scope });
+}
 
 /** What a handler gets once the gateway's checks passed. */
 export interface ArmCall {
@@ -51,24 +44,6 @@ export interface ArmCall {
   resourceGroup?: ResourceGroup;
   /** The scope the action was authorized at. */
   scope: string;
-}
-
-/** Declaration of one ARM operation. */
-export interface ArmRouteOptions {
-  method: 'GET' | 'PUT' | 'PATCH' | 'POST' | 'DELETE';
-  url: string;
-  /** Supported api-versions, newest first. */
-  apiVersions: string[];
-  /** Envelope of this operation's errors (default `arm`). */
-  family?: Family;
-  /** RBAC action checked at {@link scope}; a function for actions that depend on the request; omit when the handler checks access itself. */
-  action?: string | ((req: FastifyRequest) => string);
-  /** Scope the action is checked at; default: the path up to the resource group or subscription. */
-  scope?: (req: FastifyRequest) => string;
-  /** Whether a missing resource group in the path is a 404 before the handler (default true). */
-  requireResourceGroup?: boolean;
-  schema?: FastifySchema;
-  handler: (req: FastifyRequest, reply: FastifyReply, call: ArmCall) => Promise<unknown>;
 }
 
 const rgPattern = /^[-\w._()]+$/u;
@@ -84,8 +59,12 @@ function apiVersionOf(req: FastifyRequest): string | undefined {
 export function armAuthError(e: AuthFailure, ctx: AppContext, principalTenant?: string): ApiError {
   const tenant = principalTenant ?? 'common';
   const challenge = `Bearer authorization_uri="${ctx.origin()}/${tenant}", error="invalid_token", error_description="${e.reason === 'missing' ? 'The authentication failed because of missing \'Authorization\' header.' : e.reason === 'invalid_header' ? "The authentication failed because of malformed 'Authorization' header." : 'The access token is invalid.'}"`;
-  const err = e.reason === 'missing' ? armErrors.authenticationFailed() : e.reason === 'invalid_header' ? armErrors.invalidHeader() : armErrors.invalidToken(e.message);
-  return new ApiError(err.status, err.code, err.message, { headers: { 'WWW-Authenticate': challenge } });
+  const options = { headers: { 'WWW-Authenticate': challenge } };
+  return e.reason === 'missing'
+    ? errors.arm.authenticationFailed({}, options)
+    : e.reason === 'invalid_header'
+      ? errors.arm.invalidAuthenticationHeader({}, options)
+      : errors.arm.invalidAuthenticationToken({ detail: e.message }, options);
 }
 
 /** The default RBAC scope of a request: `/subscriptions/{s}[/resourceGroups/{rg}]`. */
@@ -168,11 +147,11 @@ export function armReader(ctx: AppContext): CachedArmStore {
  * caller's tenant) → authorization → resource group exists.
  * @throws ApiError in the ARM catalogue.
  */
-export async function armCheck(req: FastifyRequest, ctx: AppContext, opts: Pick<ArmRouteOptions, 'apiVersions' | 'action' | 'scope' | 'requireResourceGroup'>): Promise<ArmCall> {
+export async function armCheck(req: FastifyRequest, ctx: AppContext, opts: ArmChecks): Promise<ArmCall> {
   const store = armReader(ctx);
   const apiVersion = apiVersionOf(req);
-  if (apiVersion === undefined || apiVersion === '') throw armErrors.missingApiVersion();
-  if (!opts.apiVersions.includes(apiVersion)) throw armErrors.invalidApiVersion(apiVersion, opts.apiVersions);
+  if (apiVersion === undefined || apiVersion === '') throw errors.arm.missingApiVersion();
+  if (!opts.apiVersions.includes(apiVersion)) throw errors.arm.invalidApiVersion({ given: apiVersion, supported: opts.apiVersions.join(',') });
   // The caches' freshness check (PostgreSQL) runs while the token is verified.
   const synced = ctx.cache.sync();
   synced.catch(() => undefined);
@@ -187,72 +166,27 @@ export async function armCheck(req: FastifyRequest, ctx: AppContext, opts: Pick<
   const p = req.params as Record<string, string>;
   let subscription: Subscription | undefined;
   if (p.subscriptionId !== undefined) {
-    if (!isUuid(p.subscriptionId)) throw armErrors.invalidSubscriptionId(p.subscriptionId);
+    if (!isUuid(p.subscriptionId)) throw errors.arm.invalidSubscriptionId({ subscriptionId: p.subscriptionId });
     subscription = await store.subscription(p.subscriptionId);
-    if (!subscription || subscription.tenantId !== principal.tenantId) throw armErrors.subscriptionNotFound(p.subscriptionId);
+    if (!subscription || subscription.tenantId !== principal.tenantId) throw errors.arm.subscriptionNotFound({ subscriptionId: p.subscriptionId });
   }
   if (p.resourceGroupName !== undefined) {
     const rg = p.resourceGroupName;
     if (rg.length < 1 || rg.length > 90 || !rgPattern.test(rg) || rg.endsWith('.')) {
       const bad = [...new Set([...rg].filter((c) => !/[-\w._()]/u.test(c)))].join('') || (rg.endsWith('.') ? '.' : rg.length > 90 ? '(length)' : '');
-      throw armErrors.invalidResourceGroup(rg, bad);
+      throw errors.arm.invalidResourceGroup({ name: rg, invalid: bad });
     }
   }
   const scope = (opts.scope ?? defaultScope)(req);
   if (opts.action) {
     const action = typeof opts.action === 'function' ? opts.action(req) : opts.action;
-    if (!(await store.authorized(principal, action, scope))) throw armErrors.authorizationFailed(principal, action, scope);
+    if (!(await store.authorized(principal, action, scope))) throw authorizationFailed(principal, action, scope);
   }
   let resourceGroup: ResourceGroup | undefined;
   if (p.resourceGroupName !== undefined && subscription && opts.requireResourceGroup !== false) {
     resourceGroup = await store.resourceGroup(subscription.subscriptionId, p.resourceGroupName);
-    if (!resourceGroup) throw armErrors.resourceGroupNotFound(p.resourceGroupName);
+    if (!resourceGroup) throw errors.arm.resourceGroupNotFound({ name: p.resourceGroupName });
   }
   return { principal, apiVersion, subscription, resourceGroup, scope };
 }
 
-/** The gateway's result rides on the request (a symbol property: cheaper than a WeakMap per route). */
-const armCallKey = Symbol('stratus.armCall');
-type CallCarrier = FastifyRequest & { [armCallKey]?: ArmCall };
-
-/**
- * Declares one ARM operation: the gateway checks run in `onRequest` (before the body is
- * parsed or validated, so a caller without a token gets 401, not 400), the handler after.
- */
-export function armRoute(app: FastifyInstance, ctx: AppContext, opts: ArmRouteOptions): void {
-  app.route({
-    method: opts.method,
-    url: opts.url,
-    schema: opts.schema,
-    config: { family: opts.family ?? 'arm' },
-    onRequest: async (req) => {
-      (req as CallCarrier)[armCallKey] = await armCheck(req, ctx, opts);
-    },
-    handler: async (req, reply) => opts.handler(req, reply, (req as CallCarrier)[armCallKey]!),
-  });
-}
-
-/**
- * A handler's JSON result without `systemData` (on the resource and on each item of a `value`
- * list), for api-versions whose definitions predate it; anything but a plain object as it is.
- */
-export function withoutSystemData(out: unknown): unknown {
-  if (out === null || typeof out !== 'object' || Object.getPrototypeOf(out) !== Object.prototype) return out;
-  const { systemData: _s, ...rest } = out as Record<string, unknown>;
-  if (Array.isArray(rest.value)) rest.value = rest.value.map(withoutSystemData);
-  return rest;
-}
-
-/** `systemData` for a write by `p` at `at` (spec: resource-manager §2.6). */
-export function systemDataFor(p: Principal, at: string, created?: { createdAt: string; createdBy: string; createdByType: string }) {
-  const by = p.userPrincipalName ?? p.appId;
-  const byType = p.kind === 'user' ? 'User' : p.appKind === 'ManagedIdentity' ? 'ManagedIdentity' : 'Application';
-  return {
-    createdBy: created?.createdBy ?? by,
-    createdByType: created?.createdByType ?? byType,
-    createdAt: created?.createdAt ?? at,
-    lastModifiedBy: by,
-    lastModifiedByType: byType,
-    lastModifiedAt: at,
-  };
-}

@@ -4,11 +4,11 @@
  * the policy record, and the one `$filter` form of the list.
  */
 import type { Principal } from '../../core/identity/identity.ts';
-import { ApiError } from '../../core/errors/index.ts';
+import { errors, type ApiError } from '../../core/errors/index.ts';
 import { isUuid, stableUuid } from '../../core/ids.ts';
 import { ODataError, parseFilter } from '../../core/odata/index.ts';
 import { ArmStore } from '../arm/store.ts';
-import { armErrors, type ArmCall } from '../arm/gateway.ts';
+import type { ArmCall } from '../arm/gateway.ts';
 import { builtInRoles, roleById, scopeAncestors, type RoleDefinition } from '../arm/rbac.ts';
 import { defaultRules, type PolicyRule } from './defaults.ts';
 import type { PolicyPrincipal, StoredPolicy } from './store.ts';
@@ -38,7 +38,7 @@ export async function resolveScope(store: ArmStore, params: Record<string, strin
   if (params.managementGroupId !== undefined) {
     // No stored name holds a control character (and PostgreSQL refuses U+0000 in a query).
     const mg = hasControlCharacter(params.managementGroupId) ? undefined : await store.managementGroup(params.managementGroupId);
-    if (!mg || mg.tenantId !== call.principal.tenantId) throw new ApiError(404, 'ManagementGroupNotFound', `The management group '${params.managementGroupId}' could not be found.`);
+    if (!mg || mg.tenantId !== call.principal.tenantId) throw errors.arm.managementGroupNotFound({ name: params.managementGroupId });
     return { scope: `/providers/Vendor.Management/managementGroups/${mg.name}`, type: 'managementgroup', displayName: mg.displayName };
   }
   const sub = call.subscription!;
@@ -50,7 +50,7 @@ export async function resolveScope(store: ArmStore, params: Record<string, strin
   let path = `${params.providerNamespace}/${params.resourceType}/${params.resourceName}`;
   if (params.childName !== undefined) path += `/${params.childType}/${params.childName}`;
   const row = hasControlCharacter(path) ? undefined : await store.getResource(`${rgScope}/providers/${path}`);
-  if (!row || row.tenantId !== call.principal.tenantId) throw armErrors.resourceNotFound(path, params.resourceGroupName);
+  if (!row || row.tenantId !== call.principal.tenantId) throw errors.arm.resourceNotFound({ typeAndName: path, resourceGroup: params.resourceGroupName });
   return { scope: row.id, type: 'resource', displayName: String(row.body.name ?? row.name) };
 }
 
@@ -123,7 +123,7 @@ function cut(text: string): string {
 }
 
 function invalidFilter(message: string): ApiError {
-  return new ApiError(400, 'InvalidFilter', message);
+  return errors.arm.invalidFilter({ message });
 }
 
 /**
@@ -163,6 +163,6 @@ export async function roleFromFilter(store: ArmStore, text: string, scope: strin
   if (!ancestors.has(prefix)) throw invalidFilter(`The role definition id '${value}' in the $filter expression is not defined at the scope '${scope}' or a scope above it.`);
   const guid = m[2]!;
   const role = isUuid(guid) ? roleById(guid) : undefined;
-  if (!role) throw new ApiError(400, 'RoleDefinitionDoesNotExist', `The specified role definition with ID '${guid}' does not exist.`);
+  if (!role) throw errors.arm.roleDefinitionDoesNotExist({ id: guid });
   return role;
 }

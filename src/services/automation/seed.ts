@@ -8,7 +8,7 @@
 import type { SeedContext } from '../../context.ts';
 import { demoAdmin, demoSubscription, demoTenant } from '../../seed/demo.ts';
 import { ArmStore } from '../arm/store.ts';
-import { automationTypes } from './routes.ts';
+import { automationTypes } from './rules.ts';
 import { AutomationStore, tokenHash } from './store.ts';
 
 /** Names of the demo automation resources. */

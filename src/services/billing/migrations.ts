@@ -90,7 +90,7 @@ export const billingMigrations: Migrations = {
   // then `seq` ascending, one per direction, so a page walks the index instead of sorting every
   // transaction of the invoice (measured on the demo invoice: 173 → 53 µs with a filter).
   billing_0003_sort_indexes: {
-    async up(db: Kysely<any>) {
+    async up(db: Kysely<unknown>) {
       for (const [name, column] of [
         ['date', 'date'],
         ['amount', 'transaction_amount_value'],
