@@ -31,7 +31,7 @@ import { nowIso, nowMs, onClockChange } from '../../core/clock.ts';
 import { newUuid, randomToken } from '../../core/ids.ts';
 import { isPostgres, toJson } from '../../store/db.ts';
 import { sql } from 'kysely';
-import { latestMailChangeSeq, mailChangesAfter, mailChangeWriters, writersFinished, type MailChangeRow } from './changes.ts';
+import { latestMailChangeSeq, mailChangesAfter, mailChangeWriters, writersFinished, type MailChangeRow } from '../mail/changes.ts';
 import { deleteSubscriptionRows, filterQuery, subscriptionFromRow, type Subscription } from './subscriptions.ts';
 import { openMailbox, findMessage, type Mailbox } from '../mail/store.ts';
 import { recordAttempt, type DeliveryAttempt } from './attempts.ts';
