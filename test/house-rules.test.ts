@@ -85,7 +85,6 @@ const untypedAllowed = new Set<string>([
   'src/services/mailsync/attempts.ts',
   'src/services/mailsync/migrations.ts',
   'src/services/mailsync/subscriptions.ts',
-  'src/services/mailsync/worker.ts',
   'src/services/platform/store.ts',
   'src/services/wopi/index.ts',
   'src/services/wopi/store.ts',
@@ -99,7 +98,6 @@ const longAllowed = new Set<string>([
   'src/core/odata/parse.ts',
   'src/services/automation/routes.ts',
   'src/services/datashare/routes.ts',
-  'src/services/mailsync/worker.ts',
   'src/services/platform/routes.ts',
 ]);
 
