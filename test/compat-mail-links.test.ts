@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 import { tokens, call } from './helpers/mail.ts';
 import { demoAdmin } from '../src/seed/demo.ts';
-import { splitPath, keySegment } from '../src/services/mail/paths.ts';
+import { splitPath, keySegment, requestPathRules } from '../src/services/mail/paths.ts';
 
 describe('mail links', () => {
   let s: TestServer;
@@ -173,7 +173,7 @@ describe('mail links', () => {
   });
 
   test('the splitter: quote escaping, percent-encoding, slashes inside quoted keys; keySegment round-trips', () => {
-    const opts = { code: 'BadRequest', what: 'path segment' };
+    const opts = requestPathRules;
     assert.deepEqual(splitPath("/v1.0/users('o''brien@x.test')/messages/delta()", opts), ['v1.0', 'users', "o'brien@x.test", 'messages', 'delta']);
     assert.deepEqual(splitPath('/v1.0/users(%27a%2Fb%27)/mailFolders(Inbox)', opts), ['v1.0', 'users', 'a/b', 'mailFolders', 'Inbox']);
     assert.deepEqual(splitPath("/v1.0/users('a/b')/x", opts), ['v1.0', 'users', 'a/b', 'x']);

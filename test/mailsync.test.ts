@@ -375,7 +375,7 @@ describe('mail subscriptions: handshake, notifications, refusals', () => {
     const early = await client.api('/me/messages').post({ subject: 'written by a long transaction' });
     await rx.untilNotification('/long', (x) => x.resourceData.id === early.id);
     // A writer draws its seq, then keeps its transaction open while another write commits after it.
-    const { recordMailChanges } = await import('../src/services/mailsync/changes.ts');
+    const { recordMailChanges } = await import('../src/services/mail/changes.ts');
     let release!: () => void;
     const held = new Promise<void>((r) => (release = r));
     let recorded!: () => void;
@@ -404,7 +404,7 @@ describe('mail subscriptions: handshake, notifications, refusals', () => {
     const client = graphClient(s.url, user);
     await client.api('/subscriptions').post({ changeType: 'created', notificationUrl: `${rx.base}/hole`, resource: 'me/mailFolders/drafts/messages', expirationDateTime: inMinutes(600) });
     const ctx = s.server.ctx;
-    const { recordMailChanges } = await import('../src/services/mailsync/changes.ts');
+    const { recordMailChanges } = await import('../src/services/mail/changes.ts');
     // Another table's writer stays open for the whole test.
     let release!: () => void;
     const held = new Promise<void>((r) => (release = r));
@@ -444,7 +444,7 @@ describe('mail subscriptions: handshake, notifications, refusals', () => {
       }
       link = page.body['@odata.nextLink'];
     }
-    const { recordMailChanges } = await import('../src/services/mailsync/changes.ts');
+    const { recordMailChanges } = await import('../src/services/mail/changes.ts');
     const ctx = s.server.ctx;
     const drafts = (await client.api('/me/mailFolders/drafts').get()).id;
     let release!: () => void;

@@ -7,7 +7,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../context.ts';
-import { ApiError } from '../../core/errors/index.ts';
+import { errors } from '../../core/errors/index.ts';
 import { nowIso } from '../../core/clock.ts';
 import { folderCounts, getMessage, hiddenFromMailboxList, listChildFolders, messageFromRow, openMailbox, updateMessage, type FolderRow, type Mailbox } from '../mail/store.ts';
 import { listMessageRows } from '../mail/query.ts';
@@ -29,7 +29,7 @@ function who(r: Recipient | null | undefined): string {
 
 async function mailboxOf(ctx: AppContext, tenantId: string, userId: string): Promise<Mailbox> {
   const user = await ctx.identity.directory.findUser(userId);
-  if (!user || user.tenantId !== tenantId) throw new ApiError(404, 'NotFound', `No mailbox '${userId}' in tenant '${tenantId}'.`);
+  if (!user || user.tenantId !== tenantId) throw errors.mail.consoleMailboxNotFound({ user: userId, tenant: tenantId });
   return openMailbox(ctx.store.db, user);
 }
 
@@ -140,7 +140,7 @@ export function registerMailPages(app: FastifyInstance, ctx: AppContext): void {
     const mb = await mailboxOf(ctx, tenant, user);
     const m = await getMessage(db, mb, id);
     const a = await getAttachment(db, m.pk, aid);
-    if (typeof a.contentBytes !== 'string') throw new ApiError(404, 'NotFound', 'Only file attachments can be downloaded.');
+    if (typeof a.contentBytes !== 'string') throw errors.mail.consoleNotFileAttachment();
     const name = String(a.name ?? 'attachment').replace(/[^\w.\- ]/g, '_');
     return reply
       .header('content-type', 'application/octet-stream')

@@ -8,11 +8,12 @@
  */
 import type { Kysely } from 'kysely';
 import { randomBytes } from 'node:crypto';
-import { ApiError } from '../../core/errors/index.ts';
+import { errors } from '../../core/errors/index.ts';
 import { nowIso, nowMs } from '../../core/clock.ts';
 import { Directory } from '../../core/identity/directory.ts';
 import { conversationIndex, newChangeKey, newConversationId, newImmutableId, newMessageId } from './ids.ts';
-import { bodyText, checkRecipientCount, emptyDoc, parseMessageInput, toSecond, wrapHtml, type MessageDoc, type MessageRecord, type Recipient } from './message.ts';
+import { bodyText, emptyDoc, toSecond, wrapHtml, type MessageDoc, type MessageRecord, type Recipient } from './message.ts';
+import { checkRecipientCount, parseMessageInput } from './message-input.ts';
 import { copyMessage, insertMessages, moveMessage, openMailbox, updateMessage, type Mailbox } from './store.ts';
 import { recordOutbound } from './outbound.ts';
 import type { Database } from '../../store/database.ts';
@@ -37,7 +38,7 @@ export function ownerRecipient(mb: Mailbox): Recipient {
 export function checkFrom(doc: MessageDoc, mb: Mailbox): void {
   for (const r of [doc.from, doc.sender]) {
     if (r && r.emailAddress.address && r.emailAddress.address.toLowerCase() !== mb.address.toLowerCase()) {
-      throw new ApiError(403, 'ErrorSendAsDenied', 'The user account which was used to submit this request does not have the right to send mail on behalf of the specified sending account.');
+      throw errors.mail.sendAsDenied();
     }
   }
 }
@@ -73,9 +74,9 @@ export async function sendMessage(trx: Kysely<Database>, _dir: Directory, mb: Ma
   const dir = new Directory(trx);
   const d = m.doc;
   const all = [...d.toRecipients, ...d.ccRecipients, ...d.bccRecipients];
-  if (all.length === 0) throw new ApiError(400, 'ErrorInvalidRecipients', "At least one recipient is not valid., A message can't be sent because it contains no recipients.");
+  if (all.length === 0) throw errors.mail.noRecipients();
   for (const r of all) {
-    if (!emailPattern.test(r.emailAddress.address)) throw new ApiError(400, 'ErrorInvalidRecipients', `At least one recipient isn't valid., Recipient "${r.emailAddress.address}" isn't resolved. All recipients must be resolved before a message can be submitted.`);
+    if (!emailPattern.test(r.emailAddress.address)) throw errors.mail.recipientUnresolved({ address: r.emailAddress.address });
   }
   checkRecipientCount(d);
   checkFrom(d, mb);
@@ -126,32 +127,32 @@ export interface ReplyInput {
  */
 export function readReplyInput(body: unknown, forward: boolean): ReplyInput {
   if (body === undefined || body === null || (Buffer.isBuffer(body) && body.length === 0)) return {};
-  if (typeof body !== 'object' || Array.isArray(body) || Buffer.isBuffer(body)) throw new ApiError(400, 'RequestBodyRead', 'The request body must be a JSON object.');
+  if (typeof body !== 'object' || Array.isArray(body) || Buffer.isBuffer(body)) throw errors.mail.bodyNotObject();
   const o = body as Record<string, unknown>;
   const get = (k: string) => o[k] ?? o[k[0]!.toUpperCase() + k.slice(1)];
   for (const k of Object.keys(o)) {
     if (!['comment', 'message', ...(forward ? ['torecipients'] : [])].includes(k.toLowerCase())) {
-      throw new ApiError(400, 'RequestBodyRead', `The parameter '${k}' in the request payload is not a valid parameter for the operation.`);
+      throw errors.mail.unknownParameter({ parameter: k });
     }
   }
   const out: ReplyInput = {};
   const comment = get('comment');
   if (comment !== undefined && comment !== null) {
-    if (typeof comment !== 'string') throw new ApiError(400, 'RequestBodyRead', "'comment' must be a string.");
+    if (typeof comment !== 'string') throw errors.mail.mustBeString({ property: 'comment' });
     out.comment = comment;
   }
   const msg = get('message');
   if (msg !== undefined && msg !== null) {
-    if (typeof msg !== 'object' || Array.isArray(msg)) throw new ApiError(400, 'RequestBodyRead', "'message' must be a message object.");
+    if (typeof msg !== 'object' || Array.isArray(msg)) throw errors.mail.messageNotObject();
     out.message = msg as Record<string, unknown>;
   }
   const to = get('toRecipients');
   if (to !== undefined && to !== null) {
-    if (!Array.isArray(to)) throw new ApiError(400, 'RequestBodyRead', "'toRecipients' must be a collection of recipients.");
+    if (!Array.isArray(to)) throw errors.mail.mustBeRecipientCollection({ property: 'toRecipients' });
     out.toRecipients = to as Recipient[];
   }
-  if (out.comment !== undefined && out.message && 'body' in out.message) throw new ApiError(400, 'ErrorInvalidRequest', "'comment' and 'message.body' cannot both be given.");
-  if (forward && out.toRecipients && out.message && 'toRecipients' in out.message) throw new ApiError(400, 'ErrorInvalidRequest', "Give 'toRecipients' either as a parameter or inside 'message', not both.");
+  if (out.comment !== undefined && out.message && 'body' in out.message) throw errors.mail.commentAndBody();
+  if (forward && out.toRecipients && out.message && 'toRecipients' in out.message) throw errors.mail.toRecipientsTwice();
   return out;
 }
 

@@ -3,7 +3,7 @@
  * of a message, and the MIME rendering used by `$value`.
  */
 import type { Kysely } from 'kysely';
-import { ApiError } from '../../core/errors/index.ts';
+import { errors } from '../../core/errors/index.ts';
 import { nowIso } from '../../core/clock.ts';
 import { fromJson, toJson } from '../../store/db.ts';
 import { newAttachmentId, newChangeKey } from './ids.ts';
@@ -26,11 +26,11 @@ const kindOf = (t: unknown): 'file' | 'item' | 'reference' | undefined => {
  * @throws ApiError 400 `RequestBodyRead` / `ErrorInvalidRequest`, 413 `ErrorAttachmentSizeLimitExceeded`
  */
 export async function insertAttachment(db: Kysely<Database>, messagePk: number, input: unknown, maxBytes = maxAttachmentBytes): Promise<Record<string, unknown>> {
-  if (!input || typeof input !== 'object' || Array.isArray(input) || Buffer.isBuffer(input)) throw new ApiError(400, 'RequestBodyRead', 'The request body must be an attachment object.');
+  if (!input || typeof input !== 'object' || Array.isArray(input) || Buffer.isBuffer(input)) throw errors.mail.attachmentBodyNotObject();
   const o = input as Record<string, unknown>;
   const kind = kindOf(o['@odata.type']);
-  if (!kind) throw new ApiError(400, 'ErrorInvalidRequest', "An attachment needs '@odata.type': '#vendor.graph.fileAttachment', '#vendor.graph.itemAttachment' or '#vendor.graph.referenceAttachment'.");
-  if (typeof o.name !== 'string' || o.name === '') throw new ApiError(400, 'ErrorInvalidRequest', "An attachment needs a 'name'.");
+  if (!kind) throw errors.mail.attachmentTypeRequired();
+  if (typeof o.name !== 'string' || o.name === '') throw errors.mail.attachmentNameRequired();
   checkLength(o.name, 400, 'name');
   if (typeof o.contentType === 'string') checkLength(o.contentType, 200, 'contentType');
   const id = newAttachmentId();
@@ -40,14 +40,14 @@ export async function insertAttachment(db: Kysely<Database>, messagePk: number, 
   let size: number;
   let contentType: string | null;
   if (kind === 'file') {
-    if (typeof o.contentBytes !== 'string' || !/^[A-Za-z0-9+/=\s]*$/.test(o.contentBytes)) throw new ApiError(400, 'ErrorInvalidRequest', "A file attachment needs 'contentBytes' in base64.");
+    if (typeof o.contentBytes !== 'string' || !/^[A-Za-z0-9+/=\s]*$/.test(o.contentBytes)) throw errors.mail.fileAttachmentBytes();
     const bytes = Buffer.from(o.contentBytes, 'base64');
     size = bytes.length;
-    if (size > maxBytes) throw new ApiError(413, 'ErrorAttachmentSizeLimitExceeded', `The attachment is ${size} bytes; attachments over ${maxAttachmentBytes} bytes need an upload session.`);
+    if (size > maxBytes) throw errors.mail.attachmentTooLarge({ size, max: maxAttachmentBytes });
     contentType = typeof o.contentType === 'string' ? o.contentType : 'application/octet-stream';
     doc = { '@odata.type': '#vendor.graph.fileAttachment', id, lastModifiedDateTime: toSecond(at), name: o.name, contentType, size, isInline, contentId: typeof o.contentId === 'string' ? o.contentId : null, contentLocation: null, contentBytes: bytes.toString('base64') };
   } else if (kind === 'item') {
-    if (!o.item || typeof o.item !== 'object') throw new ApiError(400, 'ErrorInvalidRequest', "An item attachment needs an 'item'.");
+    if (!o.item || typeof o.item !== 'object') throw errors.mail.itemAttachmentItem();
     const item = { '@odata.type': '#vendor.graph.message', ...(o.item as Record<string, unknown>) };
     size = Buffer.byteLength(JSON.stringify(item));
     contentType = null;
@@ -86,7 +86,7 @@ export async function listAttachments(db: Kysely<Database>, pk: number): Promise
 /** One attachment. @throws ApiError 404 `ErrorItemNotFound` */
 export async function getAttachment(db: Kysely<Database>, pk: number, id: string): Promise<Record<string, unknown>> {
   const r = await db.selectFrom('mail_attachments').select('doc').where('message_pk', '=', pk).where('id', '=', id).executeTakeFirst();
-  if (!r) throw new ApiError(404, 'ErrorItemNotFound', 'The specified object was not found in the store.');
+  if (!r) throw errors.mail.itemNotFound();
   return fromJson<Record<string, unknown>>((r as any).doc);
 }
 
@@ -112,12 +112,12 @@ export function extensionName(idOrName: string): string {
  * @throws ApiError 400 `ErrorInvalidRequest`, 409 `ErrorItemAlreadyExists`
  */
 export async function createExtension(db: Kysely<Database>, pk: number, input: unknown): Promise<Record<string, unknown>> {
-  if (!input || typeof input !== 'object' || Array.isArray(input)) throw new ApiError(400, 'RequestBodyRead', 'The request body must be an open extension object.');
+  if (!input || typeof input !== 'object' || Array.isArray(input)) throw errors.mail.extensionBodyNotObject();
   const o = { ...(input as Record<string, unknown>) };
   const name = o.extensionName;
-  if (typeof name !== 'string' || !/^[A-Za-z0-9._-]{1,200}$/.test(name)) throw new ApiError(400, 'ErrorInvalidRequest', "An open extension needs an 'extensionName' such as 'Com.Contoso.Referral'.");
+  if (typeof name !== 'string' || !/^[A-Za-z0-9._-]{1,200}$/.test(name)) throw errors.mail.extensionNameRequired();
   const exists = await db.selectFrom('mail_extensions').select('name').where('message_pk', '=', pk).where('name', '=', name).executeTakeFirst();
-  if (exists) throw new ApiError(409, 'ErrorItemAlreadyExists', `An extension named '${name}' already exists on this item.`);
+  if (exists) throw errors.mail.extensionExists({ name });
   delete o['@odata.type'];
   delete o.id;
   const doc = { '@odata.type': '#vendor.graph.openTypeExtension', id: extPrefix + name, ...o, extensionName: name };
@@ -128,14 +128,14 @@ export async function createExtension(db: Kysely<Database>, pk: number, input: u
 /** An open extension by name or id. @throws ApiError 404 */
 export async function getExtension(db: Kysely<Database>, pk: number, idOrName: string): Promise<Record<string, unknown>> {
   const r = await db.selectFrom('mail_extensions').select('doc').where('message_pk', '=', pk).where('name', '=', extensionName(idOrName)).executeTakeFirst();
-  if (!r) throw new ApiError(404, 'ErrorItemNotFound', 'The specified object was not found in the store.');
+  if (!r) throw errors.mail.itemNotFound();
   return fromJson((r as any).doc);
 }
 
 /** Replaces an extension's properties (PATCH replaces the whole set, reference §2.10). */
 export async function replaceExtension(db: Kysely<Database>, pk: number, idOrName: string, input: unknown): Promise<Record<string, unknown>> {
   const cur = await getExtension(db, pk, idOrName);
-  if (!input || typeof input !== 'object' || Array.isArray(input)) throw new ApiError(400, 'RequestBodyRead', 'The request body must be an open extension object.');
+  if (!input || typeof input !== 'object' || Array.isArray(input)) throw errors.mail.extensionBodyNotObject();
   const o = { ...(input as Record<string, unknown>) };
   delete o['@odata.type'];
   delete o.id;

@@ -7,9 +7,9 @@
  * `changeType`) and are bound to the mailbox and folder.
  */
 import type { Kysely } from 'kysely';
-import { ApiError } from '../../core/errors/index.ts';
+import { errors } from '../../core/errors/index.ts';
 import { absoluteUrl, decodeToken, encodeToken } from '../../core/paging.ts';
-import { latestMailChangeSeq, mailChangesSince } from '../mailsync/changes.ts';
+import { latestMailChangeSeq, mailChangesSince } from './changes.ts';
 import { messageFromRow, type FolderRow, type Mailbox } from './store.ts';
 import type { MessageRecord } from './message.ts';
 import { opt } from './query.ts';
@@ -43,8 +43,6 @@ export interface DeltaRequest {
   path: string;
 }
 
-const invalidFilter = () => new ApiError(400, 'ErrorInvalidUrlQuery', "The '$filter' parameter value is not supported for 'Messages' resource; only a value of 'receivedDateTime ge value' is supported.");
-
 function initialState(r: DeltaRequest, startSeq: number): DeltaState {
   const st: DeltaState = { m: r.mb.mailboxId, f: r.folder.id, p: 'i', k: 0, s: startSeq };
   const sel = opt(r.q, 'select');
@@ -53,17 +51,17 @@ function initialState(r: DeltaRequest, startSeq: number): DeltaState {
   if (filter && filter.trim()) {
     const m = /^\s*receivedDateTime\s+(ge|gt)\s+(\S+)\s*$/i.exec(filter);
     const when = m ? new Date(m[2]!.replace(/^'|'$/g, '')) : undefined;
-    if (!m || !when || Number.isNaN(when.getTime())) throw invalidFilter();
+    if (!m || !when || Number.isNaN(when.getTime())) throw errors.mail.deltaFilterUnsupported();
     st.rop = m[1]!.toLowerCase() as 'ge' | 'gt';
     st.rv = when.toISOString();
   }
   const order = opt(r.q, 'orderby');
-  if (order && !/^\s*receivedDateTime\s+desc\s*$/i.test(order)) throw new ApiError(400, 'ErrorInvalidUrlQuery', "The '$orderby' parameter value is not supported for delta; only 'receivedDateTime desc' is supported.");
-  if (opt(r.q, 'search')) throw new ApiError(400, 'ErrorInvalidUrlQuery', "The '$search' parameter is not supported for delta.");
+  if (order && !/^\s*receivedDateTime\s+desc\s*$/i.test(order)) throw errors.mail.deltaOrderByUnsupported();
+  if (opt(r.q, 'search')) throw errors.mail.deltaSearchUnsupported();
   const ct = r.q.get('changeType');
   if (ct) {
     const types = ct.split(',').map((x) => x.trim().toLowerCase());
-    if (types.some((t) => !['created', 'updated', 'deleted'].includes(t))) throw new ApiError(400, 'ErrorInvalidUrlQuery', "'changeType' takes created, updated or deleted.");
+    if (types.some((t) => !['created', 'updated', 'deleted'].includes(t))) throw errors.mail.deltaChangeTypeInvalid();
     st.ct = types;
   }
   return st;
@@ -80,8 +78,8 @@ export async function deltaPage(db: Kysely<Database>, r: DeltaRequest): Promise<
   let st: DeltaState;
   if (token) {
     const t = decodeToken<DeltaState>(token);
-    if (!t || t.m !== r.mb.mailboxId || t.f !== r.folder.id || (t.p !== 'i' && t.p !== 'c') || typeof t.s !== 'number') throw new ApiError(400, 'syncStateNotFound', 'The sync state could not be found; start a new delta round without a token.');
-    if (t.s > latest) throw new ApiError(410, 'resyncRequired', 'The sync state is no longer valid; start a new delta round.', { headers: { Location: absoluteUrl(r.origin, r.path) } });
+    if (!t || t.m !== r.mb.mailboxId || t.f !== r.folder.id || (t.p !== 'i' && t.p !== 'c') || typeof t.s !== 'number') throw errors.mail.syncStateNotFound();
+    if (t.s > latest) throw errors.mail.resyncRequired({}, { headers: { Location: absoluteUrl(r.origin, r.path) } });
     st = t;
   } else st = initialState(r, latest);
 

@@ -4,7 +4,7 @@
  * move, with counts computed in SQL so they always agree with the messages.
  */
 import type { Kysely } from 'kysely';
-import { ApiError } from '../../core/errors/index.ts';
+import { errors } from '../../core/errors/index.ts';
 import { nowIso } from '../../core/clock.ts';
 import { newFolderId } from './ids.ts';
 import { copyMessage, folderCounts, getFolder, messageFromRow, type FolderRow, type Mailbox } from './store.ts';
@@ -23,22 +23,22 @@ export async function renderFolders(db: Kysely<Database>, mb: Mailbox, folders: 
 
 function displayName(input: unknown, required: boolean): string | undefined {
   const o = (input ?? {}) as Record<string, unknown>;
-  if (typeof input !== 'object' || Array.isArray(input) || Buffer.isBuffer(input)) throw new ApiError(400, 'RequestBodyRead', 'The request body must be a mailFolder object.');
+  if (typeof input !== 'object' || Array.isArray(input) || Buffer.isBuffer(input)) throw errors.mail.folderBodyNotObject();
   for (const k of Object.keys(o)) {
     if (!['displayName', 'isHidden', '@odata.type', 'id', 'parentFolderId', 'childFolderCount', 'unreadItemCount', 'totalItemCount'].includes(k)) {
-      throw new ApiError(400, 'RequestBodyRead', `The property '${k}' does not exist on type 'vendor.graph.mailFolder'. Make sure to only use property names that are defined by the type or mark the type as open type.`);
+      throw errors.mail.unknownProperty({ property: k, type: 'vendor.graph.mailFolder' });
     }
   }
   const n = o.displayName;
   if (n === undefined && !required) return undefined;
-  if (typeof n !== 'string' || n.trim() === '' || n.length > 255) throw new ApiError(400, 'ErrorInvalidRequest', "A mail folder needs a 'displayName' of 1 to 255 characters.");
+  if (typeof n !== 'string' || n.trim() === '' || n.length > 255) throw errors.mail.folderNameRequired();
   return n;
 }
 
 async function assertFreeName(db: Kysely<Database>, mb: Mailbox, parentId: string, name: string, except?: string): Promise<void> {
   let q = db.selectFrom('mail_folders').select('id').where('tenant_id', '=', mb.tenantId).where('mailbox_id', '=', mb.mailboxId).where('parent_id', '=', parentId).where('display_name', '=', name);
   if (except) q = q.where('id', '<>', except);
-  if (await q.executeTakeFirst()) throw new ApiError(409, 'ErrorFolderExists', 'A folder with the specified name already exists.');
+  if (await q.executeTakeFirst()) throw errors.mail.folderExists();
 }
 
 /** Creates a child folder. @throws ApiError 400, 409 `ErrorFolderExists` */
@@ -51,13 +51,11 @@ export async function createFolder(db: Kysely<Database>, mb: Mailbox, parent: Fo
   return f;
 }
 
-const distinguished = (what: string) => new ApiError(403, 'ErrorAccessDenied', `Distinguished folders cannot be ${what}.`);
-
 /** Renames a folder. @throws ApiError 403 for a well-known folder, 409 for a taken name */
 export async function updateFolder(db: Kysely<Database>, mb: Mailbox, f: FolderRow, input: unknown): Promise<FolderRow> {
   const name = displayName(input, false);
   if (name === undefined) return f;
-  if (f.wellKnown) throw distinguished('renamed');
+  if (f.wellKnown) throw errors.mail.distinguishedFolder({ action: 'renamed' });
   await assertFreeName(db, mb, f.parentId!, name, f.id);
   await db.updateTable('mail_folders').set({ display_name: name }).where('id', '=', f.id).execute();
   return { ...f, displayName: name };
@@ -75,8 +73,8 @@ async function isDescendant(db: Kysely<Database>, mb: Mailbox, candidate: Folder
 
 /** Moves a folder under `dest` (its messages keep their ids). @throws ApiError 403, 400 `ErrorMoveCopyFailed`, 409 */
 export async function moveFolder(db: Kysely<Database>, mb: Mailbox, f: FolderRow, dest: FolderRow): Promise<FolderRow> {
-  if (f.wellKnown) throw distinguished('moved');
-  if (await isDescendant(db, mb, dest, f.id)) throw new ApiError(400, 'ErrorMoveCopyFailed', 'A folder cannot be moved into itself or one of its subfolders.');
+  if (f.wellKnown) throw errors.mail.distinguishedFolder({ action: 'moved' });
+  if (await isDescendant(db, mb, dest, f.id)) throw errors.mail.folderIntoItself({ action: 'moved' });
   await assertFreeName(db, mb, dest.id, f.displayName, f.id);
   await db.updateTable('mail_folders').set({ parent_id: dest.id }).where('id', '=', f.id).execute();
   return { ...f, parentId: dest.id };
@@ -84,7 +82,7 @@ export async function moveFolder(db: Kysely<Database>, mb: Mailbox, f: FolderRow
 
 /** Copies a folder, its messages and its subfolders under `dest`. */
 export async function copyFolder(db: Kysely<Database>, mb: Mailbox, f: FolderRow, dest: FolderRow): Promise<FolderRow> {
-  if (await isDescendant(db, mb, dest, f.id)) throw new ApiError(400, 'ErrorMoveCopyFailed', 'A folder cannot be copied into itself or one of its subfolders.');
+  if (await isDescendant(db, mb, dest, f.id)) throw errors.mail.folderIntoItself({ action: 'copied' });
   await assertFreeName(db, mb, dest.id, f.displayName);
   const copy = await createFolder(db, mb, dest, { displayName: f.displayName, isHidden: f.isHidden });
   const rows = await db.selectFrom('mail_messages').selectAll().where('tenant_id', '=', mb.tenantId).where('mailbox_id', '=', mb.mailboxId).where('folder_id', '=', f.id).orderBy('pk').execute();
@@ -96,7 +94,7 @@ export async function copyFolder(db: Kysely<Database>, mb: Mailbox, f: FolderRow
 
 /** Deletes a folder: moves it into Deleted Items (a folder already there is removed with its contents). */
 export async function deleteFolder(db: Kysely<Database>, mb: Mailbox, f: FolderRow): Promise<void> {
-  if (f.wellKnown) throw new ApiError(403, 'ErrorDeleteDistinguishedFolder', 'Distinguished folders cannot be deleted.');
+  if (f.wellKnown) throw errors.mail.deleteDistinguishedFolder();
   const deleted = await getFolder(db, mb, 'deleteditems');
   if (f.parentId !== deleted.id) {
     const clash = await db.selectFrom('mail_folders').select('id').where('tenant_id', '=', mb.tenantId).where('mailbox_id', '=', mb.mailboxId).where('parent_id', '=', deleted.id).where('display_name', '=', f.displayName).executeTakeFirst();

@@ -4,14 +4,15 @@
  * attachments, open extensions and `$value`. Every write runs in one transaction with its
  * change-log entries.
  */
-import { ApiError } from '../../core/errors/index.ts';
+import { errors } from '../../core/errors/index.ts';
 import { nowIso } from '../../core/clock.ts';
-import type { MailRequest } from './routes.ts';
-import { contextUrl, destinationId, need, nextLink, paging, send } from './routes.ts';
+import { contextUrl, destinationId, need, nextLink, paging, send, type MailRequest } from './request.ts';
 import { countMessages, listMessageRows, loadExpansions, parseExpand, parseSelect, type ExpandItem } from './query.ts';
 import { deltaPage } from './delta.ts';
-import { emptyDoc, parseMessageInput, renderMessage, type MessageRecord, type MessageInput } from './message.ts';
-import { getFolder, insertMessages, messageFromRow, moveMessage, copyMessage, updateMessage, writeExtendedProperties, notFound, type FolderRow, computeHasAttachments, immutableIdsOf } from './store.ts';
+import { emptyDoc, renderMessage, type MessageRecord } from './message.ts';
+import { parseMessageInput, type MessageInput } from './message-input.ts';
+import { getFolder, insertMessages, messageFromRow, moveMessage, copyMessage, updateMessage, writeExtendedProperties, notFound, type FolderRow, computeHasAttachments, immutableIdsOf, change } from './store.ts';
+import { recordMailChanges } from './changes.ts';
 import { buildResponseDraft, checkFrom, draftRecord, readReplyInput, resolveNames, sendMessage } from './actions.ts';
 import * as att from './attachments.ts';
 import { newChangeKey } from './ids.ts';
@@ -77,10 +78,10 @@ export async function delta(mr: MailRequest, folder: FolderRow): Promise<unknown
 /** Parses a MIME (base64) create body into a message document. @throws ApiError 400 `ErrorMimeContentInvalidBase64String` */
 function mimeToInput(buf: Buffer | string): Record<string, unknown> {
   const text = (typeof buf === 'string' ? buf : buf.toString('utf8')).trim();
-  if (!/^[A-Za-z0-9+/=\r\n]+$/.test(text)) throw new ApiError(400, 'ErrorMimeContentInvalidBase64String', 'Invalid base64 string for MIME content.');
+  if (!/^[A-Za-z0-9+/=\r\n]+$/.test(text)) throw errors.mail.mimeInvalidBase64();
   const mime = Buffer.from(text, 'base64').toString('utf8');
   const split = mime.search(/\r?\n\r?\n/);
-  if (split < 0) throw new ApiError(400, 'ErrorMimeContentInvalidBase64String', 'Invalid base64 string for MIME content.');
+  if (split < 0) throw errors.mail.mimeInvalidBase64();
   const headers = new Map<string, string>();
   for (const line of mime.slice(0, split).replace(/\r?\n[ \t]+/g, ' ').split(/\r?\n/)) {
     const i = line.indexOf(':');
@@ -128,14 +129,14 @@ export async function sendMail(mr: MailRequest): Promise<unknown> {
   let save = true;
   if (Buffer.isBuffer(mr.body) || typeof mr.body === 'string') messageInput = mimeToInput(mr.body);
   else {
-    if (!mr.body || typeof mr.body !== 'object' || Array.isArray(mr.body)) throw new ApiError(400, 'RequestBodyRead', "The request body must be {\"message\": {…}, \"saveToSentItems\": true|false}.");
+    if (!mr.body || typeof mr.body !== 'object' || Array.isArray(mr.body)) throw errors.mail.sendMailBody();
     const o = mr.body as Record<string, unknown>;
-    for (const k of Object.keys(o)) if (!['message', 'savetosentitems'].includes(k.toLowerCase())) throw new ApiError(400, 'RequestBodyRead', `The parameter '${k}' in the request payload is not a valid parameter for the operation 'sendMail'.`);
+    for (const k of Object.keys(o)) if (!['message', 'savetosentitems'].includes(k.toLowerCase())) throw errors.mail.unknownOperationParameter({ parameter: k, operation: 'sendMail' });
     messageInput = o.message ?? o.Message;
-    if (!messageInput || typeof messageInput !== 'object') throw new ApiError(400, 'ErrorInvalidRequest', "The request needs a 'message'.");
+    if (!messageInput || typeof messageInput !== 'object') throw errors.mail.messageRequired();
     const s = o.saveToSentItems ?? o.SaveToSentItems;
     if (s !== undefined && s !== null) {
-      if (s !== true && s !== false && s !== 'true' && s !== 'false') throw new ApiError(400, 'RequestBodyRead', "'saveToSentItems' must be a boolean.");
+      if (s !== true && s !== false && s !== 'true' && s !== 'false') throw errors.mail.mustBeBoolean({ property: 'saveToSentItems' });
       save = s === true || s === 'true';
     }
   }
@@ -152,8 +153,6 @@ export async function sendMail(mr: MailRequest): Promise<unknown> {
       const at = nowIso();
       const sent: MessageRecord = { ...m!, isDraft: false, sentAt: at, receivedAt: at, modifiedAt: at, changeKey: newChangeKey() };
       await trx.updateTable('mail_messages').set({ is_draft: 0, sent_at: at, received_at: at, modified_at: at, change_key: sent.changeKey, doc: JSON.stringify(m!.doc), from_address_lc: m!.doc.from?.emailAddress.address.toLowerCase() ?? null, from_name: m!.doc.from?.emailAddress.name ?? null, sender_address_lc: m!.doc.sender?.emailAddress.address.toLowerCase() ?? null, from_text: m!.doc.from ? `${m!.doc.from.emailAddress.name} ${m!.doc.from.emailAddress.address}` : '' }).where('pk', '=', m!.pk).execute();
-      const { recordMailChanges } = await import('../mailsync/changes.ts');
-      const { change } = await import('./store.ts');
       await recordMailChanges(trx, [change(sent, 'created', at)]);
     } else {
       for (const t of ['mail_categories', 'mail_single_props', 'mail_multi_props', 'mail_extensions', 'mail_attachments'] as const) await trx.deleteFrom(t).where('message_pk', '=', m!.pk).execute();
@@ -196,20 +195,20 @@ export async function messageItem(mr: MailRequest, method: string, m: MessageRec
       await tx((trx) => moveMessage(trx, m, m.folderId === deletions ? mr.mb.wellKnown.get('recoverableitemspurges')! : deletions, { hidden: true }));
       return send(mr, 204);
     }
-    throw new ApiError(405, 'ErrorInvalidRequest', `The HTTP method '${method}' is not allowed for this resource.`);
+    throw errors.mail.methodNotAllowed({ method });
   }
   const [seg, ...more] = rest;
   const lower = seg!.toLowerCase();
   if (lower === '$value' && more.length === 0) {
-    if (method !== 'GET') throw new ApiError(405, 'ErrorInvalidRequest', 'Only GET is allowed for $value.');
+    if (method !== 'GET') throw errors.mail.valueGetOnly();
     need(mr, 'read');
     return mr.reply.code(200).header('content-type', 'text/plain').send(await att.toMime(db, m));
   }
   if (lower === 'attachments') return attachments(mr, method, m, more);
   if (lower === 'extensions') return extensions(mr, method, m, more);
   const action = actionNames.find((a) => a.toLowerCase() === lower);
-  if (!action || more.length) throw new ApiError(400, 'BadRequest', `Resource not found for the segment '${seg}'.`);
-  if (method !== 'POST') throw new ApiError(405, 'ErrorInvalidRequest', `The HTTP method '${method}' is not allowed for '${action}'.`);
+  if (!action || more.length) throw errors.mail.segmentNotFound({ segment: seg! });
+  if (method !== 'POST') throw errors.mail.methodNotAllowedForAction({ method, action });
   const dir = mr.ctx.identity.directory;
   switch (action) {
     case 'copy':
@@ -243,7 +242,7 @@ export async function messageItem(mr: MailRequest, method: string, m: MessageRec
     }
     case 'send': {
       need(mr, 'send');
-      if (!m.isDraft) throw new ApiError(400, 'ErrorInvalidRequest', 'Only a draft message can be sent.');
+      if (!m.isDraft) throw errors.mail.notADraftToSend();
       await tx((trx) => sendMessage(trx, dir, mr.mb, m, { saveToSentItems: true }));
       return send(mr, 202);
     }
@@ -254,7 +253,7 @@ export async function messageItem(mr: MailRequest, method: string, m: MessageRec
     }
     case 'recall': {
       need(mr, 'write');
-      if (m.folderId !== mr.mb.wellKnown.get('sentitems')) throw new ApiError(400, 'ErrorInvalidRequest', 'Only a message in Sent Items can be recalled.');
+      if (m.folderId !== mr.mb.wellKnown.get('sentitems')) throw errors.mail.recallNotSent();
       // Unread delivered copies in the tenant are withdrawn into their mailboxes' Deletions folder.
       const copies = await db.selectFrom('mail_messages').selectAll().where('tenant_id', '=', m.tenantId).where('internet_message_id', '=', m.doc.internetMessageId).where('mailbox_id', '<>', m.mailboxId).where('is_read', '=', 0).execute();
       await tx(async (trx) => {
@@ -268,7 +267,7 @@ export async function messageItem(mr: MailRequest, method: string, m: MessageRec
     }
     case 'unsubscribe': {
       need(mr, 'write');
-      if (!m.doc.unsubscribeEnabled || !m.doc.unsubscribeData.some((d) => /^mailto:/i.test(d))) throw new ApiError(400, 'ErrorInvalidRequest', 'The message has no List-Unsubscribe mailto command (unsubscribeEnabled is false).');
+      if (!m.doc.unsubscribeEnabled || !m.doc.unsubscribeData.some((d) => /^mailto:/i.test(d))) throw errors.mail.noUnsubscribe();
       const target = m.doc.unsubscribeData.find((d) => /^mailto:/i.test(d))!.slice(7).split('?')[0]!;
       await tx(async (trx) => {
         const doc = emptyDoc();
@@ -285,7 +284,7 @@ export async function messageItem(mr: MailRequest, method: string, m: MessageRec
       const o = (mr.body ?? {}) as Record<string, unknown>;
       const action = String(o.ReportAction ?? o.reportAction ?? '');
       const moveReq = o.IsMessageMoveRequested ?? o.isMessageMoveRequested;
-      if (!['unknown', 'junk', 'notjunk', 'phish', 'unknownfuturevalue'].includes(action.toLowerCase())) throw new ApiError(400, 'ErrorInvalidRequest', "'ReportAction' must be one of unknown, junk, notJunk, phish.");
+      if (!['unknown', 'junk', 'notjunk', 'phish', 'unknownfuturevalue'].includes(action.toLowerCase())) throw errors.mail.invalidReportAction();
       let out = m;
       if (moveReq === true || moveReq === 'true') {
         const dest = action.toLowerCase() === 'notjunk' ? 'inbox' : action.toLowerCase() === 'junk' ? 'junkemail' : 'deleteditems';
@@ -323,10 +322,10 @@ async function attachments(mr: MailRequest, method: string, m: MessageRecord, re
       const { attachments: [a] } = await mr.ctx.store.transaction((trx) => att.addAttachments(trx, m, [mr.body]));
       return send(mr, 201, { '@odata.context': contextUrl(mr, `${base}/$entity`), ...att.renderAttachment(a!) });
     }
-    throw new ApiError(405, 'ErrorInvalidRequest', `The HTTP method '${method}' is not allowed for this resource.`);
+    throw errors.mail.methodNotAllowed({ method });
   }
   if (rest[0]!.toLowerCase() === 'createuploadsession' && rest.length === 1) {
-    if (method !== 'POST') throw new ApiError(405, 'ErrorInvalidRequest', `The HTTP method '${method}' is not allowed for this resource.`);
+    if (method !== 'POST') throw errors.mail.methodNotAllowed({ method });
     need(mr, 'write');
     return send(mr, 201, await createUploadSession(mr.ctx, m, mr.body, mr.version));
   }
@@ -335,7 +334,7 @@ async function attachments(mr: MailRequest, method: string, m: MessageRecord, re
   const a = await att.getAttachment(db, m.pk, rest[0]!);
   if (rest.length === 2 && rest[1] === '$value' && method === 'GET') {
     need(mr, 'read');
-    if (a['@odata.type'] === '#vendor.graph.referenceAttachment') throw new ApiError(405, 'ErrorInvalidRequest', 'A reference attachment has no raw content.');
+    if (a['@odata.type'] === '#vendor.graph.referenceAttachment') throw errors.mail.referenceAttachmentNoContent();
     if (a['@odata.type'] === '#vendor.graph.itemAttachment') {
       const item = (a as any)._item ?? {};
       const doc = emptyDoc();
@@ -349,7 +348,7 @@ async function attachments(mr: MailRequest, method: string, m: MessageRecord, re
     }
     return mr.reply.code(200).header('content-type', String(a.contentType ?? 'application/octet-stream')).send(Buffer.from(String(a.contentBytes), 'base64'));
   }
-  if (rest.length !== 1) throw new ApiError(400, 'BadRequest', `Resource not found for the segment '${rest[1]}'.`);
+  if (rest.length !== 1) throw errors.mail.segmentNotFound({ segment: String(rest[1]) });
   if (method === 'GET') {
     need(mr, 'read');
     const expandItem = /itemattachment\/item/i.test(mr.q.get('$expand') ?? '');
@@ -360,7 +359,7 @@ async function attachments(mr: MailRequest, method: string, m: MessageRecord, re
     await mr.ctx.store.transaction((trx) => att.deleteAttachment(trx, m, rest[0]!));
     return send(mr, 204);
   }
-  throw new ApiError(405, 'ErrorInvalidRequest', `The HTTP method '${method}' is not allowed for this resource.`);
+  throw errors.mail.methodNotAllowed({ method });
 }
 
 async function extensions(mr: MailRequest, method: string, m: MessageRecord, rest: string[]): Promise<unknown> {
@@ -391,5 +390,5 @@ async function extensions(mr: MailRequest, method: string, m: MessageRecord, res
       return send(mr, 204);
     }
   }
-  throw new ApiError(405, 'ErrorInvalidRequest', `The HTTP method '${method}' is not allowed for this resource.`);
+  throw errors.mail.methodNotAllowed({ method });
 }

@@ -14,16 +14,24 @@
  * call to its name, so the routes see one shape whatever the spelling. {@link keySegment}
  * writes key syntax that this splitter reads back, for every link Stratus writes.
  */
-import { ApiError } from '../../core/errors/index.ts';
+import { errors, type ApiError } from '../../core/errors/index.ts';
 
-/** How a caller renders a splitter failure: the error code of its envelope (mail: `BadRequest`, subscriptions: `InvalidRequest`). */
+/** How a caller's splitter failures are raised (request paths and subscription resources answer differently). */
 export interface SplitOptions {
-  code: string;
-  /** Noun for messages: "path segment" or "resource segment". */
-  what: string;
-  /** Refuse control characters (U+0000–U+001F, U+007F) in a decoded segment. */
-  noControl?: boolean;
+  /** The error for a segment that is not valid percent-encoding (given the raw segment). */
+  badEncoding: (segment: string) => ApiError;
+  /** When given, a decoded segment holding a control character (U+0000–U+001F, U+007F) is refused with this error. */
+  controlCharacter?: (segment: string) => ApiError;
 }
+
+/** Request paths of the mail routes: 400 `BadRequest` for bad percent-encoding. */
+export const requestPathRules: SplitOptions = { badEncoding: (segment) => errors.mail.pathSegmentEncoding({ segment }) };
+
+/** Subscription resources (mailsync): 400 `InvalidRequest` for bad percent-encoding and for control characters. */
+export const subscriptionResourceRules: SplitOptions = {
+  badEncoding: (segment) => errors.mail.resourceSegmentEncoding({ segment }),
+  controlCharacter: (segment) => errors.mail.resourceSegmentControl({ segment }),
+};
 
 /** A quote at `i` in a raw (still percent-encoded) path: its length (1 for `'`, 3 for `%27`), else 0. */
 function quoteAt(raw: string, i: number): number {
@@ -92,7 +100,7 @@ const keyForm = /^([^()']+)\((?:'((?:[^']|'')*)'|([^()']*))\)$/s;
  * @param path the path without its query string (leading `/` optional)
  * @returns the segments, decoded; key syntax expanded to name + key; `name()` to name;
  *   `vendor.graph.` dropped from a plain or called name
- * @throws ApiError 400 (`opts.code`) for invalid percent-encoding, or a control character when `opts.noControl`
+ * @throws ApiError 400 (`opts.badEncoding`) for invalid percent-encoding, or (`opts.controlCharacter`, when given) a control character
  */
 export function splitPath(path: string, opts: SplitOptions): string[] {
   const out: string[] = [];
@@ -101,10 +109,10 @@ export function splitPath(path: string, opts: SplitOptions): string[] {
     try {
       s = decodeURIComponent(raw);
     } catch {
-      throw new ApiError(400, opts.code, `The ${opts.what} '${raw}' is not valid percent-encoding.`);
+      throw opts.badEncoding(raw);
     }
     // eslint-disable-next-line no-control-regex
-    if (opts.noControl && /[\u0000-\u001f\u007f]/.test(s)) throw new ApiError(400, opts.code, `The ${opts.what} '${raw}' must not contain control characters.`);
+    if (opts.controlCharacter && /[\u0000-\u001f\u007f]/.test(s)) throw opts.controlCharacter(raw);
     const m = keyForm.exec(s);
     if (!m) {
       out.push(s.replace(/^vendor\.graph\./i, ''));

@@ -6,7 +6,7 @@
  * query, next links absolute with `$skip` as the service writes them.
  */
 import { sql, type Kysely, type RawBuilder, type SelectQueryBuilder } from 'kysely';
-import { ApiError } from '../../core/errors/index.ts';
+import { errors, type ApiError } from '../../core/errors/index.ts';
 import { ODataError, compileFilter, compileOrderBy, filterProperties, parseFilter, parseOrderBy, type FieldMap, type FilterNode } from '../../core/odata/index.ts';
 import { fromJson, isPostgres } from '../../store/db.ts';
 import { selectableProperties } from './message.ts';
@@ -63,7 +63,7 @@ export function parseSelect(q: URLSearchParams): string[] | undefined {
   return names.map((n) => n.toLowerCase());
 }
 
-const parseUri = (n: string) => new ApiError(400, 'RequestBroker--ParseUri', `Could not find a property named '${n}' on type 'vendor.graph.message'.`);
+const parseUri = (n: string) => errors.mail.selectPropertyNotFound({ property: n });
 
 /** One `$expand` item. */
 export interface ExpandItem {
@@ -100,7 +100,7 @@ export function parseExpand(q: URLSearchParams): ExpandItem[] {
       const item: ExpandItem = { name };
       if (m?.[2]) {
         const ids = [...m[2].matchAll(/id\s+eq\s+'((?:[^']|'')*)'/gi)].map((x) => x[1]!.replace(/''/g, "'"));
-        if (ids.length === 0) throw new ApiError(400, 'BadRequest', `Invalid expand clause: '${p}'; expected ($filter=id eq '…').`);
+        if (ids.length === 0) throw errors.mail.invalidExpand({ clause: p });
         item.ids = ids;
       }
       return item;
@@ -108,13 +108,13 @@ export function parseExpand(q: URLSearchParams): ExpandItem[] {
 }
 
 function filterError(e: ODataError, text: string): ApiError {
-  if (e.kind === 'syntax') return new ApiError(400, 'BadRequest', `Invalid filter clause: ${e.message.replace(/\.$/, '')} in '${text}'.`);
+  if (e.kind === 'syntax') return errors.mail.invalidFilterSyntax({ reason: e.message.replace(/\.$/, ''), filter: text });
   if (e.kind === 'unknown_property') {
-    if (e.property && unsupportedFilterProps.includes(e.property.split('/')[0]!.toLowerCase())) return new ApiError(400, 'ErrorInvalidUrlQueryFilter', 'The query filter contains one or more invalid nodes.');
+    if (e.property && unsupportedFilterProps.includes(e.property.split('/')[0]!.toLowerCase())) return errors.mail.filterUnsupportedProperty();
     // The examples' error catalogue: an unknown property in $filter is a 400 BadRequest "Invalid filter clause" (ParseUri is for $select / $orderby).
-    return new ApiError(400, 'BadRequest', `Invalid filter clause: Could not find a property named '${e.property ?? '?'}' on type 'vendor.graph.message'.`);
+    return errors.mail.filterPropertyNotFound({ property: e.property ?? '?' });
   }
-  return new ApiError(400, 'ErrorInvalidUrlQueryFilter', `The query filter contains one or more invalid nodes. ${e.message}`);
+  return errors.mail.filterInvalidNodes({ reason: e.message });
 }
 
 /** Parses `$filter`. @throws ApiError 400 */
@@ -220,13 +220,13 @@ export function ordering(q: URLSearchParams): { column: string | RawBuilder<unkn
     if (search) return [{ column: sql`coalesce(mail_messages.sent_at, mail_messages.created_at)`, direction: 'desc' }, { column: 'mail_messages.pk', direction: 'desc' }];
     return [{ column: 'mail_messages.received_at', direction: 'desc' }, { column: 'mail_messages.pk', direction: 'desc' }];
   }
-  if (search) throw new ApiError(400, 'SearchWithOrderBy', "The query parameter '$orderBy' is not supported with '$search'.");
+  if (search) throw errors.mail.searchWithOrderBy();
   let items;
   try {
     items = compileOrderBy(parseOrderBy(text), messageFields);
   } catch (e) {
     if (e instanceof ODataError) {
-      if (e.kind === 'syntax') throw new ApiError(400, 'BadRequest', `Invalid orderby clause: ${e.message}`);
+      if (e.kind === 'syntax') throw errors.mail.invalidOrderBy({ reason: e.message });
       throw parseUri(e.property ?? text);
     }
     throw e;
@@ -236,7 +236,7 @@ export function ordering(q: URLSearchParams): { column: string | RawBuilder<unkn
     const props: string[] = [];
     for (const p of filterProperties(parseMessageFilter(filterText))) if (!props.includes(p.toLowerCase())) props.push(p.toLowerCase());
     items.forEach((o, i) => {
-      if (props[i] !== o.path.toLowerCase()) throw new ApiError(400, 'InefficientFilter', 'The restriction or sort order is too complex for this operation.');
+      if (props[i] !== o.path.toLowerCase()) throw errors.mail.inefficientFilter();
     });
   }
   return [...items.map((i) => ({ column: i.column, direction: i.direction })), { column: 'mail_messages.pk', direction: 'desc' as const }];

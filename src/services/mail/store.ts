@@ -5,10 +5,10 @@
  * `created` in the new one). Every query is scoped by tenant and mailbox.
  */
 import type { Insertable, Kysely } from 'kysely';
-import { ApiError } from '../../core/errors/index.ts';
+import { errors } from '../../core/errors/index.ts';
 import { nowIso } from '../../core/clock.ts';
 import { fromJson, toJson, bool } from '../../store/db.ts';
-import { recordMailChanges, type MailChange } from '../mailsync/changes.ts';
+import { recordMailChanges, type MailChange } from './changes.ts';
 import { isWellFormedId, newAttachmentId, newChangeKey, newFolderId, newImmutableId, newMessageId } from './ids.ts';
 import { bodyText, type MessageDoc, type MessageRecord } from './message.ts';
 import type { Database } from '../../store/database.ts';
@@ -59,11 +59,11 @@ export const wellKnownFolders: { name: string; displayName: string; parent: stri
 export const hiddenFromMailboxList = ['root', 'msgfolderroot', 'recoverableitemsroot', 'recoverableitemsdeletions', 'recoverableitemspurges', 'recoverableitemsversions'];
 
 /** 404 `ErrorItemNotFound` (reference §8.2). */
-export const notFound = () => new ApiError(404, 'ErrorItemNotFound', 'The specified object was not found in the store.');
+export const notFound = () => errors.mail.itemNotFound();
 /** 404 `ErrorFolderNotFound` (reference §8.2). */
-export const folderNotFound = () => new ApiError(404, 'ErrorFolderNotFound', 'The specified folder could not be found in the store.');
+export const folderNotFound = () => errors.mail.folderNotFound();
 /** 400 `ErrorInvalidIdMalformed` "Id is malformed." (reference §8.2). */
-export const malformed = () => new ApiError(400, 'ErrorInvalidIdMalformed', 'Id is malformed.');
+export const malformed = () => errors.mail.idMalformed();
 
 /**
  * The mailbox of a directory user, creating its well-known folders on first use
@@ -165,7 +165,7 @@ export function messageFromRow(r: any): MessageRecord {
  * @throws ApiError 400 `ErrorInvalidRequest`
  */
 export function checkLength(value: string | null | undefined, max: number, what: string): void {
-  if (value != null && value.length > max) throw new ApiError(400, 'ErrorInvalidRequest', `'${what}' is ${value.length} characters long; at most ${max} are allowed.`);
+  if (value != null && value.length > max) throw errors.mail.valueTooLong({ property: what, length: value.length, max });
 }
 
 /**

@@ -9,6 +9,16 @@ import { defineTables, autoKey, bigint, integer, nullable, text, type Tables } f
 
 /** The columns of the mail tables, by table (see the file comment). */
 export const mailColumns = defineTables({
+  /** Created by `mailsync_0001_mail_changes` (the change log lives in `mail/changes.ts`). */
+  mail_changes: {
+    seq: autoKey(),
+    tenant_id: text(),
+    mailbox_id: text(),
+    folder_id: text(),
+    message_id: text(),
+    change_type: text(),
+    at: text(),
+  },
   /** Created by `mail_0001_store`. */
   mail_attachments: {
     id: text(),

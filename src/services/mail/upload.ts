@@ -7,7 +7,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../context.ts';
-import { ApiError } from '../../core/errors/index.ts';
+import { errors } from '../../core/errors/index.ts';
 import { nowIso, nowMs } from '../../core/clock.ts';
 import { randomToken } from '../../core/ids.ts';
 import { newChangeKey } from './ids.ts';
@@ -29,16 +29,16 @@ const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d+Z$/, 'Z');
 export async function createUploadSession(ctx: AppContext, m: MessageRecord, body: unknown, version: string): Promise<Record<string, unknown>> {
   const o = (body ?? {}) as Record<string, unknown>;
   const item = (o.AttachmentItem ?? o.attachmentItem) as Record<string, unknown> | undefined;
-  if (!item || typeof item !== 'object') throw new ApiError(400, 'ErrorInvalidRequest', "The request needs an 'AttachmentItem'.");
-  if (item.attachmentType !== undefined && String(item.attachmentType).toLowerCase() !== 'file') throw new ApiError(400, 'ErrorInvalidRequest', "Upload sessions take 'attachmentType' 'file'.");
-  if (typeof item.name !== 'string' || !item.name) throw new ApiError(400, 'ErrorInvalidRequest', "'AttachmentItem' needs a 'name'.");
+  if (!item || typeof item !== 'object') throw errors.mail.attachmentItemRequired();
+  if (item.attachmentType !== undefined && String(item.attachmentType).toLowerCase() !== 'file') throw errors.mail.uploadFileOnly();
+  if (typeof item.name !== 'string' || !item.name) throw errors.mail.attachmentItemName();
   checkLength(item.name, 400, 'name');
   if (typeof item.contentType === 'string') checkLength(item.contentType, 200, 'contentType');
   if (typeof item.contentId === 'string') checkLength(item.contentId, 400, 'contentId');
   const size = Number(item.size);
-  if (!Number.isInteger(size) || size < 0) throw new ApiError(400, 'ErrorInvalidRequest', "'AttachmentItem' needs an integer 'size'.");
-  if (size < uploadLimits.min) throw new ApiError(400, 'ErrorAttachmentSizeShouldNotBeLessThanMinimumSize', `Attachment size must be at least ${uploadLimits.min} bytes for an upload session; post smaller files directly.`);
-  if (size > uploadLimits.max) throw new ApiError(400, 'ErrorAttachmentSizeLimitExceeded', `Attachment size must not exceed ${uploadLimits.max} bytes.`);
+  if (!Number.isInteger(size) || size < 0) throw errors.mail.attachmentItemSize();
+  if (size < uploadLimits.min) throw errors.mail.uploadTooSmall({ min: uploadLimits.min });
+  if (size > uploadLimits.max) throw errors.mail.uploadTooLarge({ max: uploadLimits.max });
   const token = randomToken(32);
   const expires = nowMs() + lifetimeMs;
   await ctx.store.db
@@ -51,9 +51,9 @@ export async function createUploadSession(ctx: AppContext, m: MessageRecord, bod
 /** Registers the upload URL routes (PUT a chunk, DELETE to cancel). */
 export function registerUploadRoutes(app: FastifyInstance, ctx: AppContext): void {
   const find = async (token: string) => {
-    if (!/^[A-Za-z0-9_-]{1,100}$/.test(token)) throw new ApiError(404, 'ErrorItemNotFound', 'The upload session was not found or has expired.');
+    if (!/^[A-Za-z0-9_-]{1,100}$/.test(token)) throw errors.mail.uploadSessionNotFound();
     const r: any = await ctx.store.db.selectFrom('mail_upload_sessions').selectAll().where('token', '=', token).executeTakeFirst();
-    if (!r || r.expires_at < nowIso()) throw new ApiError(404, 'ErrorItemNotFound', 'The upload session was not found or has expired.');
+    if (!r || r.expires_at < nowIso()) throw errors.mail.uploadSessionNotFound();
     return r;
   };
   for (const version of ['v1.0', 'beta']) {
@@ -68,24 +68,24 @@ export function registerUploadRoutes(app: FastifyInstance, ctx: AppContext): voi
     app.put(`/${version}/_mailupload/:token`, { config: { family: 'mail' } as any }, async (req, reply) => {
       const s = await find((req.params as { token: string }).token);
       const body = Buffer.isBuffer(req.body) ? req.body : typeof req.body === 'string' ? Buffer.from(req.body) : undefined;
-      if (!body) throw new ApiError(400, 'ErrorInvalidRequest', 'The chunk must be sent as application/octet-stream.');
+      if (!body) throw errors.mail.chunkNotOctetStream();
       const m = /^bytes (\d+)-(\d+)\/(\d+)$/.exec(String(req.headers['content-range'] ?? ''));
-      if (!m) throw new ApiError(400, 'ErrorInvalidRequest', "A 'Content-Range: bytes {start}-{end}/{total}' header is required.");
+      if (!m) throw errors.mail.contentRangeRequired();
       const [start, end, total] = [Number(m[1]), Number(m[2]), Number(m[3])];
       if (total !== s.size || start !== Number(s.next_offset) || end < start || end >= total || end - start + 1 !== body.length || body.length > uploadLimits.chunk) {
-        throw new ApiError(416, 'ErrorInvalidContentRange', `Expected the range starting at ${s.next_offset} of ${s.size} bytes, at most ${uploadLimits.chunk} bytes, matching the body length.`);
+        throw errors.mail.contentRangeUnexpected({ offset: s.next_offset, size: s.size, chunk: uploadLimits.chunk });
       }
       const next = end + 1;
       const done = await ctx.store.transaction(async (trx) => {
         // Claim the range first, conditionally: of two concurrent PUTs of the same range one wins, the other gets the 416 (not a duplicate-key 500).
         const claimed = await trx.updateTable('mail_upload_sessions').set({ next_offset: next }).where('token', '=', s.token).where('next_offset', '=', start).executeTakeFirst();
-        if (Number(claimed.numUpdatedRows) !== 1) throw new ApiError(416, 'ErrorInvalidContentRange', `The range starting at ${start} was already received.`);
+        if (Number(claimed.numUpdatedRows) !== 1) throw errors.mail.contentRangeReceived({ start });
         await trx.insertInto('mail_upload_chunks').values({ token: s.token, start_offset: start, data: body.toString('base64') }).execute();
         if (next < total) return undefined;
         const chunks = await trx.selectFrom('mail_upload_chunks').select('data').where('token', '=', s.token).orderBy('start_offset').execute();
         const bytes = Buffer.concat(chunks.map((c: any) => Buffer.from(c.data, 'base64')));
         const row = await trx.selectFrom('mail_messages').selectAll().where('pk', '=', s.message_pk).executeTakeFirst();
-        if (!row) throw new ApiError(404, 'ErrorItemNotFound', 'The specified object was not found in the store.');
+        if (!row) throw errors.mail.itemNotFound();
         const msg = messageFromRow(row);
         const att = await insertAttachment(trx, msg.pk, { '@odata.type': '#vendor.graph.fileAttachment', name: s.name, contentType: s.content_type, contentBytes: bytes.toString('base64'), isInline: !!Number(s.is_inline), contentId: s.content_id ?? undefined }, uploadLimits.max);
         await updateMessage(trx, { ...msg, hasAttachments: await computeHasAttachments(trx, msg.pk), modifiedAt: nowIso(), changeKey: newChangeKey() });

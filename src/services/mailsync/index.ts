@@ -1,11 +1,9 @@
 /**
- * The mailsync area: the mail change log (`changes.ts`, written by the mail area, read by
- * delta and by notifications), subscriptions to message change notifications with the
+ * The mailsync area: reading the mail area's change log (`mail/changes.ts`), subscriptions to message change notifications with the
  * validation handshake (`routes.ts`, `subscriptions.ts`) and their background delivery with
  * retries and lifecycle notifications (`worker.ts`). Reference mail.md §7.
  */
 import type { ServiceModule } from '../../context.ts';
-import { mailChangeMigrations } from './changes.ts';
 import { mailsyncMigrations, mailsyncTables } from './migrations.ts';
 import { registerSubscriptionRoutes } from './routes.ts';
 import { startNotificationWorker } from './worker.ts';
@@ -13,7 +11,7 @@ import { startNotificationWorker } from './worker.ts';
 /** The mailsync module. */
 export const mailsyncModule: ServiceModule = {
   name: 'mailsync',
-  migrations: { ...mailChangeMigrations, ...mailsyncMigrations },
+  migrations: mailsyncMigrations,
   tables: mailsyncTables,
   register(app, ctx) {
     registerSubscriptionRoutes(app, ctx);

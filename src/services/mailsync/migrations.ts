@@ -83,4 +83,4 @@ export const mailsyncMigrations: Migrations = {
 };
 
 /** The area's data tables, children first (cleared by the control-plane reset). */
-export const mailsyncTables: (keyof MailsyncDatabase)[] = ['mail_subscription_members', 'mail_notifications', 'mail_subscriptions', 'mail_sync_state', 'mail_changes'];
+export const mailsyncTables: (keyof MailsyncDatabase)[] = ['mail_subscription_members', 'mail_notifications', 'mail_subscriptions', 'mail_sync_state'];

@@ -6,16 +6,15 @@
 import { signal } from '../../core/cache-bus.ts';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../context.ts';
-import { ApiError } from '../../core/errors/index.ts';
-import { AuthFailure, authenticate } from '../../core/auth.ts';
+import { errors } from '../../core/errors/index.ts';
 import { nowIso } from '../../core/clock.ts';
 import { newUuid, isUuid } from '../../core/ids.ts';
 import { absoluteUrl, decodeToken, encodeToken } from '../../core/paging.ts';
 import type { Principal } from '../../core/identity/identity.ts';
 import { toJson } from '../../store/db.ts';
-import { latestMailChangeSeq } from './changes.ts';
+import { latestMailChangeSeq } from '../mail/changes.ts';
 import { openMailbox, getFolder, hiddenFromMailboxList } from '../mail/store.ts';
-import { authError } from '../mail/routes.ts';
+import { mailboxOwner, mailPrincipal } from '../mail/request.ts';
 import {
   accessDenied,
   badPayload,
@@ -40,18 +39,6 @@ const pageSize = 100;
 /** Delegated scopes and application roles that may subscribe to messages (reference mail §7.1 "Scope", §9). */
 const readScopes = ['Mail.ReadBasic', 'Mail.Read', 'Mail.ReadWrite'];
 const readRoles = ['Mail.ReadBasic', 'Mail.ReadBasic.All', 'Mail.Read', 'Mail.ReadWrite'];
-
-async function caller(ctx: AppContext, req: FastifyRequest): Promise<Principal> {
-  let p: Principal;
-  try {
-    p = await authenticate(req, ctx.identity, 'mail');
-  } catch (e) {
-    if (e instanceof AuthFailure) throw authError(e);
-    throw e;
-  }
-  if (p.audience !== 'mail') throw new ApiError(401, 'InvalidAuthenticationToken', 'Invalid audience.');
-  return p;
-}
 
 /** Who may see a subscription: the creating app, and for a delegated token only the user's own. */
 function owner(p: Principal): { tenantId: string; appId: string; creatorId?: string } {
@@ -82,15 +69,8 @@ async function resolveResource(ctx: AppContext, p: Principal, resource: string):
   const path = parseResource(resource);
   // Without read access nothing about the directory is revealed (not even whether the user exists).
   if (!granted) throw accessDenied();
-  let userId: string;
-  if (path.user === 'me') {
-    if (p.kind !== 'user') throw new ApiError(400, 'BadRequest', '/me request is only valid with delegated authentication flow.');
-    userId = p.objectId;
-  } else userId = path.user.idOrUpn;
-  const user = await ctx.identity.directory.findUser(userId);
-  if (!user || user.tenantId !== p.tenantId) throw new ApiError(404, 'ErrorInvalidUser', `The requested user '${userId}' is invalid.`);
   // Delegated tokens subscribe only to the signed-in user's own mailbox (reference mail §7.1).
-  if (p.kind === 'user' && user.id !== p.objectId) throw accessDenied();
+  const user = await mailboxOwner(ctx, p, path.user);
   const db = ctx.store.db;
   const mb = await openMailbox(db, { tenantId: user.tenantId, id: user.id, mail: user.mail, displayName: user.displayName });
   let out: { mailboxId: string; folderId: string | null; exclude: string[]; filter: string | null };
@@ -99,7 +79,7 @@ async function resolveResource(ctx: AppContext, p: Principal, resource: string):
     let folder = await getFolder(db, mb, path.folders[0]!);
     for (const child of path.folders.slice(1)) {
       const f = await getFolder(db, mb, child);
-      if (f.parentId !== folder.id) throw new ApiError(404, 'ErrorFolderNotFound', 'The specified folder could not be found in the store.');
+      if (f.parentId !== folder.id) throw errors.mail.folderNotFound();
       folder = f;
     }
     out = { mailboxId: user.id, folderId: folder.id, exclude: [], filter: path.filter };
@@ -110,7 +90,7 @@ async function resolveResource(ctx: AppContext, p: Principal, resource: string):
 }
 
 async function create(ctx: AppContext, req: FastifyRequest, reply: FastifyReply): Promise<unknown> {
-  const p = await caller(ctx, req);
+  const p = await mailPrincipal(ctx, req);
   const s = ctx.config.settings;
   const input = parseCreateBody(req.body, s.mailSubscriptionMaxMinutes);
   const target = await resolveResource(ctx, p, input.resource);
@@ -122,7 +102,7 @@ async function create(ctx: AppContext, req: FastifyRequest, reply: FastifyReply)
     .where('mailbox_id', '=', target.mailboxId)
     .where('expiration', '>', nowIso())
     .executeTakeFirst();
-  if (Number(active?.n ?? 0) >= maxSubscriptionsPerMailbox) throw new ApiError(403, 'ExtensionError', `The mailbox already has the maximum of ${maxSubscriptionsPerMailbox} active subscriptions.`);
+  if (Number(active?.n ?? 0) >= maxSubscriptionsPerMailbox) throw errors.mail.subscriptionLimit({ max: maxSubscriptionsPerMailbox });
   await validateReceivers(ctx.outbound, [input.notificationUrl, ...(input.lifecycleUrl ? [input.lifecycleUrl] : [])], s.mailSubscriptionValidationTimeoutMs);
   const prefer = String(req.headers.prefer ?? '');
   const sub: Subscription = {
@@ -178,13 +158,13 @@ async function create(ctx: AppContext, req: FastifyRequest, reply: FastifyReply)
 }
 
 async function list(ctx: AppContext, req: FastifyRequest): Promise<unknown> {
-  const p = await caller(ctx, req);
+  const p = await mailPrincipal(ctx, req);
   const o = owner(p);
   const q = req.query as Record<string, string | undefined>;
   let after = '';
   if (q.$skiptoken !== undefined) {
     const t = decodeToken<{ a?: unknown }>(q.$skiptoken);
-    if (!t || typeof t.a !== 'string' || !isUuid(t.a)) throw new ApiError(400, 'BadRequest', 'The $skiptoken is not valid.');
+    if (!t || typeof t.a !== 'string' || !isUuid(t.a)) throw errors.mail.invalidSkipToken();
     after = t.a;
   }
   let sel = ctx.store.db.selectFrom('mail_subscriptions').selectAll().where('tenant_id', '=', o.tenantId).where('app_id', '=', o.appId).where('expiration', '>', nowIso()).where('id', '>', after);
@@ -197,13 +177,13 @@ async function list(ctx: AppContext, req: FastifyRequest): Promise<unknown> {
 }
 
 async function get(ctx: AppContext, req: FastifyRequest): Promise<unknown> {
-  const p = await caller(ctx, req);
+  const p = await mailPrincipal(ctx, req);
   const s = await load(ctx, p, (req.params as { id: string }).id);
   return { '@odata.context': contextUrl(ctx, req, 'subscriptions/$entity'), ...renderSubscription(s) };
 }
 
 async function update(ctx: AppContext, req: FastifyRequest): Promise<unknown> {
-  const p = await caller(ctx, req);
+  const p = await mailPrincipal(ctx, req);
   const s = await load(ctx, p, (req.params as { id: string }).id);
   const body = req.body;
   if (body === null || typeof body !== 'object' || Array.isArray(body)) throw badPayload();
@@ -223,8 +203,8 @@ async function update(ctx: AppContext, req: FastifyRequest): Promise<unknown> {
       s.notificationUrl = checkReceiverUrl('notificationUrl', v);
       changes.notification_url = s.notificationUrl;
     } else if (k === 'lifecycleNotificationUrl') {
-      throw new ApiError(400, 'InvalidRequest', 'The lifecycleNotificationUrl can only be set when the subscription is created.');
-    } else throw new ApiError(400, 'InvalidRequest', `The property '${k}' of a subscription cannot be updated; only expirationDateTime and notificationUrl can.`);
+      throw errors.mail.lifecycleUrlImmutable();
+    } else throw errors.mail.subscriptionPropertyImmutable({ property: k });
   }
   if (changes.notification_url !== undefined) await validateReceivers(ctx.outbound, [s.notificationUrl], ctx.config.settings.mailSubscriptionValidationTimeoutMs);
   if (Object.keys(changes).length > 0) {
@@ -242,7 +222,7 @@ async function update(ctx: AppContext, req: FastifyRequest): Promise<unknown> {
 }
 
 async function remove(ctx: AppContext, req: FastifyRequest, reply: FastifyReply): Promise<unknown> {
-  const p = await caller(ctx, req);
+  const p = await mailPrincipal(ctx, req);
   const s = await load(ctx, p, (req.params as { id: string }).id);
   await ctx.store.transaction((trx) => deleteSubscriptionRows(trx, s.id, s.tenantId));
   reply.code(204);
@@ -250,7 +230,7 @@ async function remove(ctx: AppContext, req: FastifyRequest, reply: FastifyReply)
 }
 
 async function reauthorize(ctx: AppContext, req: FastifyRequest, reply: FastifyReply): Promise<unknown> {
-  const p = await caller(ctx, req);
+  const p = await mailPrincipal(ctx, req);
   const s = await load(ctx, p, (req.params as { id: string }).id);
   await resolveResource(ctx, p, s.resource);
   await ctx.store.db.updateTable('mail_subscriptions').set({ reauth_sent: 0 }).where('id', '=', s.id).where('tenant_id', '=', s.tenantId).execute();

@@ -4,13 +4,13 @@
  * parser and the validation handshake with the receiver.
  */
 import type { Kysely } from 'kysely';
-import { ApiError } from '../../core/errors/index.ts';
+import { errors } from '../../core/errors/index.ts';
 import { nowMs } from '../../core/clock.ts';
 import { newUuid } from '../../core/ids.ts';
 import { OutboundRefused, type OutboundGuard } from '../../core/outbound.ts';
 import { fromJson } from '../../store/db.ts';
 import { baseQuery } from '../mail/query.ts';
-import { splitPath } from '../mail/paths.ts';
+import { splitPath, subscriptionResourceRules } from '../mail/paths.ts';
 import type { Database } from '../../store/database.ts';
 
 /** A stored subscription. Times are ISO 8601 UTC with milliseconds. */
@@ -49,11 +49,11 @@ export interface Subscription {
 }
 
 /** Mail error for a subscription body that does not fit (reference mail §7.1 "Bad payload"). */
-export const badPayload = () => new ApiError(400, 'InvalidRequest', 'Could not process subscription creation payload. Are all property names spelled and camelCased properly?');
+export const badPayload = () => errors.mail.subscriptionBadPayload();
 /** Subscription not found (reference mail §8.2 internal code list: 404 `ErrorSubscriptionNotFound`). */
-export const subscriptionNotFound = (id: string) => new ApiError(404, 'ErrorSubscriptionNotFound', `The subscription '${id}' was not found.`);
+export const subscriptionNotFound = (id: string) => errors.mail.subscriptionNotFound({ id });
 /** Access denied (reference mail §8.2). */
-export const accessDenied = () => new ApiError(403, 'ErrorAccessDenied', 'Access is denied. Check credentials and try again.');
+export const accessDenied = () => errors.mail.accessDenied();
 
 /** Row → {@link Subscription}. */
 export function subscriptionFromRow(r: any): Subscription {
@@ -139,7 +139,7 @@ export interface SubscriptionInput {
 function str(body: Record<string, unknown>, name: string, required: boolean): string | null {
   const v = body[name];
   if (v === undefined || v === null) {
-    if (required) throw new ApiError(400, 'InvalidRequest', `The property '${name}' is required to create a subscription.`);
+    if (required) throw errors.mail.subscriptionPropertyRequired({ property: name });
     return null;
   }
   if (typeof v !== 'string') throw badPayload();
@@ -156,10 +156,10 @@ const maxLength: Record<string, number> = { resource: 2048, notificationUrlAppId
  */
 function checkText(name: string, v: string): void {
   // eslint-disable-next-line no-control-regex
-  if (/[\u0000-\u001f\u007f]/.test(v) && name !== 'clientState') throw new ApiError(400, 'InvalidRequest', `The property '${name}' must not contain control characters.`);
-  if (v.includes('\u0000')) throw new ApiError(400, 'InvalidRequest', `The property '${name}' must not contain NUL characters.`);
+  if (/[\u0000-\u001f\u007f]/.test(v) && name !== 'clientState') throw errors.mail.subscriptionControlCharacters({ property: name });
+  if (v.includes('\u0000')) throw errors.mail.subscriptionNulCharacters({ property: name });
   const max = maxLength[name];
-  if (max !== undefined && v.length > max) throw new ApiError(400, 'InvalidRequest', `The property '${name}' must be at most ${max} characters.`);
+  if (max !== undefined && v.length > max) throw errors.mail.subscriptionPropertyTooLong({ property: name, max });
 }
 
 /**
@@ -171,7 +171,7 @@ export function parseChangeTypes(text: string): string[] {
   const out: string[] = [];
   for (const p of parts) {
     const n = p.toLowerCase();
-    if (!changeTypeNames.includes(n) || out.includes(n)) throw new ApiError(400, 'InvalidRequest', `The changeType '${text}' is not valid: use a comma-separated list of created, updated and deleted.`);
+    if (!changeTypeNames.includes(n) || out.includes(n)) throw errors.mail.invalidChangeType({ changeType: text });
     out.push(n);
   }
   return out;
@@ -188,13 +188,13 @@ export function checkReceiverUrl(name: string, text: string): string {
   try {
     u = new URL(text);
   } catch {
-    throw new ApiError(400, 'InvalidRequest', `The ${name} '${text}' is not an absolute URL.`);
+    throw errors.mail.receiverNotAbsolute({ property: name, url: text });
   }
-  if (u.hash) throw new ApiError(400, 'InvalidRequest', `The ${name} must not carry a fragment.`);
+  if (u.hash) throw errors.mail.receiverFragment({ property: name });
   if (u.protocol === 'https:') return text;
   const host = u.hostname.toLowerCase();
   if (u.protocol === 'http:' && (host === '127.0.0.1' || host === '[::1]' || host === 'localhost')) return text;
-  throw new ApiError(400, 'InvalidRequest', `The ${name} must use https; plain http is accepted only for a loopback receiver (127.0.0.1, ::1, localhost).`);
+  throw errors.mail.receiverNotHttps({ property: name });
 }
 
 /**
@@ -204,10 +204,10 @@ export function checkReceiverUrl(name: string, text: string): string {
  */
 export function checkExpiration(text: string, maxMinutes: number): string {
   const ms = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/i.test(text) ? Date.parse(text) : NaN;
-  if (Number.isNaN(ms)) throw new ApiError(400, 'InvalidRequest', `The expirationDateTime '${text}' is not a valid date-time.`);
+  if (Number.isNaN(ms)) throw errors.mail.expirationInvalid({ value: text });
   const now = nowMs();
-  if (ms <= now) throw new ApiError(400, 'InvalidRequest', 'Subscription expiration must be in the future.');
-  if (ms > now + maxMinutes * 60_000) throw new ApiError(400, 'ExtensionError', `Subscription expiration can only be ${maxMinutes} minutes in the future.`);
+  if (ms <= now) throw errors.mail.expirationPast();
+  if (ms > now + maxMinutes * 60_000) throw errors.mail.expirationTooFar({ max: maxMinutes });
   return new Date(ms).toISOString();
 }
 
@@ -225,13 +225,13 @@ export function parseCreateBody(body: unknown, maxMinutes: number): Subscription
   const expiration = checkExpiration(str(b, 'expirationDateTime', true)!, maxMinutes);
   const lifecycle = str(b, 'lifecycleNotificationUrl', false);
   const clientState = str(b, 'clientState', false);
-  if (clientState !== null && clientState.length > 128) throw new ApiError(400, 'InvalidRequest', 'The clientState must be at most 128 characters.');
+  if (clientState !== null && clientState.length > 128) throw errors.mail.clientStateTooLong();
   const tls = str(b, 'latestSupportedTlsVersion', false) ?? 'v1_2';
-  if (!tlsVersions.includes(tls)) throw new ApiError(400, 'InvalidRequest', `The latestSupportedTlsVersion '${tls}' is not valid: use one of ${tlsVersions.join(', ')}.`);
+  if (!tlsVersions.includes(tls)) throw errors.mail.tlsVersionInvalid({ version: tls, versions: tlsVersions.join(', ') });
   if (b.includeResourceData !== undefined && b.includeResourceData !== null && typeof b.includeResourceData !== 'boolean') throw badPayload();
-  if (b.includeResourceData === true) throw new ApiError(400, 'InvalidRequest', 'Notifications with resource data (includeResourceData) are not supported for this resource on this server; subscribe with includeResourceData false.');
+  if (b.includeResourceData === true) throw errors.mail.resourceDataUnsupported();
   const ct = str(b, 'notificationContentType', false);
-  if (ct !== null && ct.toLowerCase() !== 'application/json') throw new ApiError(400, 'InvalidRequest', `The notificationContentType '${ct}' is not supported; use application/json.`);
+  if (ct !== null && ct.toLowerCase() !== 'application/json') throw errors.mail.contentTypeUnsupported({ contentType: ct });
   return {
     changeTypes: parseChangeTypes(changeType),
     notificationUrl,
@@ -261,20 +261,19 @@ export interface ResourcePath {
  * @throws ApiError 400 `InvalidRequest` for any other resource or a query part
  */
 export function parseResource(resource: string): ResourcePath {
-  const unsupported = () =>
-    new ApiError(400, 'InvalidRequest', `The resource '${resource}' is not supported: subscribe to me/messages, users/{id}/messages or …/mailFolders/{id}/messages.`);
+  const unsupported = () => errors.mail.resourceUnsupported({ resource });
   const qi = resource.indexOf('?');
   let filter: string | null = null;
   if (qi >= 0) {
     for (const [k, v] of new URLSearchParams(resource.slice(qi + 1).replace(/\+/g, '%2B'))) {
-      if (k.toLowerCase() === '$filter' && filter !== null) throw new ApiError(400, 'InvalidRequest', 'The query option $filter of the subscription resource is given more than once.');
-      if (k.toLowerCase() === '$filter' && v.trim() === '') throw new ApiError(400, 'InvalidRequest', 'The query option $filter of the subscription resource is empty.');
-      if (k.toLowerCase() !== '$filter') throw new ApiError(400, 'InvalidRequest', `The query option '${k}' of the subscription resource is not supported by this server; only $filter is.`);
-      if (v.includes('\u0000')) throw new ApiError(400, 'InvalidRequest', 'The $filter of the subscription resource must not contain NUL characters.');
+      if (k.toLowerCase() === '$filter' && filter !== null) throw errors.mail.resourceFilterTwice();
+      if (k.toLowerCase() === '$filter' && v.trim() === '') throw errors.mail.resourceFilterEmpty();
+      if (k.toLowerCase() !== '$filter') throw errors.mail.resourceQueryOption({ option: k });
+      if (v.includes('\u0000')) throw errors.mail.resourceFilterNul();
       filter = v;
     }
   }
-  const segs = splitPath(qi >= 0 ? resource.slice(0, qi) : resource, { code: 'InvalidRequest', what: 'resource segment', noControl: true });
+  const segs = splitPath(qi >= 0 ? resource.slice(0, qi) : resource, subscriptionResourceRules);
   const eq = (i: number, name: string) => segs[i] !== undefined && segs[i]!.toLowerCase() === name.toLowerCase();
   let i: number;
   let user: ResourcePath['user'];
@@ -330,8 +329,8 @@ export async function validateReceiver(guard: OutboundGuard, url: string, timeou
  */
 export async function validateReceivers(guard: OutboundGuard, urls: string[], timeoutMs: number): Promise<void> {
   const results = await Promise.all([...new Set(urls)].map((u) => validateReceiver(guard, u, timeoutMs)));
-  if (results.includes('timeout')) throw new ApiError(400, 'InvalidRequest', 'Subscription validation request timed out.');
-  if (results.includes('failed')) throw new ApiError(400, 'ValidationError', 'Subscription validation request failed. Notification endpoint must respond with 200 OK to validation request.');
+  if (results.includes('timeout')) throw errors.mail.validationTimedOut();
+  if (results.includes('failed')) throw errors.mail.validationFailed();
 }
 
 /** A subscription by id, visible only to the app (and, for a delegated token, the user) that created it. */

@@ -9,16 +9,6 @@ import { defineTables, autoKey, bigint, integer, nullable, text, type Tables } f
 
 /** The columns of the mailsync tables, by table (see the file comment). */
 export const mailsyncColumns = defineTables({
-  /** Created by `mailsync_0001_mail_changes`. */
-  mail_changes: {
-    seq: autoKey(),
-    tenant_id: text(),
-    mailbox_id: text(),
-    folder_id: text(),
-    message_id: text(),
-    change_type: text(),
-    at: text(),
-  },
   /** Created by `mailsync_0002_subscriptions`. */
   mail_notifications: {
     seq: autoKey(),

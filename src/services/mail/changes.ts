@@ -1,14 +1,16 @@
 /**
  * The mail change log: one row per change to a message, written by the mail area in the
  * same transaction as the change itself (an outbox). Delta queries (spec: mail §6, delta)
- * read it by folder; change notifications (spec: mail §6, subscriptions) read it by mailbox
- * in `seq` order. `seq` grows strictly, so "everything after seq N" is an index range scan.
+ * read it by folder; change notifications (mailsync; spec: mail §6, subscriptions) read it by
+ * mailbox in `seq` order. `seq` grows strictly, so "everything after seq N" is an index range
+ * scan. The mail area owns the log (its table and migration); mailsync only reads it.
  */
 import { performance } from 'node:perf_hooks';
 import { sql, type Kysely } from 'kysely';
 import { autoIncrementKey, isPostgres, type Migrations } from '../../store/db.ts';
 import { signal } from '../../core/cache-bus.ts';
 import type { Database } from '../../store/database.ts';
+import type { MailDatabase } from './tables.ts';
 
 /** What happened to a message, in the notification vocabulary (`created`, `updated`, `deleted`). */
 export type MailChangeType = 'created' | 'updated' | 'deleted';
@@ -32,12 +34,19 @@ export interface MailChangeRow extends MailChange {
   seq: number;
 }
 
+/** The change log's table, for `POST /_stratus/reset` (no foreign keys: any order). */
+export const mailChangeTables: (keyof MailDatabase)[] = ['mail_changes'];
+
 /** A `mail_changes` row → {@link MailChangeRow} (`seq` comes back as a string from PostgreSQL). */
 function changeFromRow(r: any): MailChangeRow {
   return { seq: Number(r.seq), tenantId: r.tenant_id, mailboxId: r.mailbox_id, folderId: r.folder_id, messageId: r.message_id, changeType: r.change_type, at: r.at };
 }
 
-/** Migration of the `mail_changes` table (dialect-aware auto-increment key). */
+/**
+ * Migration of the `mail_changes` table (dialect-aware auto-increment key). Its name keeps the
+ * `mailsync_` prefix it was first applied under, so stores migrated before the log moved to
+ * the mail area do not run it again.
+ */
 export const mailChangeMigrations: Migrations = {
   mailsync_0001_mail_changes: {
     async up(db: Kysely<unknown>) {
