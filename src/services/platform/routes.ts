@@ -7,7 +7,7 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../context.ts';
-import { ApiError } from '../../core/errors/index.ts';
+import { errors, type ApiError } from '../../core/errors/index.ts';
 import { isUuid, newUuid } from '../../core/ids.ts';
 import { nowIso, nowMs } from '../../core/clock.ts';
 import { absoluteUrl, decodeToken, encodeToken } from '../../core/paging.ts';
@@ -86,11 +86,11 @@ export function eventstreamBody(r: ItemRow): Record<string, unknown> {
 }
 
 function itemNotFound(id: string): ApiError {
-  return new ApiError(404, 'ItemNotFound', 'The requested item was not found.', { isRetriable: false, relatedResource: { resourceId: id, resourceType: 'Item' } });
+  return errors.platform.itemNotFound({}, { isRetriable: false, relatedResource: { resourceId: id, resourceType: 'Item' } });
 }
 
 function nameTaken(name: string): ApiError {
-  return new ApiError(409, 'ItemDisplayNameAlreadyInUse', `Requested '${name}' is already in use.`, { isRetriable: false });
+  return errors.platform.itemNameInUse({ name }, { isRetriable: false });
 }
 
 function operationUrl(ctx: AppContext, id: string): string {
@@ -182,33 +182,27 @@ export async function registerPlatformRoutes(app: FastifyInstance, ctx: AppConte
         if (coll === 'items') {
           const type = req.body.type;
           if (type === undefined || type === null) throw invalidInput("The property 'type' is required when creating through /items.");
-          if (type !== eventstreamType) throw new ApiError(400, 'UnsupportedItemType', `Stratus creates only Eventstream items; '${String(type)}' is not supported.`, { isRetriable: false });
+          if (type !== eventstreamType) throw errors.platform.unsupportedItemType({ type: String(type) }, { isRetriable: false });
         }
         const body = checkCreateRequest(req.body);
         const db = ctx.store.db;
         if (body.folderId && !(await folderExists(db, p.tenantId, workspace.id, body.folderId))) {
-          throw new ApiError(404, 'FolderNotFound', 'Could not find the requested folder.', { isRetriable: false, relatedResource: { resourceId: body.folderId, resourceType: 'Folder' } });
+          throw errors.platform.folderNotFound({}, { isRetriable: false, relatedResource: { resourceId: body.folderId, resourceType: 'Folder' } });
         }
         // Sensitivity label (spec §2.2): an unknown label fails the request under ApplyOrFail;
         // a label not published to the caller fails the provisioning (ApplyOrFail) or is skipped (Ignore).
         let labelId: string | null = null;
-        let failure: Record<string, unknown> | undefined;
+        let failure: ApiError | undefined;
         const ls = body.sensitivityLabelSettings;
         if (ls) {
           const label = await getLabel(db, p.tenantId, ls.labelId);
           if (!label) {
             if (ls.sensitivityLabelApplyStrategy === 'ApplyOrFail') {
-              throw new ApiError(400, 'SensitivityLabelNotFound', `The sensitivity label '${ls.labelId}' does not exist in the tenant.`, { isRetriable: false, relatedResource: { resourceId: ls.labelId, resourceType: 'SensitivityLabel' } });
+              throw errors.platform.labelNotFound({ labelId: ls.labelId }, { isRetriable: false, relatedResource: { resourceId: ls.labelId, resourceType: 'SensitivityLabel' } });
             }
           } else if (label.publishedTo && !label.publishedTo.includes(p.objectId)) {
             if (ls.sensitivityLabelApplyStrategy === 'ApplyOrFail') {
-              failure = {
-                requestId: req.id,
-                errorCode: 'SensitivityLabelCannotBeApplied',
-                message: `The sensitivity label '${label.name}' cannot be applied: it is not published to the caller.`,
-                relatedResource: { resourceId: label.id, resourceType: 'SensitivityLabel' },
-                isRetriable: false,
-              };
+              failure = errors.platform.labelNotPublished({ name: label.name }, { isRetriable: false, relatedResource: { resourceId: label.id, resourceType: 'SensitivityLabel' } });
             }
           } else labelId = label.id;
         }
@@ -241,7 +235,7 @@ export async function registerPlatformRoutes(app: FastifyInstance, ctx: AppConte
         const longRunning = body.definition !== undefined || delay > 0;
 
         if (!longRunning) {
-          if (failure) throw new ApiError(400, String(failure.errorCode), String(failure.message), { isRetriable: false, relatedResource: failure.relatedResource as { resourceId: string; resourceType: string } });
+          if (failure) throw failure;
           try {
             await insertItem(db, row);
           } catch (e) {
@@ -266,7 +260,8 @@ export async function registerPlatformRoutes(app: FastifyInstance, ctx: AppConte
               created_ms: start,
               complete_ms: start + delay * 1000,
               outcome: failure ? 'Failed' : 'Succeeded',
-              error: failure ? toJson(failure) : null,
+              // The operation's error, as the platform body says it (reference §4.1).
+              error: failure ? toJson({ requestId: req.id, errorCode: failure.code, message: failure.message, relatedResource: failure.options.relatedResource, isRetriable: false }) : null,
               status: null,
             });
             // Readers of this workspace (any instance) must look for due operations again.
@@ -295,12 +290,12 @@ export async function registerPlatformRoutes(app: FastifyInstance, ctx: AppConte
         let after: { k: string; id: string } | undefined;
         if (raw !== undefined) {
           const t = decodeToken<{ k?: unknown; id?: unknown; w?: unknown }>(raw);
-          if (!t || typeof t.k !== 'string' || typeof t.id !== 'string' || t.w !== workspace.id) throw new ApiError(400, 'InvalidContinuationToken', 'The continuationToken is not valid for this list.', { isRetriable: false });
+          if (!t || typeof t.k !== 'string' || typeof t.id !== 'string' || t.w !== workspace.id) throw errors.platform.invalidContinuationToken({}, { isRetriable: false });
           after = { k: t.k, id: t.id };
         }
         const typeFilter = coll === 'items' ? req.query.type : undefined;
         if (typeFilter !== undefined) {
-          if (!itemTypes.includes(typeFilter)) throw new ApiError(400, 'InvalidItemType', `The item type '${typeFilter}' is not valid.`, { isRetriable: false });
+          if (!itemTypes.includes(typeFilter)) throw errors.platform.invalidItemType({ type: typeFilter }, { isRetriable: false });
           if (typeFilter !== eventstreamType) return { value: [] };
         }
         const rows = await listItems(ctx.store.db, p.tenantId, workspace.id, eventstreamType, listPageSize, after);
@@ -356,7 +351,7 @@ export async function registerPlatformRoutes(app: FastifyInstance, ctx: AppConte
         const row = await activeItem(ctx, p, workspace.id, req.params.eventstreamId);
         const format = req.query.format;
         if (format !== undefined && !['eventstream', 'default'].includes(format.toLowerCase())) {
-          throw new ApiError(400, 'InvalidDefinitionFormat', `The definition format '${format}' is not supported; use 'eventstream' or omit it.`, { isRetriable: false });
+          throw errors.platform.invalidDefinitionFormat({ format: String(format) }, { isRetriable: false });
         }
         reply.header('Access-Control-Expose-Headers', 'RequestId');
         return { definition: { parts: definitionParts(row) } };
@@ -390,7 +385,7 @@ export async function registerPlatformRoutes(app: FastifyInstance, ctx: AppConte
       let afterId: string | undefined;
       if (raw !== undefined) {
         const t = decodeToken<{ ws?: unknown }>(raw);
-        if (!t || typeof t.ws !== 'string') throw new ApiError(400, 'InvalidContinuationToken', 'The continuationToken is not valid for this list.', { isRetriable: false });
+        if (!t || typeof t.ws !== 'string') throw errors.platform.invalidContinuationToken({}, { isRetriable: false });
         afterId = t.ws;
       }
       const rows = await listWorkspacesFor(ctx.store.db, p.tenantId, p.objectId, listPageSize, afterId);
@@ -436,7 +431,7 @@ export async function registerPlatformRoutes(app: FastifyInstance, ctx: AppConte
     r.get<{ Params: { operationId: string } }>('/v1/operations/:operationId/result', withSchema({ params: OperationParams }), async (req, reply) => {
       const p = await callerOf(req, ctx, writeScopes);
       const op = await readOperation(ctx, p.tenantId, p.objectId, req.params.operationId);
-      if (op.status !== 'Succeeded' || !op.row.item_id) throw new ApiError(400, 'OperationHasNoResult', 'The operation has no result', { isRetriable: false });
+      if (op.status !== 'Succeeded' || !op.row.item_id) throw errors.platform.operationHasNoResult({}, { isRetriable: false });
       const item = await getItemById(ctx.store.db, p.tenantId, op.row.item_id);
       if (!item) throw itemNotFound(op.row.item_id);
       // Observed: `application/json` without a charset (a Buffer keeps the type as set).
