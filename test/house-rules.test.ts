@@ -94,7 +94,6 @@ const untypedAllowed = new Set<string>([
 /** Files still over 400 lines (ratchet: may only shrink). */
 const longAllowed = new Set<string>([
   'src/app.ts',
-  'src/core/odata/parse.ts',
   'src/services/automation/routes.ts',
   'src/services/datashare/routes.ts',
   'src/services/mail/message.ts',
