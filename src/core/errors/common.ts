@@ -184,3 +184,14 @@ export function mergeCatalogues<A extends Record<string, ErrorEntry>, B extends 
 export function withStatus(err: ApiError, status: number): ApiError {
   return status === err.status ? err : new ApiError(status, err.code, err.message, err.options);
 }
+
+/**
+ * The `WWW-Authenticate` challenge of a refused bearer token (RFC 6750 §3): the identity
+ * provider's authorize endpoint (tenant `common`), with `error="invalid_token"` unless the
+ * request carried no token at all (RFC 6750 §3.1).
+ * @param origin the server's origin (`https://host:port`).
+ * @param invalidToken a token was sent but is not usable.
+ */
+export function bearerChallenge(origin: string, invalidToken: boolean): string {
+  return `Bearer authorization_uri="${origin}/common/oauth2/authorize"${invalidToken ? ', error="invalid_token"' : ''}`;
+}

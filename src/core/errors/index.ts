@@ -5,7 +5,7 @@
  */
 export * from './envelope.ts';
 export { defineErrors, fillTemplate, registry, type Catalogue, type ErrorEntry, type Raise } from './catalogue.ts';
-export { withStatus } from './common.ts';
+export { bearerChallenge, withStatus } from './common.ts';
 export { invalidInputDetail } from './platform.ts';
 import { defineErrors } from './catalogue.ts';
 import { mergeCatalogues, sharedEntries } from './common.ts';

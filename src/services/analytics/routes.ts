@@ -5,7 +5,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../context.ts';
-import { errors, type ApiError } from '../../core/errors/index.ts';
+import { bearerChallenge, errors, type ApiError } from '../../core/errors/index.ts';
 import { authenticate, AuthFailure } from '../../core/auth.ts';
 import type { Principal } from '../../core/identity/identity.ts';
 import { compileFilter, ODataError, parseFilter, type FilterNode, type ValueNode } from '../../core/odata/index.ts';
@@ -23,7 +23,7 @@ export const adminScopes = ['Tenant.Read.All', 'Tenant.ReadWrite.All'];
  */
 export function tokenFailure(ctx: AppContext, e: AuthFailure): ApiError {
   // RFC 6750 §3.1: no error code when the request carries no credentials at all.
-  const challenge = `Bearer authorization_uri="${ctx.origin()}/common/oauth2/authorize"${e.reason === 'missing' ? '' : ', error="invalid_token"'}`;
+  const challenge = bearerChallenge(ctx.origin(), e.reason !== 'missing');
   if (e.reason === 'expired') return errors.analytics.tokenExpired({}, { headers: { 'WWW-Authenticate': challenge } });
   return errors.analytics.notAuthorized({ message: e.message }, { headers: { 'WWW-Authenticate': challenge } });
 }

@@ -5,7 +5,7 @@
  */
 import type { FastifyRequest } from 'fastify';
 import type { AppContext } from '../../context.ts';
-import { errors } from '../../core/errors/index.ts';
+import { bearerChallenge, errors } from '../../core/errors/index.ts';
 import { authenticate, AuthFailure } from '../../core/auth.ts';
 import { isUuid } from '../../core/ids.ts';
 import { nowMs } from '../../core/clock.ts';
@@ -65,7 +65,7 @@ export async function platformCaller(req: FastifyRequest, ctx: AppContext, scope
     p = await authenticate(req, ctx.identity, 'platform');
   } catch (e) {
     if (!(e instanceof AuthFailure)) throw e;
-    const headers = { 'WWW-Authenticate': `Bearer authorization_uri="${ctx.origin()}/common/oauth2/authorize", error="invalid_token"` };
+    const headers = { 'WWW-Authenticate': bearerChallenge(ctx.origin(), true) };
     if (e.reason === 'expired') throw errors.platform.tokenExpired({}, { headers, isRetriable: false });
     throw errors.platform.unauthorized({ reason: e.message }, { headers, isRetriable: false });
   }
