@@ -13,7 +13,9 @@
  * - `GET /common/discovery/instance`, `GET /common/userrealm/{upn}` — instance and realm discovery;
  * - `GET /{tenant}[/v2.0]/.well-known/openid-configuration` — metadata.
  * `{tenant}` is `common`, `organizations`, the tenant id or its domain.
- * Errors are OAuth 2.0 error bodies (RFC 6749 §5.2) with the statuses of the real service.
+ * Errors are OAuth 2.0 error bodies (RFC 6749 §5.2) with the statuses of the real service
+ * (`errors.oauth`). The authorize endpoint is in `authorize.ts`, the token and device-code
+ * endpoints in `token.ts`; the pages in `pages.ts`.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { errors, type ApiError } from '../errors/index.ts';
