@@ -19,7 +19,7 @@ import { CacheHub, cacheMigrations } from './core/cache.ts';
 import { directoryMigrations } from './core/identity/directory.ts';
 import { registerIdentityRoutes } from './core/identity/routes.ts';
 import { RateLimiter, rateLimitMigrations } from './core/rate-limit.ts';
-import { ApiError, errors, renderError, type Family } from './core/errors/index.ts';
+import { ApiError, errors, invalidInputDetail, renderError, withStatus, type Family } from './core/errors/index.ts';
 import { familyOf, familyOfPath } from './core/family.ts';
 import { badTextPath, isBadText, surrogatePath, jsonDepthExceeds, maxJsonDepth, repeatedParameter } from './core/input.ts';
 import { nowIso } from './core/clock.ts';
@@ -57,35 +57,11 @@ export function allMigrations(mods: ServiceModule[] = modules): Migrations {
   return out;
 }
 
-/** The error code of a query parameter given more than once, per family. */
-const repeatedParameterCode: Record<Family, string> = {
-  oauth: 'invalid_request',
-  arm: 'InvalidParameter',
-  datashare: 'InvalidParameter',
-  analytics: 'BadRequest',
-  platform: 'InvalidInput',
-  mail: 'BadRequest',
-  wopi: 'BadRequest',
-  control: 'BadRequest',
-};
-
 /** Most bytes of request line and headers a request may have (64 KiB). */
 const maxRequestHeadBytes = 64 * 1024;
 
 /** The methods some route of some family answers; any other method is a 405 in the family's envelope. */
 const knownMethods = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
-
-/** The error code of an unsupported method, per family. */
-const methodNotAllowedCode: Record<Family, string> = {
-  oauth: 'invalid_request',
-  arm: 'MethodNotAllowed',
-  datashare: 'MethodNotAllowed',
-  analytics: 'MethodNotAllowed',
-  platform: 'MethodNotAllowed',
-  mail: 'BadRequest',
-  wopi: 'MethodNotAllowed',
-  control: 'MethodNotAllowed',
-};
 
 /** The path of a request target in origin form (`/a?b`) or absolute form (`http://host/a?b`); `/` for anything else. */
 function pathOfTarget(target: string): string {
@@ -158,20 +134,20 @@ function answerClientError(err: Error & { code?: string; rawPacket?: Buffer }, s
   const inFlight = res?.req;
   const line = requestLineOf(err.rawPacket);
   const family = inFlight?.url ? familyOfRaw(inFlight.method ?? 'GET', inFlight.url) : familyOfRaw(line.method, line.target);
-  const bad = (status: number, arm: string, message: string) => new ApiError(status, family === 'oauth' ? 'invalid_request' : family === 'mail' && status === 400 ? 'ErrorInvalidRequest' : family === 'platform' && status === 400 ? 'InvalidInput' : arm, message);
+  const e = errors[family];
   let apiError: ApiError;
   if (err.code === 'HPE_HEADER_OVERFLOW') {
-    apiError = line.complete ? bad(431, 'RequestHeaderFieldsTooLarge', 'The request headers are too large.') : bad(414, 'RequestUriTooLong', 'The request URL is too long.');
-  } else if (err.code === 'HPE_INVALID_METHOD') apiError = new ApiError(405, methodNotAllowedCode[family], `The method '${line.method.slice(0, 32)}' is not supported by this server.`);
-  else if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT' || err.code === 'HPE_HEADERS_TIMEOUT') apiError = bad(408, 'RequestTimeout', 'The request was not received in time.');
-  else apiError = bad(400, 'BadRequest', 'The request could not be parsed as HTTP/1.1 (malformed request line, header, or chunked body).');
+    apiError = line.complete ? e.headersTooLarge() : e.uriTooLong();
+  } else if (err.code === 'HPE_INVALID_METHOD') apiError = e.methodNotAllowed({ method: line.method.slice(0, 32) });
+  else if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT' || err.code === 'HPE_HEADERS_TIMEOUT') apiError = e.requestTimeout();
+  else apiError = e.malformedRequest();
   writeRawError(socket, family, apiError);
 }
 
 /** `CONNECT`: Stratus is no proxy; answered 405 in the envelope of the target's family instead of a silent close. */
 function answerConnect(req: http.IncomingMessage, socket: import('node:stream').Duplex): void {
   const family = familyOfRaw('CONNECT', String(req.url ?? '/'));
-  writeRawError(socket, family, new ApiError(405, methodNotAllowedCode[family], 'The method CONNECT is not supported: this server is not a proxy.'));
+  writeRawError(socket, family, errors[family].proxyNotSupported());
 }
 
 /** Sends `err` rendered in the envelope of `family` (status, headers, body or none). */
@@ -242,9 +218,7 @@ export async function buildApp(config: Config): Promise<BuiltApp> {
       const rawPath = String(req.raw?.url ?? req.url ?? '/').split('?')[0]!;
       const family = familyOfPath(rawPath);
       const tooLong = error.code === 'FST_ERR_MAX_PARAM_LENGTH';
-      const code = family === 'mail' ? 'ErrorInvalidRequest' : family === 'oauth' ? 'invalid_request' : tooLong ? 'RequestUriTooLong' : 'BadRequest';
-      const message = tooLong ? 'A path segment of the request URL is too long.' : 'The request URL is malformed (invalid percent-encoding).';
-      return sendError(family, new ApiError(tooLong ? 414 : 400, code, message), req, reply);
+      return sendError(family, tooLong ? errors[family].pathSegmentTooLong() : errors[family].malformedUrl(), req, reply);
     },
   } as any) as unknown as FastifyInstance;
 
@@ -316,14 +290,7 @@ export async function buildApp(config: Config): Promise<BuiltApp> {
     if (hasControlKey(ctx.controlKey, req.headers.authorization, req.headers.cookie)) return false;
     // The console link of the banner (`GET /_stratus/console?key=…`) signs the browser in.
     if (isConsoleLogin(ctx.controlKey, req.method, p, url)) return false;
-    void sendError(
-      'control',
-      new ApiError(401, 'Unauthorized', 'The control plane needs the control key: Authorization: Bearer <control key> (STRATUS_CONTROL_KEY or <data dir>/control.key).', {
-        headers: { 'WWW-Authenticate': 'Bearer realm="stratus-control"' },
-      }),
-      req,
-      reply,
-    );
+    void sendError('control', errors.control.controlKeyRequired(), req, reply);
     return true;
   }
 
@@ -364,8 +331,8 @@ export async function buildApp(config: Config): Promise<BuiltApp> {
     if (size <= maxRequestHeadBytes) return undefined;
     const family = familyOfPath(url.split('?')[0]!);
     const uriTooLong = url.length > maxRequestHeadBytes / 2;
-    const code = family === 'oauth' ? 'invalid_request' : uriTooLong ? 'RequestUriTooLong' : 'RequestHeaderFieldsTooLarge';
-    return new ApiError(uriTooLong ? 414 : 431, code, uriTooLong ? 'The request URL is too long.' : `The request line and headers exceed ${maxRequestHeadBytes} bytes.`, { family, headers: { connection: 'close' } });
+    const options = { family, headers: { connection: 'close' } };
+    return uriTooLong ? errors[family].uriTooLong({}, options) : errors[family].headTooLarge({ bytes: maxRequestHeadBytes }, options);
   }
 
   registerRequestLog(app, ctx.requestLog);
@@ -465,29 +432,26 @@ export async function buildApp(config: Config): Promise<BuiltApp> {
     let apiError: ApiError;
     if (error instanceof ApiError) apiError = error;
     else if (error.code === 'STRATUS_JSON_TOO_DEEP') {
-      apiError =
-        family === 'platform'
-          ? new ApiError(400, 'InvalidInput', 'The request has an invalid input', { details: [{ code: 'InvalidParameter', message: error.message }], isRetriable: false })
-          : new ApiError(400, family === 'mail' ? 'RequestBodyRead' : errors[family].entries.invalidBody.code, error.message);
+      apiError = family === 'platform' ? invalidInputDetail(error.message) : errors[family].bodyTooDeep({ message: error.message });
     } else if (error.code === '22021' || error.code === '22P05') {
       // Last line behind the input guards: text PostgreSQL cannot store (NUL, bad encoding) is the caller's 400, not a 500.
-      apiError = new ApiError(400, family === 'platform' ? 'InvalidInput' : errors[family].entries.invalidBody.code, 'The request contains characters that cannot be stored (U+0000 or invalid text).');
+      apiError = errors[family].unstorableText();
     } else if (error.validation || error.code === 'STRATUS_INVALID_JSON' || error.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || error.code === 'FST_ERR_CTP_INVALID_JSON_BODY') {
       const text = error.validation ? `The ${error.validationContext ?? 'request'} is invalid: ${error.message}` : error.message;
       apiError =
         family === 'platform'
           ? // The platform's malformed-input shape (reference §4.1; live bodies): InvalidInput with one InvalidParameter detail.
-            new ApiError(400, 'InvalidInput', 'The request has an invalid input', { details: [{ code: 'InvalidParameter', message: text }], isRetriable: false })
+            invalidInputDetail(text)
           : errors[family].invalidBody({ message: text });
     } else if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
-      apiError = new ApiError(415, family === 'arm' ? 'UnsupportedMediaType' : errors[family].entries.invalidBody.code, `The content media type '${req.headers['content-type'] ?? ''}' is not supported.`);
+      apiError = errors[family].unsupportedMediaType({ contentType: req.headers['content-type'] ?? '' });
     } else if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
-      apiError = new ApiError(413, family === 'mail' ? 'ErrorRequestEntityTooLarge' : 'RequestEntityTooLarge', 'The request body is too large.');
+      apiError = errors[family].bodyTooLarge();
     } else if (typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500) {
-      apiError = new ApiError(error.statusCode, errors[family].entries.invalidBody.code, error.message);
+      apiError = withStatus(errors[family].requestRejected({ message: error.message }), error.statusCode);
     } else {
       req.log.error({ err: error, reqId: req.id }, 'unhandled error');
-      apiError = new ApiError(500, family === 'mail' ? 'generalException' : family === 'oauth' ? 'server_error' : 'InternalServerError', 'An internal error occurred; the request was not completed.');
+      apiError = errors[family].internalError();
     }
     return sendError(family, apiError, req, reply);
   });
@@ -507,18 +471,18 @@ export async function buildApp(config: Config): Promise<BuiltApp> {
     const family = familyOf(req);
     const declared = (req.routeOptions?.schema?.querystring as { properties?: Record<string, unknown> } | undefined)?.properties;
     const repeated = repeatedParameter(req.query, declared, family === 'oauth');
-    if (repeated !== undefined) throw new ApiError(400, repeatedParameterCode[family], `The query parameter '${repeated}' is given more than once, but it must be given at most once.`);
+    if (repeated !== undefined) throw errors[family].repeatedParameter({ name: repeated });
     if (family !== 'oauth') return;
     const body = req.body !== null && typeof req.body === 'object' && !Buffer.isBuffer(req.body) ? req.body : undefined;
     const formRepeated = body ? repeatedParameter(body, undefined, true) : undefined;
-    if (formRepeated !== undefined) throw new ApiError(400, 'invalid_request', `The parameter '${formRepeated}' is given more than once (RFC 6749 §3.1).`);
+    if (formRepeated !== undefined) throw errors.oauth.repeatedFormParameter({ name: formRepeated });
     const bad = badTextPath(req.params) ?? badTextPath(req.query) ?? (body ? badTextPath(body) : undefined) ?? (typeof req.body === 'string' && isBadText(req.body) ? 'body' : undefined);
-    if (bad !== undefined) throw new ApiError(400, 'invalid_request', `The parameter '${bad}' contains a NUL character or invalid text.`);
+    if (bad !== undefined) throw errors.oauth.badText({ name: bad });
   }
 
   app.setNotFoundHandler(async (req, reply) => {
     const family = familyOfPath(req.url.split('?')[0]!);
-    if (!knownMethods.has(req.method)) return sendError(family, new ApiError(405, methodNotAllowedCode[family], `The method '${req.method}' is not supported by this server.`, { headers: { allow: [...knownMethods].join(', ') } }), req, reply);
+    if (!knownMethods.has(req.method)) return sendError(family, errors[family].methodNotAllowed({ method: req.method }, { headers: { allow: [...knownMethods].join(', ') } }), req, reply);
     const pathOnly = req.url.split('?')[0];
     const message =
       family === 'arm' || family === 'datashare'
@@ -527,7 +491,7 @@ export async function buildApp(config: Config): Promise<BuiltApp> {
           ? `Resource not found for the segment '${pathOnly!.split('/').filter(Boolean).pop() ?? ''}'.`
           : `No route matches ${req.method} ${pathOnly}.`;
     const status = family === 'mail' ? 400 : 404;
-    return sendError(family, new ApiError(status, errors[family].entries.routeNotFound.code, message), req, reply);
+    return sendError(family, withStatus(errors[family].routeNotFound({ message }), status), req, reply);
   });
 
   registerIdentityRoutes(app, identity, () => origin);

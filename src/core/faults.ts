@@ -9,7 +9,7 @@
  * so a test that gives `seed` replays the same sequence of hits and misses.
  */
 import picomatch from 'picomatch';
-import { ApiError, type Family } from './errors/index.ts';
+import { errors, withStatus, type ApiError, type Family } from './errors/index.ts';
 import { newUuid } from './ids.ts';
 import { seededRandom } from './random.ts';
 
@@ -155,18 +155,10 @@ export class FaultInjector {
 export function faultError(family: Family, effect: { status: number; retryAfterSeconds?: number }): ApiError {
   const headers: Record<string, string> = {};
   if (effect.retryAfterSeconds !== undefined) headers['Retry-After'] = String(effect.retryAfterSeconds);
-  const fam = faultFamilyOf(family);
   if (effect.status === 429) {
-    if (!headers['Retry-After']) headers['Retry-After'] = '1';
-    if (fam === 'arm') headers['x-vendor-ratelimit-remaining-subscription-reads'] = '0';
-    const code = fam === 'identity' ? 'temporarily_unavailable' : fam === 'mail' ? 'TooManyRequests' : fam === 'platform' ? 'RequestBlocked' : 'TooManyRequests';
-    return new ApiError(429, code, 'Rate limit is exceeded. Try again later. (injected fault)', { headers, isRetriable: true });
+    if (faultFamilyOf(family) === 'arm') headers['x-vendor-ratelimit-remaining-subscription-reads'] = '0';
+    return errors[family].injectedThrottle({}, { headers, isRetriable: true });
   }
-  const unavailable = effect.status === 503;
-  const code =
-    fam === 'identity' ? (unavailable ? 'temporarily_unavailable' : 'server_error') : fam === 'mail' ? (unavailable ? 'serviceNotAvailable' : 'generalException') : unavailable ? 'ServiceUnavailable' : 'InternalServerError';
-  return new ApiError(effect.status, code, unavailable ? 'The service is temporarily unavailable. (injected fault)' : 'An internal error occurred. (injected fault)', {
-    headers,
-    isRetriable: true,
-  });
+  const err = effect.status === 503 ? errors[family].injectedUnavailable({}, { headers, isRetriable: true }) : errors[family].injectedServerError({}, { headers, isRetriable: true });
+  return withStatus(err, effect.status);
 }

@@ -50,7 +50,7 @@ export const arm = defineErrors('arm', {
   resourceNotFound: { status: 404, code: 'ResourceNotFound', message: "The Resource '{typeAndName}' under resource group '{resourceGroup}' was not found.", when: 'The resource the path names does not exist.' },
   invalidParameter: { status: 400, code: 'InvalidParameter', message: '{message}', when: 'A path name, query option or body member is invalid; `target` names it.' },
   repeatedQueryParameter: { status: 400, code: 'InvalidParameter', message: "The query parameter '{name}' is given more than once.", when: 'A query parameter that takes one value is repeated (role management policies; no `target`).' },
-  unsupportedMediaType: { status: 415, code: 'UnsupportedMediaType', message: "The content media type '{contentType}' is not supported. Send 'application/json'.", when: 'A write carries a body that is not JSON (automation).' },
+  bodyNotJson: { status: 415, code: 'UnsupportedMediaType', message: "The content media type '{contentType}' is not supported. Send 'application/json'.", when: 'A write carries a body that is not JSON (automation).' },
   unsupportedMediaTypeJsonOnly: { status: 415, code: 'UnsupportedMediaType', message: "The content media type '{contentType}' is not supported. Only 'application/json' is supported.", when: 'A role management policy PATCH carries a body that is not JSON.' },
   concurrentCreate: { status: 409, code: 'Conflict', message: "The resource '{name}' was created by a concurrent request; retry.", when: 'Two requests created the same resource at once; the later one loses.' },
 

@@ -1,11 +1,33 @@
 /**
  * The error catalogue of Stratus's control plane (ours), rendered as RFC 9457 problem+json.
- * Raise with `errors.control.<name>(params, options)`; see `catalogue.ts`.
+ * Raise with `errors.control.<name>(params, options)`; see `catalogue.ts`. The console
+ * (`/_stratus/console`) is part of the control plane and raises these too.
  */
 import { defineErrors } from './catalogue.ts';
+import { sharedEntries } from './common.ts';
 
 /** Errors of the `control` family. */
 export const control = defineErrors('control', {
   invalidBody: { status: 400, code: 'BadRequest', message: '{message}', when: 'The request body does not parse or does not fit the schema.' },
   routeNotFound: { status: 404, code: 'NotFound', message: '{message}', when: 'No route matches the path.' },
+  ...sharedEntries('control'),
+  controlKeyRequired: {
+    status: 401,
+    code: 'Unauthorized',
+    message: 'The control plane needs the control key: Authorization: Bearer <control key> (STRATUS_CONTROL_KEY or <data dir>/control.key).',
+    headers: { 'WWW-Authenticate': 'Bearer realm="stratus-control"' },
+    when: 'A control route (under any spelling of its path) without the control key or the console session.',
+  },
+  faultRuleNotFound: { status: 404, code: 'NotFound', message: 'No fault rule with that id.', when: 'Deleting a fault rule that does not exist.' },
+  tenantNotFound: { status: 404, code: 'NotFound', message: "No tenant '{tenant}'.", when: 'The outbound mail of an unknown tenant.' },
+  userNotFound: { status: 404, code: 'NotFound', message: "No user '{user}'.", when: 'Setting the password of an unknown user.' },
+  appNotFound: { status: 404, code: 'NotFound', message: "No application '{appId}'.", when: 'Setting the secret of an unknown application.' },
+  csrfCheckFailed: {
+    status: 403,
+    code: 'CsrfCheckFailed',
+    message: 'A console form must be sent from the console itself (Origin header of this server).',
+    when: 'A console form authorised by the session cookie comes from another origin, or names none.',
+  },
+  notANumber: { status: 400, code: 'BadRequest', message: "'{value}' is not a number.", when: 'A number field of a console form does not parse.' },
+  requestNotInLog: { status: 404, code: 'NotFound', message: "Request '{id}' is not (or no longer) in the request log.", when: 'The console shows a request the log no longer holds.' },
 });

@@ -27,7 +27,7 @@ export const datashare = defineErrors('datashare', {
   invalidSkipToken: { status: 400, code: 'InvalidSkipToken', message: "The value '{token}' of '$skipToken' is not valid.", when: 'A `$skipToken` does not decode or was not made by Stratus (target `$skipToken`).' },
   invalidFilter: { status: 400, code: 'InvalidFilter', message: '{message}', when: 'A `$filter` does not parse, names an unknown field or compares with a wrong type; the message gives the position.' },
   invalidOrderBy: { status: 400, code: 'InvalidOrderBy', message: '{message}', when: 'An `$orderby` does not parse or names an unknown field; the message gives the position.' },
-  unsupportedMediaType: { status: 415, code: 'UnsupportedMediaType', message: "The content media type '{contentType}' is not supported. Send 'application/json'.", when: 'A write carries a body that is not JSON.' },
+  bodyNotJson: { status: 415, code: 'UnsupportedMediaType', message: "The content media type '{contentType}' is not supported. Send 'application/json'.", when: 'A write carries a body that is not JSON.' },
   invalidTag: { status: 400, code: 'InvalidTag', message: "The tag '{tag}' is invalid: names are 1 to 512 characters and values strings of at most 256.", when: 'A tag name or value is too long or not a string.' },
   tooManyRequests: {
     status: 429,

@@ -5,6 +5,10 @@
  */
 export * from './envelope.ts';
 export { defineErrors, fillTemplate, registry, type Catalogue, type ErrorEntry, type Raise } from './catalogue.ts';
+export { bearerChallenge, withStatus } from './common.ts';
+export { invalidInputDetail } from './platform.ts';
+import { defineErrors } from './catalogue.ts';
+import { mergeCatalogues, sharedEntries } from './common.ts';
 import { analytics } from './analytics.ts';
 import { arm } from './arm.ts';
 import { control } from './control.ts';
@@ -14,5 +18,17 @@ import { oauth } from './oauth.ts';
 import { platform } from './platform.ts';
 import { wopi } from './wopi.ts';
 
-/** Every family's catalogue, keyed by family (`errors[family].invalidBody({ message })`). */
-export const errors = { oauth, arm, datashare, analytics, platform, mail, wopi, control } as const;
+/**
+ * Every family's catalogue, keyed by family (`errors[family].invalidBody({ message })`). The
+ * families whose file does not declare the shared entries (`common.ts`) get them here.
+ */
+export const errors = {
+  oauth,
+  arm: mergeCatalogues(arm, defineErrors('arm', sharedEntries('arm'))),
+  datashare: mergeCatalogues(datashare, defineErrors('datashare', sharedEntries('datashare'))),
+  analytics,
+  platform,
+  mail: mergeCatalogues(mail, defineErrors('mail', sharedEntries('mail'))),
+  wopi,
+  control,
+} as const;

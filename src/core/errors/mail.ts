@@ -46,7 +46,7 @@ export const mail = defineErrors('mail', {
   duplicateQueryOption: { status: 400, code: 'BadRequest', message: "Query option '{option}' was specified more than once, but it must be specified at most once.", when: 'A system query option is repeated.' },
   pathSegmentEncoding: { status: 400, code: 'BadRequest', message: "The path segment '{segment}' is not valid percent-encoding.", when: 'A path segment does not percent-decode.' },
   segmentNotFound: { status: 400, code: 'BadRequest', message: "Resource not found for the segment '{segment}'.", when: 'A path segment names no resource or action.' },
-  methodNotAllowed: { status: 405, code: 'ErrorInvalidRequest', message: "The HTTP method '{method}' is not allowed for this resource.", when: 'The resource does not answer the method.' },
+  methodNotAllowedHere: { status: 405, code: 'ErrorInvalidRequest', message: "The HTTP method '{method}' is not allowed for this resource.", when: 'The resource does not answer the method.' },
   methodNotAllowedForAction: { status: 405, code: 'ErrorInvalidRequest', message: "The HTTP method '{method}' is not allowed for '{action}'.", when: 'A message action is called with a method other than POST.' },
   valueGetOnly: { status: 405, code: 'ErrorInvalidRequest', message: 'Only GET is allowed for $value.', when: '`$value` of a message is called with a method other than GET.' },
   invalidTop: { status: 400, code: 'BadRequest', message: "Invalid value '{value}' for query parameter $top; it must be an integer from 1 to 1000.", when: '`$top` is not an integer from 1 to 1000.' },

@@ -5,7 +5,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../context.ts';
-import { ApiError } from '../../core/errors/index.ts';
+import { bearerChallenge, errors, type ApiError } from '../../core/errors/index.ts';
 import { authenticate, AuthFailure } from '../../core/auth.ts';
 import type { Principal } from '../../core/identity/identity.ts';
 import { compileFilter, ODataError, parseFilter, type FilterNode, type ValueNode } from '../../core/odata/index.ts';
@@ -15,9 +15,6 @@ import { dataflowFields, listDataflows } from './store.ts';
 /** Delegated scopes that admit an administrator (spec §5). */
 export const adminScopes = ['Tenant.Read.All', 'Tenant.ReadWrite.All'];
 
-/** The error code of every refused caller, as the real service answers (reference §1.5). */
-export const notAuthorizedCode = 'AnalyticsNotAuthorizedException';
-
 /**
  * The analytics 401 for a request without a usable token (missing, malformed, expired,
  * wrong audience). `TokenExpired` for an expired token, `AnalyticsNotAuthorizedException`
@@ -26,9 +23,9 @@ export const notAuthorizedCode = 'AnalyticsNotAuthorizedException';
  */
 export function tokenFailure(ctx: AppContext, e: AuthFailure): ApiError {
   // RFC 6750 §3.1: no error code when the request carries no credentials at all.
-  const challenge = `Bearer authorization_uri="${ctx.origin()}/common/oauth2/authorize"${e.reason === 'missing' ? '' : ', error="invalid_token"'}`;
-  if (e.reason === 'expired') return new ApiError(401, 'TokenExpired', 'Access token has expired, resubmit with a new access token', { headers: { 'WWW-Authenticate': challenge } });
-  return new ApiError(401, notAuthorizedCode, e.message, { headers: { 'WWW-Authenticate': challenge } });
+  const challenge = bearerChallenge(ctx.origin(), e.reason !== 'missing');
+  if (e.reason === 'expired') return errors.analytics.tokenExpired({}, { headers: { 'WWW-Authenticate': challenge } });
+  return errors.analytics.notAuthorized({ message: e.message }, { headers: { 'WWW-Authenticate': challenge } });
 }
 
 /**
@@ -40,17 +37,17 @@ export function tokenFailure(ctx: AppContext, e: AuthFailure): ApiError {
  */
 export function checkAdminAccess(p: Principal): void {
   if (p.kind === 'user') {
-    if (!p.isTenantAdmin) throw new ApiError(401, notAuthorizedCode, 'The caller is not a tenant administrator; the admin APIs need a tenant administrator or a service principal.');
-    if (!adminScopes.some((s) => p.scopes.includes(s))) throw new ApiError(401, notAuthorizedCode, `The delegated token holds none of the required scopes ${adminScopes.join(', ')}.`);
+    if (!p.isTenantAdmin) throw errors.analytics.notAuthorized({ message: 'The caller is not a tenant administrator; the admin APIs need a tenant administrator or a service principal.' });
+    if (!adminScopes.some((s) => p.scopes.includes(s))) throw errors.analytics.notAuthorized({ message: `The delegated token holds none of the required scopes ${adminScopes.join(', ')}.` });
     return;
   }
   if (p.kind === 'app') {
     if (p.roles.length > 0) {
-      throw new ApiError(401, notAuthorizedCode, `A service principal must not hold analytics application permissions for the admin APIs (the token carries ${p.roles.join(', ')}).`);
+      throw errors.analytics.notAuthorized({ message: `A service principal must not hold analytics application permissions for the admin APIs (the token carries ${p.roles.join(', ')}).` });
     }
     return;
   }
-  throw new ApiError(401, notAuthorizedCode, 'The caller is not authorized.');
+  throw errors.analytics.notAuthorized({ message: 'The caller is not authorized.' });
 }
 
 /**
@@ -62,7 +59,7 @@ export function queryOption(q: Record<string, unknown>, name: string): string | 
   const keys = Object.keys(q).filter((k) => k.toLowerCase() === name);
   if (keys.length === 0) return undefined;
   const v = q[keys[0]!];
-  if (keys.length > 1 || typeof v !== 'string') throw new ApiError(400, 'BadRequest', `The query parameter '${name}' must be given once.`);
+  if (keys.length > 1 || typeof v !== 'string') throw errors.analytics.queryOptionNotOnce({ name });
   return v;
 }
 
@@ -74,11 +71,11 @@ export function readCount(q: Record<string, unknown>, name: '$top' | '$skip'): n
   const v = queryOption(q, name);
   if (v === undefined) return undefined;
   if (!/^\s*\+?\d+\s*$/.test(v)) {
-    if (/^\s*-\d+\s*$/.test(v)) throw new ApiError(400, 'BadRequest', `Invalid value '${v}' for query parameter '${name}': it must not be negative.`);
-    throw new ApiError(400, 'BadRequest', `Invalid value '${v}' for query parameter '${name}': expected a non-negative integer.`);
+    if (/^\s*-\d+\s*$/.test(v)) throw errors.analytics.countNegative({ value: v, name });
+    throw errors.analytics.countNotInteger({ value: v, name });
   }
   const n = Number(v.trim());
-  if (n > 2_147_483_647) throw new ApiError(400, 'BadRequest', `Invalid value '${v}' for query parameter '${name}': it exceeds the 32-bit integer range.`);
+  if (n > 2_147_483_647) throw errors.analytics.countTooLarge({ value: v, name });
   return n;
 }
 
@@ -127,7 +124,7 @@ export function filterDepth(root: FilterNode): number {
  */
 export function dataflowFilter(text: string): Expression<SqlBool> | undefined {
   if (text.trim() === '') return undefined;
-  const bad = (why: string) => new ApiError(400, 'BadRequest', `Invalid $filter '${text}': ${why}`);
+  const bad = (why: string) => errors.analytics.invalidFilter({ filter: text, reason: why });
   let node: FilterNode;
   try {
     node = parseFilter(text);

@@ -42,7 +42,7 @@ const runbookTypes = ['Script', 'Graph', 'PowerShellWorkflow', 'PowerShell', 'Gr
 export const bad = (target: string | undefined, message: string) => errors.arm.invalidParameter({ message }, { target });
 
 /** Body and member validation with the area's errors (`InvalidParameter`; the body is the member `body`). */
-export const input = new ArmInput({ invalid: bad, unsupportedMediaType: (contentType) => errors.arm.unsupportedMediaType({ contentType }), bodyMember: 'body' });
+export const input = new ArmInput({ invalid: bad, unsupportedMediaType: (contentType) => errors.arm.bodyNotJson({ contentType }), bodyMember: 'body' });
 
 /** The skip token spellings the area reads. */
 const skipTokenNames = ['$skipToken', '$skiptoken'];

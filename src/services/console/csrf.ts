@@ -6,7 +6,7 @@
  * public URL.
  */
 import type { FastifyRequest } from 'fastify';
-import { ApiError } from '../../core/errors/index.ts';
+import { errors } from '../../core/errors/index.ts';
 
 /** The origin a request was addressed to (`http(s)://host[:port]`). */
 export function requestOrigin(req: FastifyRequest): string {
@@ -29,5 +29,5 @@ export function checkCsrf(req: FastifyRequest, publicOrigin?: string): void {
   }
   const o = origin?.toLowerCase();
   if (o && (o === requestOrigin(req) || (publicOrigin && o === publicOrigin.toLowerCase()))) return;
-  throw new ApiError(403, 'CsrfCheckFailed', 'A console form must be sent from the console itself (Origin header of this server).');
+  throw errors.control.csrfCheckFailed();
 }

@@ -5,7 +5,7 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../context.ts';
-import { ApiError } from '../../core/errors/index.ts';
+import { errors } from '../../core/errors/index.ts';
 import { consoleInternalHeader } from '../../core/request-log.ts';
 import { checkCsrf } from './csrf.ts';
 import { href, html, page, sendPage, table } from './html.ts';
@@ -15,7 +15,7 @@ const families = ['arm', 'analytics', 'platform', 'mail', 'wopi', 'identity'];
 function num(v: unknown): number | undefined {
   if (typeof v !== 'string' || v.trim() === '') return undefined;
   const n = Number(v);
-  if (!Number.isFinite(n)) throw new ApiError(400, 'BadRequest', `'${v}' is not a number.`);
+  if (!Number.isFinite(n)) throw errors.control.notANumber({ value: v });
   return n;
 }
 

@@ -10,7 +10,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ServerResponse } from 'node:http';
 import { Type, type Static } from '@sinclair/typebox';
 import type { AppContext } from '../../context.ts';
-import { ApiError } from '../../core/errors/index.ts';
+import { errors } from '../../core/errors/index.ts';
 import type { RequestEntry, RequestFilter } from '../../core/request-log.ts';
 import { href, html, page, sendPage, table, type Safe } from './html.ts';
 
@@ -94,7 +94,7 @@ export function registerRequestPages(app: FastifyInstance, ctx: AppContext): voi
   app.get('/_stratus/console/requests/:id', async (req, reply) => {
     const { id } = req.params as { id: string };
     const e = log.get(id);
-    if (!e) throw new ApiError(404, 'NotFound', `Request '${id}' is not (or no longer) in the request log.`);
+    if (!e) throw errors.control.requestNotInLog({ id });
     const headers = (h: Record<string, string>): Safe => table('Headers', ['Name', 'Value'], Object.entries(h).map(([k, v]) => [k, v]), 'None.');
     const body = html`<p><a href="${href('/requests')}">Back to the request log</a></p>
       <dl class="kv"><dt>Time</dt><dd>${e.time}</dd><dt>Family</dt><dd>${e.family}</dd><dt>Method</dt><dd>${e.method}</dd><dt>URL</dt><dd>${e.url}</dd>

@@ -10,7 +10,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { AppContext, ServiceModule } from '../../context.ts';
 import { resetAll } from '../../seed/index.ts';
 import { advance, nowIso, offset } from '../../core/clock.ts';
-import { ApiError } from '../../core/errors/index.ts';
+import { errors } from '../../core/errors/index.ts';
 import { listOutboundMail } from '../mail/outbound.ts';
 import { demoTenant } from '../../seed/demo.ts';
 import { faultFamilies, type FaultRuleInput } from '../../core/faults.ts';
@@ -77,7 +77,7 @@ export function registerControlRoutes(app: FastifyInstance, ctx: AppContext, mod
     return reply.code(204).send();
   });
   app.delete('/_stratus/faults/:id', async (req, reply) => {
-    if (!ctx.faults.remove((req.params as { id: string }).id)) throw new ApiError(404, 'NotFound', 'No fault rule with that id.');
+    if (!ctx.faults.remove((req.params as { id: string }).id)) throw errors.control.faultRuleNotFound();
     return reply.code(204).send();
   });
 
@@ -96,7 +96,7 @@ export function registerControlRoutes(app: FastifyInstance, ctx: AppContext, mod
   app.get('/_stratus/mail/outbound', { schema: { querystring: OutboundQuery } }, async (req) => {
     const q = req.query as Static<typeof OutboundQuery>;
     const tenant = await ctx.identity.directory.findTenant(q.tenant ?? demoTenant.id);
-    if (!tenant) throw new ApiError(404, 'NotFound', `No tenant '${q.tenant}'.`);
+    if (!tenant) throw errors.control.tenantNotFound({ tenant: String(q.tenant) });
     return { tenantId: tenant.id, value: await listOutboundMail(ctx, tenant.id, q.top ?? 1000) };
   });
 
@@ -104,7 +104,7 @@ export function registerControlRoutes(app: FastifyInstance, ctx: AppContext, mod
   app.post('/_stratus/directory/users/:user/password', { schema: { body: PasswordChange } }, async (req, reply) => {
     const { user } = req.params as { user: string };
     const found = await ctx.identity.directory.findUser(user);
-    if (!found || !(await ctx.identity.changePassword(found.id, (req.body as Static<typeof PasswordChange>).password))) throw new ApiError(404, 'NotFound', `No user '${user}'.`);
+    if (!found || !(await ctx.identity.changePassword(found.id, (req.body as Static<typeof PasswordChange>).password))) throw errors.control.userNotFound({ user });
     return reply.code(204).send();
   });
 
@@ -112,7 +112,7 @@ export function registerControlRoutes(app: FastifyInstance, ctx: AppContext, mod
   app.post('/_stratus/directory/apps/:appId/secret', { schema: { body: SecretChange } }, async (req, reply) => {
     const { appId } = req.params as { appId: string };
     const found = await ctx.identity.directory.findApp(appId);
-    if (!found || !(await ctx.identity.changeClientSecret(found.appId, (req.body as Static<typeof SecretChange>).secret))) throw new ApiError(404, 'NotFound', `No application '${appId}'.`);
+    if (!found || !(await ctx.identity.changeClientSecret(found.appId, (req.body as Static<typeof SecretChange>).secret))) throw errors.control.appNotFound({ appId });
     return reply.code(204).send();
   });
 }

@@ -46,7 +46,7 @@ export const invalidSkipToken = (token: string) => errors.datashare.invalidSkipT
 /** Body and member validation with the area's errors (`InvalidRequestContent` naming the member). */
 export const input = new ArmInput({
   invalid: (target, message) => errors.datashare.invalidBody({ message }, { target }),
-  unsupportedMediaType: (contentType) => errors.datashare.unsupportedMediaType({ contentType }),
+  unsupportedMediaType: (contentType) => errors.datashare.bodyNotJson({ contentType }),
   invalidTag: (tag) => errors.datashare.invalidTag({ tag }, { target: 'tags' }),
   tagsNotObject: "The 'tags' member must be an object of strings.",
 });

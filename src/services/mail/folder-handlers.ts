@@ -27,7 +27,7 @@ export async function folderChildren(mr: MailRequest, method: string, parent: Fo
     const f = await mr.ctx.store.transaction((trx) => folders.createFolder(trx, mr.mb, parent, mr.body));
     return send(mr, 201, { '@odata.context': contextUrl(mr, 'mailFolders/$entity'), ...(await renderFolders(db, mr.mb, [f]))[0] });
   }
-  throw errors.mail.methodNotAllowed({ method });
+  throw errors.mail.methodNotAllowedHere({ method });
 }
 
 /** `mailFolders/{id}`: GET, PATCH (rename), DELETE (into Deleted Items). @throws ApiError 405 for other methods */
@@ -47,12 +47,12 @@ export async function folderItem(mr: MailRequest, method: string, folder: Folder
     await mr.ctx.store.transaction((trx) => folders.deleteFolder(trx, mr.mb, folder));
     return send(mr, 204);
   }
-  throw errors.mail.methodNotAllowed({ method });
+  throw errors.mail.methodNotAllowedHere({ method });
 }
 
 /** `mailFolders/{id}/copy` and `…/move` (POST, `destinationId` in the body). @throws ApiError 405 for other methods */
 export async function copyOrMoveFolder(mr: MailRequest, method: string, folder: FolderRow, action: 'copy' | 'move'): Promise<unknown> {
-  if (method !== 'POST') throw errors.mail.methodNotAllowed({ method });
+  if (method !== 'POST') throw errors.mail.methodNotAllowedHere({ method });
   need(mr, 'write');
   const db = mr.ctx.store.db;
   const dest = await getFolder(db, mr.mb, destinationId(mr.body));

@@ -195,7 +195,7 @@ export async function messageItem(mr: MailRequest, method: string, m: MessageRec
       await tx((trx) => moveMessage(trx, m, m.folderId === deletions ? mr.mb.wellKnown.get('recoverableitemspurges')! : deletions, { hidden: true }));
       return send(mr, 204);
     }
-    throw errors.mail.methodNotAllowed({ method });
+    throw errors.mail.methodNotAllowedHere({ method });
   }
   const [seg, ...more] = rest;
   const lower = seg!.toLowerCase();
@@ -322,10 +322,10 @@ async function attachments(mr: MailRequest, method: string, m: MessageRecord, re
       const { attachments: [a] } = await mr.ctx.store.transaction((trx) => att.addAttachments(trx, m, [mr.body]));
       return send(mr, 201, { '@odata.context': contextUrl(mr, `${base}/$entity`), ...att.renderAttachment(a!) });
     }
-    throw errors.mail.methodNotAllowed({ method });
+    throw errors.mail.methodNotAllowedHere({ method });
   }
   if (rest[0]!.toLowerCase() === 'createuploadsession' && rest.length === 1) {
-    if (method !== 'POST') throw errors.mail.methodNotAllowed({ method });
+    if (method !== 'POST') throw errors.mail.methodNotAllowedHere({ method });
     need(mr, 'write');
     return send(mr, 201, await createUploadSession(mr.ctx, m, mr.body, mr.version));
   }
@@ -359,7 +359,7 @@ async function attachments(mr: MailRequest, method: string, m: MessageRecord, re
     await mr.ctx.store.transaction((trx) => att.deleteAttachment(trx, m, rest[0]!));
     return send(mr, 204);
   }
-  throw errors.mail.methodNotAllowed({ method });
+  throw errors.mail.methodNotAllowedHere({ method });
 }
 
 async function extensions(mr: MailRequest, method: string, m: MessageRecord, rest: string[]): Promise<unknown> {
@@ -390,5 +390,5 @@ async function extensions(mr: MailRequest, method: string, m: MessageRecord, res
       return send(mr, 204);
     }
   }
-  throw errors.mail.methodNotAllowed({ method });
+  throw errors.mail.methodNotAllowedHere({ method });
 }

@@ -52,7 +52,7 @@ async function dispatch(mr: MailRequest, method: string, rest: string[]): Promis
   const [head, ...tail] = rest;
   if (eq(head, 'messages')) return messagesCollection(mr, method, tail, undefined);
   if (eq(head, 'sendMail')) {
-    if (method !== 'POST' || tail.length) throw errors.mail.methodNotAllowed({ method });
+    if (method !== 'POST' || tail.length) throw errors.mail.methodNotAllowedHere({ method });
     need(mr, 'send');
     return msg.sendMail(mr);
   }
@@ -90,16 +90,16 @@ async function messagesCollection(mr: MailRequest, method: string, tail: string[
       need(mr, 'write');
       return msg.createMessage(mr, folder ?? (await getFolder(mr.ctx.store.db, mr.mb, 'drafts')));
     }
-    throw errors.mail.methodNotAllowed({ method });
+    throw errors.mail.methodNotAllowedHere({ method });
   }
   if (eq(tail[0], '$count') && tail.length === 1) {
-    if (method !== 'GET') throw errors.mail.methodNotAllowed({ method });
+    if (method !== 'GET') throw errors.mail.methodNotAllowedHere({ method });
     need(mr, 'read');
     const exclude = folder ? [] : hiddenFromMailboxList.map((n) => mr.mb.wellKnown.get(n)!);
     return msg.countOnly(mr, folder, exclude);
   }
   if (eq(tail[0], 'delta') && tail.length === 1) {
-    if (method !== 'GET') throw errors.mail.methodNotAllowed({ method });
+    if (method !== 'GET') throw errors.mail.methodNotAllowedHere({ method });
     need(mr, 'read');
     if (!folder) throw errors.mail.deltaNeedsFolder();
     return msg.delta(mr, folder);

@@ -5,7 +5,7 @@
  */
 import type { FastifyRequest } from 'fastify';
 import type { AppContext } from '../../context.ts';
-import { ApiError } from '../../core/errors/index.ts';
+import { bearerChallenge, errors } from '../../core/errors/index.ts';
 import { authenticate, AuthFailure } from '../../core/auth.ts';
 import { isUuid } from '../../core/ids.ts';
 import { nowMs } from '../../core/clock.ts';
@@ -65,20 +65,20 @@ export async function platformCaller(req: FastifyRequest, ctx: AppContext, scope
     p = await authenticate(req, ctx.identity, 'platform');
   } catch (e) {
     if (!(e instanceof AuthFailure)) throw e;
-    const headers = { 'WWW-Authenticate': `Bearer authorization_uri="${ctx.origin()}/common/oauth2/authorize", error="invalid_token"` };
-    if (e.reason === 'expired') throw new ApiError(401, 'TokenExpired', 'Access token has expired, resubmit with a new access token.', { headers, isRetriable: false });
-    throw new ApiError(401, 'Unauthorized', `Missing or invalid authentication: ${e.message}`, { headers, isRetriable: false });
+    const headers = { 'WWW-Authenticate': bearerChallenge(ctx.origin(), true) };
+    if (e.reason === 'expired') throw errors.platform.tokenExpired({}, { headers, isRetriable: false });
+    throw errors.platform.unauthorized({ reason: e.message }, { headers, isRetriable: false });
   }
   const s = ctx.config.settings;
   const d = await ctx.rateLimiter.hit(`platform:${p.tenantId}:${p.objectId}`, s.platformRequestsPerWindow, s.platformWindowSeconds);
   if (!d.allowed) {
-    throw new ApiError(429, 'RequestBlocked', `Request is blocked by the upstream service until: ${blockedUntil(nowMs() + d.retryAfterSeconds * 1000)} (UTC)`, {
+    throw errors.platform.requestBlocked({ until: blockedUntil(nowMs() + d.retryAfterSeconds * 1000) }, {
       headers: { 'Retry-After': String(d.retryAfterSeconds) },
       isRetriable: true,
     });
   }
   if (p.kind === 'user' && !scopes.some((x) => p.scopes.includes(x))) {
-    throw new ApiError(403, 'InsufficientScopes', `The caller doesn't have permissions to call the API: the token holds none of the scopes ${scopes.join(', ')}.`, { isRetriable: false });
+    throw errors.platform.insufficientScopes({ scopes: scopes.join(', ') }, { isRetriable: false });
   }
   return p;
 }
@@ -108,10 +108,10 @@ export async function requireWorkspaceRole(ctx: AppContext, p: Principal, worksp
     const w = await getWorkspace(ctx.store.db, p.tenantId, id);
     return w ? Object.freeze(w) : undefined;
   });
-  if (!workspace) throw new ApiError(404, 'WorkspaceNotFound', 'The requested workspace was not found.', { isRetriable: false, relatedResource: { resourceId: id, resourceType: 'Workspace' } });
+  if (!workspace) throw errors.platform.workspaceNotFound({}, { isRetriable: false, relatedResource: { resourceId: id, resourceType: 'Workspace' } });
   const role = await c.roles.get(`${wsKey}/${p.objectId}`, () => getRole(ctx.store.db, p.tenantId, id, p.objectId));
   if (!role || workspaceRoles.indexOf(role) < workspaceRoles.indexOf(minimum)) {
-    throw new ApiError(403, 'InsufficientWorkspaceRole', `The caller does not have sufficient permissions: this operation needs the workspace role ${minimum} or higher${role ? ` (the caller is ${role})` : ' (the caller has no role in the workspace)'}.`, {
+    throw errors.platform.insufficientWorkspaceRole({ minimum, held: role ? `the caller is ${role}` : 'the caller has no role in the workspace' }, {
       isRetriable: false,
       relatedResource: { resourceId: id, resourceType: 'Workspace' },
     });

@@ -9,7 +9,7 @@
  * nothing lives in memory.
  */
 import type { AppContext } from '../../context.ts';
-import { ApiError } from '../../core/errors/index.ts';
+import { errors } from '../../core/errors/index.ts';
 import { nowMs } from '../../core/clock.ts';
 import { fromJson } from '../../store/db.ts';
 import { completeOperation, getOperation, type OperationRow } from './store.ts';
@@ -42,7 +42,7 @@ export async function readOperation(ctx: AppContext, tenantId: string, callerId:
   const id = operationId.toLowerCase();
   let row = /^[0-9a-f-]{36}$/.test(id) ? await getOperation(ctx.store.db, tenantId, id) : undefined;
   if (!row || row.caller_id !== callerId) {
-    throw new ApiError(404, 'OperationNotFound', 'The requested operation was not found.', { isRetriable: false, relatedResource: { resourceId: operationId, resourceType: 'Operation' } });
+    throw errors.platform.operationNotFound({}, { isRetriable: false, relatedResource: { resourceId: operationId, resourceType: 'Operation' } });
   }
   const created = Number(row.created_ms);
   const complete = Number(row.complete_ms);

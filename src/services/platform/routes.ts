@@ -5,30 +5,24 @@
  * getDefinition / updateDefinition of eventstreams — on `/eventstreams` and on the generic
  * `/items` collection — plus read-only workspace and folder discovery.
  */
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../context.ts';
-import { ApiError } from '../../core/errors/index.ts';
-import { isUuid, newUuid } from '../../core/ids.ts';
+import { errors, type ApiError } from '../../core/errors/index.ts';
+import { newUuid } from '../../core/ids.ts';
 import { nowIso, nowMs } from '../../core/clock.ts';
 import { absoluteUrl, decodeToken, encodeToken } from '../../core/paging.ts';
 import { fromJson, toJson } from '../../store/db.ts';
-import type { Principal } from '../../core/identity/identity.ts';
-import { platformCaller, principalOf, readScopes, requireWorkspaceRole, writeScopes } from './access.ts';
-import { readOperation } from './operations.ts';
+import { principalOf, readScopes, requireWorkspaceRole, writeScopes } from './access.ts';
 import { isUniqueViolation } from '../../store/db.ts';
 import {
   deleteItem,
   folderExists,
   getItem,
-  getItemById,
   getLabel,
   insertItem,
   insertOperation,
-  listFolders,
   listItems,
-  listWorkspacesFor,
   nameInUse,
-  updateItem,
   type ItemRow,
   type StoredDefinition,
 } from './store.ts';
@@ -38,10 +32,6 @@ import {
   checkDescription,
   checkDisplayName,
   checkUpdateRequest,
-  defaultPropertiesPayload,
-  defaultTopologyPayload,
-  partPaths,
-  platformFilePayload,
 } from './validate.ts';
 import {
   CreateEventstreamRequest,
@@ -49,110 +39,37 @@ import {
   GetDefinitionQuery,
   ItemParams,
   ListQuery,
-  OperationParams,
   UpdateDefinitionQuery,
   UpdateDefinitionRequest,
   UpdateEventstreamRequest,
   WorkspaceParams,
   platformValidator,
-  requireJsonContent,
   invalidInput,
-  throwIfInvalid,
   type CreateEventstreamBody,
   type UpdateDefinitionBody,
   type UpdateEventstreamBody,
 } from './schemas.ts';
+import { registerLookupRoutes } from './lookup.ts';
+import {
+  activeItem,
+  callerOf,
+  collections,
+  definitionParts,
+  eventstreamBody,
+  eventstreamType,
+  itemTypes,
+  listPageSize,
+  itemNotFound,
+  nameTaken,
+  operationUrl,
+  patchItem,
+  withSchema,
+  type ItemIds,
+  type ItemPatch,
+  type WsParams,
+} from './items.ts';
 
-/** The item type this area serves. */
-export const eventstreamType = 'Eventstream';
-/** The item types of spec §2.2 (valid values of the `type` filter of `/items`). */
-export const itemTypes = 'Dashboard Report SemanticModel PaginatedReport Datamart Lakehouse Eventhouse Environment KQLDatabase KQLQueryset KQLDashboard DataPipeline Notebook SparkJobDefinition MLExperiment MLModel Warehouse Eventstream SQLEndpoint MirroredWarehouse MirroredDatabase Reflex GraphQLApi MountedVendorDataFactory SQLDatabase CopyJob VariableLibrary Dataflow ApacheAirflowJob WarehouseSnapshot DigitalTwinBuilder DigitalTwinBuilderFlow MirroredPartnerACatalog Map AnomalyDetector UserDataFunction GraphModel GraphQuerySet PartnerBDatabase OperationsAgent PartnerCDatabase Ontology EventSchemaSet DataAgent MirroredCatalog AppBackend OrgApp OrgAppAudience DataBuildToolJob PartnerAStorage'.split(' ');
-/** Items per page of a list (the server chooses; `continuationToken` carries on). */
-export const listPageSize = 100;
-/** Base of the `$schema` written into `.platform` (the real value is omitted in the reference). */
-export const schemaBase = 'https://developer.vendor.example/json-schemas/platform';
-
-/** The `Eventstream` body of an item row (spec §2.2; reference §2.3: absent optional fields are omitted). */
-export function eventstreamBody(r: ItemRow): Record<string, unknown> {
-  const out: Record<string, unknown> = { id: r.id, type: r.type, displayName: r.display_name };
-  if (r.description !== null) out.description = r.description;
-  out.workspaceId = r.workspace_id;
-  if (r.folder_id !== null) out.folderId = r.folder_id;
-  if (r.sensitivity_label_id !== null) out.sensitivityLabel = { id: r.sensitivity_label_id };
-  const tags = fromJson<{ id: string; displayName: string }[]>(r.tags);
-  if (tags.length) out.tags = tags;
-  out.defaultIdentity = fromJson(r.default_identity);
-  return out;
-}
-
-function itemNotFound(id: string): ApiError {
-  return new ApiError(404, 'ItemNotFound', 'The requested item was not found.', { isRetriable: false, relatedResource: { resourceId: id, resourceType: 'Item' } });
-}
-
-function nameTaken(name: string): ApiError {
-  return new ApiError(409, 'ItemDisplayNameAlreadyInUse', `Requested '${name}' is already in use.`, { isRetriable: false });
-}
-
-function operationUrl(ctx: AppContext, id: string): string {
-  return `${ctx.origin()}/v1/operations/${id}`;
-}
-
-async function activeItem(ctx: AppContext, p: Principal, workspaceId: string, itemId: string): Promise<ItemRow> {
-  const row = isUuid(itemId) ? await getItem(ctx.store.db, p.tenantId, workspaceId, eventstreamType, itemId.toLowerCase()) : undefined;
-  if (!row) throw itemNotFound(itemId);
-  return row;
-}
-
-/** The columns a PATCH or updateDefinition may change (`name_key` follows `display_name`). */
-type ItemPatch = { display_name?: string; description?: string; definition?: string; updated_at: string };
-
-/**
- * Writes a change of an active item: a new name must be free among the workspace's
- * eventstreams (also when another request takes it meanwhile).
- * @throws ApiError 409 `ItemDisplayNameAlreadyInUse`; 404 `ItemNotFound` when the item is gone.
- */
-async function patchItem(ctx: AppContext, p: Principal, workspaceId: string, row: ItemRow, patch: ItemPatch): Promise<void> {
-  const db = ctx.store.db;
-  const name = patch.display_name;
-  if (name !== undefined && (await nameInUse(db, p.tenantId, workspaceId, eventstreamType, name, row.id))) throw nameTaken(name);
-  try {
-    if (!(await updateItem(db, p.tenantId, row.id, name === undefined ? patch : { ...patch, name_key: name.toLowerCase() }))) throw itemNotFound(row.id);
-  } catch (e) {
-    if (isUniqueViolation(e)) throw nameTaken(name ?? row.display_name);
-    throw e;
-  }
-}
-
-/** The definition parts of an item as getDefinition returns them (reference §5: the three parts, `.platform` current). */
-function definitionParts(r: ItemRow): { path: string; payload: string; payloadType: 'InlineBase64' }[] {
-  const d = fromJson<StoredDefinition>(r.definition);
-  const out: { path: string; payload: string; payloadType: 'InlineBase64' }[] = [];
-  for (const path of partPaths) {
-    if (path === '.platform') out.push({ path, payload: platformFilePayload(schemaBase, { displayName: r.display_name, description: r.description }, d.logicalId), payloadType: 'InlineBase64' });
-    else {
-      const given = d.parts.find((x) => x.path === path);
-      out.push({ path, payload: given?.payload ?? (path === 'eventstream.json' ? defaultTopologyPayload() : defaultPropertiesPayload()), payloadType: 'InlineBase64' });
-    }
-  }
-  return out;
-}
-
-type WsParams = { workspaceId: string };
-type ItemIds = { workspaceId: string; eventstreamId: string };
-/** The collections the eventstream routes answer on. */
-const collections = ['eventstreams', 'items'] as const;
-
-/**
- * The caller of a platform route: the bearer token and the request budget first, then —
- * for a route that takes a body — the JSON media type, then the route's schema validation
- * (attached, so that a caller without a token gets 401 rather than 400).
- */
-async function callerOf(req: FastifyRequest, ctx: AppContext, scopes: string[], takesBody = false): Promise<Principal> {
-  const p = await platformCaller(req, ctx, scopes);
-  if (takesBody) requireJsonContent(req);
-  throwIfInvalid(req);
-  return p;
-}
+export { eventstreamType, itemTypes, listPageSize, schemaBase } from './items.ts';
 
 /** Registers the platform routes inside their own plugin (its hook sets the platform's cache headers). */
 export async function registerPlatformRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
@@ -182,33 +99,27 @@ export async function registerPlatformRoutes(app: FastifyInstance, ctx: AppConte
         if (coll === 'items') {
           const type = req.body.type;
           if (type === undefined || type === null) throw invalidInput("The property 'type' is required when creating through /items.");
-          if (type !== eventstreamType) throw new ApiError(400, 'UnsupportedItemType', `Stratus creates only Eventstream items; '${String(type)}' is not supported.`, { isRetriable: false });
+          if (type !== eventstreamType) throw errors.platform.unsupportedItemType({ type: String(type) }, { isRetriable: false });
         }
         const body = checkCreateRequest(req.body);
         const db = ctx.store.db;
         if (body.folderId && !(await folderExists(db, p.tenantId, workspace.id, body.folderId))) {
-          throw new ApiError(404, 'FolderNotFound', 'Could not find the requested folder.', { isRetriable: false, relatedResource: { resourceId: body.folderId, resourceType: 'Folder' } });
+          throw errors.platform.folderNotFound({}, { isRetriable: false, relatedResource: { resourceId: body.folderId, resourceType: 'Folder' } });
         }
         // Sensitivity label (spec §2.2): an unknown label fails the request under ApplyOrFail;
         // a label not published to the caller fails the provisioning (ApplyOrFail) or is skipped (Ignore).
         let labelId: string | null = null;
-        let failure: Record<string, unknown> | undefined;
+        let failure: ApiError | undefined;
         const ls = body.sensitivityLabelSettings;
         if (ls) {
           const label = await getLabel(db, p.tenantId, ls.labelId);
           if (!label) {
             if (ls.sensitivityLabelApplyStrategy === 'ApplyOrFail') {
-              throw new ApiError(400, 'SensitivityLabelNotFound', `The sensitivity label '${ls.labelId}' does not exist in the tenant.`, { isRetriable: false, relatedResource: { resourceId: ls.labelId, resourceType: 'SensitivityLabel' } });
+              throw errors.platform.labelNotFound({ labelId: ls.labelId }, { isRetriable: false, relatedResource: { resourceId: ls.labelId, resourceType: 'SensitivityLabel' } });
             }
           } else if (label.publishedTo && !label.publishedTo.includes(p.objectId)) {
             if (ls.sensitivityLabelApplyStrategy === 'ApplyOrFail') {
-              failure = {
-                requestId: req.id,
-                errorCode: 'SensitivityLabelCannotBeApplied',
-                message: `The sensitivity label '${label.name}' cannot be applied: it is not published to the caller.`,
-                relatedResource: { resourceId: label.id, resourceType: 'SensitivityLabel' },
-                isRetriable: false,
-              };
+              failure = errors.platform.labelNotPublished({ name: label.name }, { isRetriable: false, relatedResource: { resourceId: label.id, resourceType: 'SensitivityLabel' } });
             }
           } else labelId = label.id;
         }
@@ -241,7 +152,7 @@ export async function registerPlatformRoutes(app: FastifyInstance, ctx: AppConte
         const longRunning = body.definition !== undefined || delay > 0;
 
         if (!longRunning) {
-          if (failure) throw new ApiError(400, String(failure.errorCode), String(failure.message), { isRetriable: false, relatedResource: failure.relatedResource as { resourceId: string; resourceType: string } });
+          if (failure) throw failure;
           try {
             await insertItem(db, row);
           } catch (e) {
@@ -266,7 +177,8 @@ export async function registerPlatformRoutes(app: FastifyInstance, ctx: AppConte
               created_ms: start,
               complete_ms: start + delay * 1000,
               outcome: failure ? 'Failed' : 'Succeeded',
-              error: failure ? toJson(failure) : null,
+              // The operation's error, as the platform body says it (reference §4.1).
+              error: failure ? toJson({ requestId: req.id, errorCode: failure.code, message: failure.message, relatedResource: failure.options.relatedResource, isRetriable: false }) : null,
               status: null,
             });
             // Readers of this workspace (any instance) must look for due operations again.
@@ -295,12 +207,12 @@ export async function registerPlatformRoutes(app: FastifyInstance, ctx: AppConte
         let after: { k: string; id: string } | undefined;
         if (raw !== undefined) {
           const t = decodeToken<{ k?: unknown; id?: unknown; w?: unknown }>(raw);
-          if (!t || typeof t.k !== 'string' || typeof t.id !== 'string' || t.w !== workspace.id) throw new ApiError(400, 'InvalidContinuationToken', 'The continuationToken is not valid for this list.', { isRetriable: false });
+          if (!t || typeof t.k !== 'string' || typeof t.id !== 'string' || t.w !== workspace.id) throw errors.platform.invalidContinuationToken({}, { isRetriable: false });
           after = { k: t.k, id: t.id };
         }
         const typeFilter = coll === 'items' ? req.query.type : undefined;
         if (typeFilter !== undefined) {
-          if (!itemTypes.includes(typeFilter)) throw new ApiError(400, 'InvalidItemType', `The item type '${typeFilter}' is not valid.`, { isRetriable: false });
+          if (!itemTypes.includes(typeFilter)) throw errors.platform.invalidItemType({ type: typeFilter }, { isRetriable: false });
           if (typeFilter !== eventstreamType) return { value: [] };
         }
         const rows = await listItems(ctx.store.db, p.tenantId, workspace.id, eventstreamType, listPageSize, after);
@@ -356,7 +268,7 @@ export async function registerPlatformRoutes(app: FastifyInstance, ctx: AppConte
         const row = await activeItem(ctx, p, workspace.id, req.params.eventstreamId);
         const format = req.query.format;
         if (format !== undefined && !['eventstream', 'default'].includes(format.toLowerCase())) {
-          throw new ApiError(400, 'InvalidDefinitionFormat', `The definition format '${format}' is not supported; use 'eventstream' or omit it.`, { isRetriable: false });
+          throw errors.platform.invalidDefinitionFormat({ format: String(format) }, { isRetriable: false });
         }
         reply.header('Access-Control-Expose-Headers', 'RequestId');
         return { definition: { parts: definitionParts(row) } };
@@ -383,64 +295,6 @@ export async function registerPlatformRoutes(app: FastifyInstance, ctx: AppConte
       });
     }
 
-    // Workspaces of the caller, one workspace, its folders (discovery of the ids the item routes need).
-    r.get<{ Querystring: { continuationToken?: string } }>('/v1/workspaces', withSchema({ querystring: ListQuery }), async (req) => {
-      const p = await callerOf(req, ctx, readScopes);
-      const raw = req.query.continuationToken;
-      let afterId: string | undefined;
-      if (raw !== undefined) {
-        const t = decodeToken<{ ws?: unknown }>(raw);
-        if (!t || typeof t.ws !== 'string') throw new ApiError(400, 'InvalidContinuationToken', 'The continuationToken is not valid for this list.', { isRetriable: false });
-        afterId = t.ws;
-      }
-      const rows = await listWorkspacesFor(ctx.store.db, p.tenantId, p.objectId, listPageSize, afterId);
-      const page = rows.slice(0, listPageSize);
-      const out: Record<string, unknown> = { value: page.map((w) => ({ id: w.id, displayName: w.display_name, description: w.description, type: 'Workspace' })) };
-      if (rows.length > listPageSize) {
-        const token = encodeToken({ ws: page[page.length - 1]!.id });
-        out.continuationToken = token;
-        out.continuationUri = absoluteUrl(ctx.origin(), '/v1/workspaces', { continuationToken: token });
-      }
-      return out;
-    });
-
-    r.get<{ Params: WsParams }>('/v1/workspaces/:workspaceId', withSchema({ params: WorkspaceParams }), async (req) => {
-      const p = await callerOf(req, ctx, readScopes);
-      const { workspace } = await requireWorkspaceRole(ctx, p, req.params.workspaceId, 'Viewer');
-      return { id: workspace.id, displayName: workspace.display_name, description: workspace.description, type: 'Workspace' };
-    });
-
-    r.get<{ Params: WsParams }>('/v1/workspaces/:workspaceId/folders', withSchema({ params: WorkspaceParams }), async (req) => {
-      const p = await callerOf(req, ctx, readScopes);
-      const { workspace } = await requireWorkspaceRole(ctx, p, req.params.workspaceId, 'Viewer');
-      const rows = await listFolders(ctx.store.db, p.tenantId, workspace.id);
-      return { value: rows.map((f) => ({ id: f.id, displayName: f.display_name, workspaceId: workspace.id, ...(f.parent_folder_id ? { parentFolderId: f.parent_folder_id } : {}) })) };
-    });
-
-    // Operation state (reference §3.2, §3.3).
-    r.get<{ Params: { operationId: string } }>('/v1/operations/:operationId', withSchema({ params: OperationParams }), async (req, reply) => {
-      const p = await callerOf(req, ctx, writeScopes);
-      const op = await readOperation(ctx, p.tenantId, p.objectId, req.params.operationId);
-      reply.header('x-vendor-operation-id', op.row.id);
-      if (op.status === 'Running') {
-        reply.header('Location', operationUrl(ctx, op.row.id)).header('Retry-After', String(op.retryAfterSeconds));
-        reply.header('Access-Control-Expose-Headers', 'RequestId,Location,Retry-After,x-vendor-operation-id');
-      } else if (op.status === 'Succeeded' && op.row.item_id) {
-        reply.header('Location', `${operationUrl(ctx, op.row.id)}/result`);
-        reply.header('Access-Control-Expose-Headers', 'RequestId,Location,x-vendor-operation-id');
-      } else reply.header('Access-Control-Expose-Headers', 'RequestId,x-vendor-operation-id');
-      return op.body;
-    });
-
-    // Operation result (reference §3.2, §3.3).
-    r.get<{ Params: { operationId: string } }>('/v1/operations/:operationId/result', withSchema({ params: OperationParams }), async (req, reply) => {
-      const p = await callerOf(req, ctx, writeScopes);
-      const op = await readOperation(ctx, p.tenantId, p.objectId, req.params.operationId);
-      if (op.status !== 'Succeeded' || !op.row.item_id) throw new ApiError(400, 'OperationHasNoResult', 'The operation has no result', { isRetriable: false });
-      const item = await getItemById(ctx.store.db, p.tenantId, op.row.item_id);
-      if (!item) throw itemNotFound(op.row.item_id);
-      // Observed: `application/json` without a charset (a Buffer keeps the type as set).
-      return reply.type('application/json').send(Buffer.from(JSON.stringify(eventstreamBody(item)), 'utf8'));
-    });
+    registerLookupRoutes(r, ctx);
   });
 }

@@ -18,7 +18,7 @@ import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { TypeCompiler, ValueErrorType, type ValueError } from '@sinclair/typebox/compiler';
 import { Errors } from '@sinclair/typebox/errors';
 import type { FastifyRequest, FastifySchemaCompiler } from 'fastify';
-import { ApiError } from '../../core/errors/index.ts';
+import { ApiError, errors, invalidInputDetail } from '../../core/errors/index.ts';
 
 /** A uuid in any case (the service accepts upper-case ids). */
 export const uuidPattern = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
@@ -76,10 +76,8 @@ export const UpdateDefinitionRequest = Type.Object({ definition: Definition });
 /** The shape of an updateDefinition body. */
 export type UpdateDefinitionBody = Static<typeof UpdateDefinitionRequest>;
 
-/** The platform's 400 for a malformed request (`InvalidInput` with an `InvalidParameter` detail). */
-export function invalidInput(detail: string): ApiError {
-  return new ApiError(400, 'InvalidInput', 'The request has an invalid input', { details: [{ code: 'InvalidParameter', message: detail }], isRetriable: false });
-}
+/** The platform's 400 for a malformed request (`InvalidInput` with an `InvalidParameter` detail); see the catalogue. */
+export const invalidInput = invalidInputDetail;
 
 /** What a schema expects, in words. */
 function expected(s: TSchema): string {
@@ -146,5 +144,5 @@ export function throwIfInvalid(req: FastifyRequest): void {
 export function requireJsonContent(req: FastifyRequest): void {
   const type = req.headers['content-type'];
   if (type === undefined || isJsonContent(req)) return;
-  throw new ApiError(415, 'InvalidInput', `The content media type '${type}' is not supported; send application/json.`, { isRetriable: false });
+  throw errors.platform.notJson({ contentType: type }, { isRetriable: false });
 }

@@ -4,7 +4,7 @@
  * base64 whose JSON content fits the part) and the sensitivity label settings. Every
  * failure is an {@link ApiError} in the platform envelope.
  */
-import { ApiError } from '../../core/errors/index.ts';
+import { errors, type ApiError } from '../../core/errors/index.ts';
 import { isUuid } from '../../core/ids.ts';
 import { invalidInput, type CreateEventstreamBody, type DefinitionBody, type UpdateEventstreamBody } from './schemas.ts';
 
@@ -61,7 +61,8 @@ export function checkDescription(v: unknown): string | undefined {
 }
 
 function corrupted(message: string, path?: string): ApiError {
-  return new ApiError(400, 'CorruptedPayload', message, { isRetriable: false, ...(path ? { details: [{ code: 'CorruptedPayload', message: `Part '${path}': ${message}` }] } : {}) });
+  const code = errors.platform.entries.corruptedPayload.code;
+  return errors.platform.corruptedPayload({ message }, { isRetriable: false, ...(path ? { details: [{ code, message: `Part '${path}': ${message}` }] } : {}) });
 }
 
 const base64Re = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
@@ -178,7 +179,7 @@ export function checkDefinition(d: DefinitionBody): NonNullable<CreateRequest['d
  * @throws ApiError 400 `InvalidInput` / `CorruptedPayload` / `InvalidItemType`.
  */
 export function checkCreateRequest(body: CreateEventstreamBody): CreateRequest {
-  if (body.type !== undefined && body.type !== null && body.type !== 'Eventstream') throw new ApiError(400, 'InvalidItemType', `The item type '${body.type}' is not valid here; this endpoint creates Eventstream items.`, { isRetriable: false });
+  if (body.type !== undefined && body.type !== null && body.type !== 'Eventstream') throw errors.platform.itemTypeNotHere({ type: String(body.type) }, { isRetriable: false });
   const out: CreateRequest = { displayName: checkDisplayName(body.displayName) };
   const description = checkDescription(body.description);
   if (description !== undefined) out.description = description;
@@ -202,7 +203,7 @@ export function checkUpdateRequest(body: UpdateEventstreamBody): { displayName?:
   const out: { displayName?: string; description?: string } = {};
   if (body.displayName !== undefined && body.displayName !== null) out.displayName = checkDisplayName(body.displayName);
   if (body.description !== undefined && body.description !== null) out.description = checkDescription(body.description) ?? '';
-  if (out.displayName === undefined && out.description === undefined) throw new ApiError(400, 'InvalidRequest', 'Invalid update request: give displayName and/or description.', { isRetriable: false });
+  if (out.displayName === undefined && out.description === undefined) throw errors.platform.invalidUpdate({}, { isRetriable: false });
   return out;
 }
 

@@ -19,7 +19,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../context.ts';
-import { ApiError } from '../../core/errors/index.ts';
+import { errors, type ApiError } from '../../core/errors/index.ts';
 import { AuthFailure, bearerToken, verifyToken } from '../../core/auth.ts';
 import type { Principal } from '../../core/identity/identity.ts';
 import { ensureRootContainer, findContainer, issueWopiToken, verifyWopiToken, type RootContainer, type WopiGrant } from './store.ts';
@@ -40,7 +40,7 @@ export function bootstrapChallenge(origin: string): string {
 }
 
 function unauthorized(ctx: AppContext, why: string): ApiError {
-  return new ApiError(401, 'Unauthorized', why, { headers: { 'WWW-Authenticate': bootstrapChallenge(ctx.origin()) } });
+  return errors.wopi.unauthorized({ message: why }, { headers: { 'WWW-Authenticate': bootstrapChallenge(ctx.origin()) } });
 }
 
 /** A JWT spelled as its Base64 (standard or URL-safe) encoding, decoded; undefined otherwise. */
@@ -175,19 +175,19 @@ async function wopiGrant(req: FastifyRequest, ctx: AppContext, want: { kind: 'ec
     try {
       token = bearerToken(req.headers.authorization);
     } catch {
-      throw new ApiError(401, 'Unauthorized', 'The access_token is missing.');
+      throw errors.wopi.accessTokenMissing();
     }
   }
   const grant = await verifyWopiToken(ctx.store.db, token);
-  if (!grant) throw new ApiError(401, 'Unauthorized', 'The access_token is invalid or expired.');
+  if (!grant) throw errors.wopi.accessTokenInvalid();
   if (want.kind === 'ecosystem') {
-    if (grant.resource.kind !== 'ecosystem') throw new ApiError(401, 'Unauthorized', 'The access_token does not open the ecosystem.');
+    if (grant.resource.kind !== 'ecosystem') throw errors.wopi.accessTokenNotEcosystem();
     return { grant };
   }
   const id = want.id.toLowerCase();
-  if (grant.resource.kind !== 'container' || grant.resource.id !== id) throw new ApiError(401, 'Unauthorized', 'The access_token does not open this container.');
+  if (grant.resource.kind !== 'container' || grant.resource.id !== id) throw errors.wopi.accessTokenNotContainer();
   const container = await findContainer(ctx.store.db, grant.tenantId, id);
-  if (!container || container.userId !== grant.userId) throw new ApiError(404, 'NotFound', 'The container does not exist.');
+  if (!container || container.userId !== grant.userId) throw errors.wopi.containerNotFound();
   return { grant, container };
 }
 
@@ -232,7 +232,7 @@ function registerWopiRoutesIn(app: FastifyInstance, ctx: AppContext): void {
         const src = header(req, 'x-wopi-wopisrc');
         const id = src ? containerOfWopiSrc(ctx, src) : undefined;
         const container = id ? await findContainer(ctx.store.db, p.tenantId, id) : undefined;
-        if (!container || container.userId !== p.objectId) throw new ApiError(404, 'NotFound', 'The WopiSrc is missing, unknown or not the caller\'s.');
+        if (!container || container.userId !== p.objectId) throw errors.wopi.wopiSrcNotFound();
         const { token, expiresAtMs } = await issueWopiToken(ctx.store.db, p.tenantId, p.objectId, { kind: 'container', id: container.id });
         return { Bootstrap: await bootstrapBody(ctx, p), AccessTokenInfo: { AccessToken: token, AccessTokenExpiry: expiresAtMs } };
       }
@@ -240,7 +240,7 @@ function registerWopiRoutesIn(app: FastifyInstance, ctx: AppContext): void {
         // Reserved for future use: a host that does not implement a shortcut answers a plain Bootstrap.
         return { Bootstrap: await bootstrapBody(ctx, p) };
       default:
-        throw new ApiError(501, 'NotImplemented', `The ecosystem operation '${op}' is not supported.`);
+        throw errors.wopi.operationNotSupported({ operation: op });
     }
   });
 
