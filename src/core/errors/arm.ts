@@ -85,3 +85,19 @@ export const arm = defineErrors('arm', {
   billingAccountNotFound: { status: 404, code: 'BillingAccountNotFound', message: "The billing account '{name}' could not be found.", when: "The billing account does not exist in the caller's tenant (target `billingAccountName`)." },
   invoiceNotFound: { status: 404, code: 'InvoiceNotFound', message: "The invoice '{name}' could not be found in billing account '{account}'.", when: 'The invoice does not exist in the billing account (target `invoiceName`).' },
 });
+
+/**
+ * The `WWW-Authenticate` challenge of a resource-manager 401 (RFC 6750 §3; reference: the
+ * service names the tenant's authority and says why).
+ * @param authority the identity provider's tenant URL (`https://host:port/{tenant}`).
+ * @param reason `missing` (no Authorization header), `invalid_header` (not `Bearer <token>`), or any other token failure.
+ */
+export function armBearerChallenge(authority: string, reason: string): string {
+  const description =
+    reason === 'missing'
+      ? "The authentication failed because of missing 'Authorization' header."
+      : reason === 'invalid_header'
+        ? "The authentication failed because of malformed 'Authorization' header."
+        : 'The access token is invalid.';
+  return `Bearer authorization_uri="${authority}", error="invalid_token", error_description="${description}"`;
+}

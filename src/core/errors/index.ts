@@ -7,6 +7,7 @@ export * from './envelope.ts';
 export { defineErrors, fillTemplate, registry, type Catalogue, type ErrorEntry, type Raise } from './catalogue.ts';
 export { bearerChallenge, withStatus } from './common.ts';
 export { invalidInputDetail } from './platform.ts';
+export { armBearerChallenge } from './arm.ts';
 import { defineErrors } from './catalogue.ts';
 import { mergeCatalogues, sharedEntries } from './common.ts';
 import { analytics } from './analytics.ts';

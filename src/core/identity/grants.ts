@@ -112,7 +112,7 @@ export interface DeviceGrant {
 }
 
 /** Outcome of polling a device code: the RFC 8628 §3.5 states, or the approved grant. */
-export type DevicePoll = { state: 'unknown' | 'pending' | 'slow_down' | 'expired' | 'denied' } | { state: 'approved'; grant: DeviceGrant };
+export type DevicePoll = { state: 'unknown' | 'pending' | 'too_soon' | 'expired' | 'denied' } | { state: 'approved'; grant: DeviceGrant };
 
 const userCodeAlphabet = 'BCDFGHJKLMNPQRSTVWXZ23456789';
 
@@ -266,7 +266,7 @@ export class Grants {
   }
 
   /**
-   * Polls a device code of client `appId` (RFC 8628 §3.4/§3.5): `unknown` (also another client's code), `pending` (and records the poll), `slow_down` when
+   * Polls a device code of client `appId` (RFC 8628 §3.4/§3.5): `unknown` (also another client's code), `pending` (and records the poll), `too_soon` (answered `slow_down`) when
    * polled sooner than the interval, `expired`, `denied` (both final: the row is deleted), or
    * `approved` with the grant (single use: deleted).
    */
@@ -291,6 +291,6 @@ export class Grants {
     // One second of tolerance: clients wait `interval` seconds between polls measured on their own clock.
     const tooSoon = g.lastPollAt > 0 && now - g.lastPollAt < deviceCodeIntervalSeconds - 1;
     await this.db.updateTable('device_codes').set({ last_poll_at: now }).where('code_hash', '=', hash).execute();
-    return { state: tooSoon ? 'slow_down' : 'pending' };
+    return { state: tooSoon ? 'too_soon' : 'pending' };
   }
 }

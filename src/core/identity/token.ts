@@ -157,7 +157,7 @@ export function registerTokenRoutes(app: FastifyInstance, identity: Identity, or
           throw errors.oauth.deviceCodeNotValid({}, asOauth);
         case 'pending':
           throw errors.oauth.authorizationPending({}, asOauth);
-        case 'slow_down':
+        case 'too_soon':
           throw errors.oauth.slowDown({ seconds: deviceCodeIntervalSeconds }, asOauth);
         case 'expired':
           throw errors.oauth.deviceCodeExpired({}, asOauth);

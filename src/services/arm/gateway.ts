@@ -9,7 +9,7 @@
  */
 import type { FastifyRequest } from 'fastify';
 import type { AppContext } from '../../context.ts';
-import { errors, type ApiError } from '../../core/errors/index.ts';
+import { armBearerChallenge, errors, type ApiError } from '../../core/errors/index.ts';
 import { AuthFailure, authenticate } from '../../core/auth.ts';
 import type { Principal } from '../../core/identity/identity.ts';
 import { isUuid } from '../../core/ids.ts';
@@ -58,7 +58,7 @@ function apiVersionOf(req: FastifyRequest): string | undefined {
 /** Converts a bearer failure into the ARM 401 with its `WWW-Authenticate` challenge. */
 export function armAuthError(e: AuthFailure, ctx: AppContext, principalTenant?: string): ApiError {
   const tenant = principalTenant ?? 'common';
-  const challenge = `Bearer authorization_uri="${ctx.origin()}/${tenant}", error="invalid_token", error_description="${e.reason === 'missing' ? 'The authentication failed because of missing \'Authorization\' header.' : e.reason === 'invalid_header' ? "The authentication failed because of malformed 'Authorization' header." : 'The access token is invalid.'}"`;
+  const challenge = armBearerChallenge(`${ctx.origin()}/${tenant}`, e.reason);
   const options = { headers: { 'WWW-Authenticate': challenge } };
   return e.reason === 'missing'
     ? errors.arm.authenticationFailed({}, options)

@@ -1,0 +1,60 @@
+/**
+ * Request bodies: JSON for every family behind one depth guard and a lone-surrogate check
+ * (issue 11), forms for the identity provider, anything else as a buffer; and the validators
+ * of route schemas (text parts coerce, bodies do not).
+ */
+import type { FastifyInstance } from 'fastify';
+import formbody from '@fastify/formbody';
+import { Ajv } from 'ajv';
+import addFormats from 'ajv-formats';
+import { surrogatePath, jsonDepthExceeds, maxJsonDepth } from '../core/input.ts';
+
+/**
+ * Registers the body parsers and the schema validator compiler.
+ * Parse failures become errors with `code` `STRATUS_JSON_TOO_DEEP` / `STRATUS_INVALID_JSON`
+ * (status 400), which the app's error handler renders in the family's envelope.
+ */
+export async function registerBodyParsing(app: FastifyInstance): Promise<void> {
+  // JSON bodies: empty means none; anything else must parse.
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser(/^application\/([\w.+-]+\+)?json/i, { parseAs: 'string' }, (_req, body, done) => {
+    const text = String(body);
+    if (text.trim() === '') return done(null, undefined);
+    // One depth guard for every family, before anything parses or walks the document (issue 11).
+    if (jsonDepthExceeds(text, maxJsonDepth)) {
+      const err = new Error(`The request body is nested more than ${maxJsonDepth} levels deep.`) as Error & { statusCode: number; code: string };
+      err.statusCode = 400;
+      err.code = 'STRATUS_JSON_TOO_DEEP';
+      return done(err, undefined);
+    }
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch (e) {
+      const err = new Error(`The request content is not valid JSON: ${(e as Error).message}`) as Error & { statusCode: number; code: string };
+      err.statusCode = 400;
+      err.code = 'STRATUS_INVALID_JSON';
+      return done(err, undefined);
+    }
+    // A lone surrogate (only an escape can make one: decoded UTF-8 never holds one) is text no store keeps as sent.
+    if (/\\u[dD][89a-fA-F]/.test(text)) {
+      const at = surrogatePath(parsed);
+      if (at !== undefined) {
+        const err = new Error(`The request content is not valid text: the value at '${at || '(root)'}' contains lone surrogates (invalid UTF-16).`) as Error & { statusCode: number; code: string };
+        err.statusCode = 400;
+        err.code = 'STRATUS_INVALID_JSON';
+        return done(err, undefined);
+      }
+    }
+    done(null, parsed);
+  });
+  // Query strings and path parameters are text, so their schemas coerce ("5" → 5, one value →
+  // [value]); bodies are JSON and are validated as sent: {"displayName": 42} is not a string.
+  const ajvText = new Ajv({ coerceTypes: 'array', useDefaults: true, removeAdditional: false, allErrors: false, strict: false });
+  const ajvBody = new Ajv({ coerceTypes: false, useDefaults: true, removeAdditional: false, allErrors: false, strict: false });
+  addFormats.default(ajvText);
+  addFormats.default(ajvBody);
+  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? ajvBody : ajvText).compile(schema as object) as any);
+  await app.register(formbody);
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
+}
