@@ -10,6 +10,10 @@ import type { CacheHub } from '../../core/cache.ts';
 import { fromJson, toJson } from '../../store/db.ts';
 import type { Database } from '../../store/database.ts';
 import type { ArmDatabase } from './tables.ts';
+import { param, prepared } from '../../store/prepared.ts';
+
+/** A tracked resource by its lower-cased id (the request path's hottest read, compiled once). */
+const resourceById = prepared((db: Kysely<Database>) => db.selectFrom('arm_resources').selectAll().where('id_lower', '=', param(0)));
 
 /** A management group; `parentId` is the parent's name (undefined for the tenant root). */
 export interface ManagementGroup {
@@ -245,7 +249,7 @@ export class ArmStore {
 
   /** A tracked resource by id (case-insensitive). */
   async getResource(id: string): Promise<ArmResourceRow | undefined> {
-    const r = await this.db.selectFrom('arm_resources').selectAll().where('id_lower', '=', id.toLowerCase()).executeTakeFirst();
+    const [r] = await resourceById(this.db, id.toLowerCase());
     return r ? toRow(r) : undefined;
   }
 

@@ -16,6 +16,10 @@ import { autoIncrementKey, fromJson, toJson, type Migrations } from '../../store
 import type { FieldMap } from '../../core/odata/index.ts';
 import type { Database } from '../../store/database.ts';
 import type { AutomationDatabase } from './tables.ts';
+import { param, prepared } from '../../store/prepared.ts';
+
+/** A webhook by its lower-cased id (compiled once: the area's hottest read). */
+const webhookById = prepared((db: Kysely<Database>) => db.selectFrom('automation_webhooks').selectAll().where('id_lower', '=', param(0)));
 
 /** A stored webhook: its document and columns. */
 export interface WebhookRow {
@@ -137,7 +141,7 @@ export class AutomationStore {
 
   /** A webhook by id (case-insensitive). */
   async webhook(id: string): Promise<WebhookRow | undefined> {
-    const r = await this.db.selectFrom('automation_webhooks').selectAll().where('id_lower', '=', id.toLowerCase()).executeTakeFirst();
+    const [r] = await webhookById(this.db, id.toLowerCase());
     return r ? toWebhook(r) : undefined;
   }
 

@@ -9,6 +9,16 @@ import { searchColumns, transactionColumnValues } from './fields.ts';
 import type { DemoBillingAccount } from './seed.ts';
 import type { BillingRole, Invoice, Transaction } from './model.ts';
 import type { Database } from '../../store/database.ts';
+import { param, prepared } from '../../store/prepared.ts';
+
+/** The checks every transactions request runs, compiled once (issue 9). */
+const accountByName = prepared((db: Kysely<Database>) => db.selectFrom('billing_accounts').select('name').where('tenant_id', '=', param(0)).where('name', '=', param(1)));
+const rolesOnAccount = prepared((db: Kysely<Database>) =>
+  db.selectFrom('billing_role_assignments').select('role').where('tenant_id', '=', param(0)).where('account_name', '=', param(1)).where('principal_id', '=', param(2)),
+);
+const invoiceByName = prepared((db: Kysely<Database>) =>
+  db.selectFrom('billing_invoices').select('body').where('tenant_id', '=', param(0)).where('account_name', '=', param(1)).where('name', '=', param(2)),
+);
 
 /** What a transaction listing asks for. */
 export interface TransactionQuery {
@@ -58,31 +68,18 @@ export class BillingStore {
 
   /** Whether the billing account exists in the tenant. */
   async accountExists(tenantId: string, accountName: string): Promise<boolean> {
-    const r = await this.db.selectFrom('billing_accounts').select('name').where('tenant_id', '=', tenantId).where('name', '=', accountName).executeTakeFirst();
-    return r !== undefined;
+    return (await accountByName(this.db, tenantId, accountName)).length > 0;
   }
 
   /** The roles `principalId` holds on the billing account. */
   async rolesOf(tenantId: string, accountName: string, principalId: string): Promise<BillingRole[]> {
-    const rows = await this.db
-      .selectFrom('billing_role_assignments')
-      .select('role')
-      .where('tenant_id', '=', tenantId)
-      .where('account_name', '=', accountName)
-      .where('principal_id', '=', principalId)
-      .execute();
+    const rows = await rolesOnAccount(this.db, tenantId, accountName, principalId);
     return rows.map((r) => r.role as BillingRole);
   }
 
   /** The invoice, or undefined. */
   async invoice(tenantId: string, accountName: string, invoiceName: string): Promise<Invoice | undefined> {
-    const r = await this.db
-      .selectFrom('billing_invoices')
-      .select('body')
-      .where('tenant_id', '=', tenantId)
-      .where('account_name', '=', accountName)
-      .where('name', '=', invoiceName)
-      .executeTakeFirst();
+    const [r] = await invoiceByName(this.db, tenantId, accountName, invoiceName);
     return r ? fromJson<Invoice>(r.body) : undefined;
   }
 

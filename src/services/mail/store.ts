@@ -12,6 +12,24 @@ import { recordMailChanges, type MailChange } from './changes.ts';
 import { isWellFormedId, newAttachmentId, newChangeKey, newFolderId, newImmutableId, newMessageId } from './ids.ts';
 import { bodyText, type MessageDoc, type MessageRecord } from './message.ts';
 import type { Database } from '../../store/database.ts';
+import { param, prepared } from '../../store/prepared.ts';
+
+/** The request path's reads of a mailbox, compiled once (issue 9). */
+const wellKnownFoldersOf = prepared((db: Kysely<Database>) =>
+  db.selectFrom('mail_folders').select(['id', 'well_known']).where('tenant_id', '=', param(0)).where('mailbox_id', '=', param(1)).where('well_known', 'is not', null),
+);
+const folderById = prepared((db: Kysely<Database>) =>
+  db.selectFrom('mail_folders').selectAll().where('id', '=', param(0)).where('tenant_id', '=', param(1)).where('mailbox_id', '=', param(2)),
+);
+const messageById = prepared((db: Kysely<Database>) =>
+  db
+    .selectFrom('mail_messages')
+    .selectAll()
+    .where('tenant_id', '=', param(0))
+    .where('mailbox_id', '=', param(1))
+    .where((eb) => eb.or([eb('id', '=', param(2)), eb('immutable_id', '=', param(2))]))
+    .where('folder_id', '<>', param(3)),
+);
 import type { MailDatabase } from './tables.ts';
 
 /** A mailbox: the owner's tenant and object id, with its well-known folders' ids. */
@@ -71,7 +89,7 @@ export const malformed = () => errors.mail.idMalformed();
  */
 export async function openMailbox(db: Kysely<Database>, user: { tenantId: string; id: string; mail: string; displayName: string }): Promise<Mailbox> {
   const read = async () =>
-    (await db.selectFrom('mail_folders').select(['id', 'well_known']).where('tenant_id', '=', user.tenantId).where('mailbox_id', '=', user.id).where('well_known', 'is not', null).execute()) as { id: string; well_known: string }[];
+    (await wellKnownFoldersOf(db, user.tenantId, user.id)) as { id: string; well_known: string }[];
   let rows = await read();
   if (rows.length < wellKnownFolders.length) {
     const at = nowIso();
@@ -98,7 +116,7 @@ export async function getFolder(db: Kysely<Database>, mb: Mailbox, idOrName: str
   const wk = mb.wellKnown.get(idOrName.toLowerCase());
   const id = wk ?? idOrName;
   if (!wk && !isWellFormedId(id)) throw malformed();
-  const r = await db.selectFrom('mail_folders').selectAll().where('id', '=', id).where('tenant_id', '=', mb.tenantId).where('mailbox_id', '=', mb.mailboxId).executeTakeFirst();
+  const [r] = await folderById(db, id, mb.tenantId, mb.mailboxId);
   if (!r) throw folderNotFound();
   return folderFromRow(r);
 }
@@ -249,14 +267,7 @@ export async function updateMessage(db: Kysely<Database>, m: MessageRecord): Pro
 export async function findMessage(db: Kysely<Database>, mb: Mailbox, id: string): Promise<MessageRecord | undefined> {
   if (!isWellFormedId(id)) throw malformed();
   const purges = mb.wellKnown.get('recoverableitemspurges')!;
-  const r = await db
-    .selectFrom('mail_messages')
-    .selectAll()
-    .where('tenant_id', '=', mb.tenantId)
-    .where('mailbox_id', '=', mb.mailboxId)
-    .where((eb) => eb.or([eb('id', '=', id), eb('immutable_id', '=', id)]))
-    .where('folder_id', '<>', purges)
-    .executeTakeFirst();
+  const [r] = await messageById(db, mb.tenantId, mb.mailboxId, id, purges);
   return r ? messageFromRow(r) : undefined;
 }
 

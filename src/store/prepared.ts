@@ -1,0 +1,58 @@
+/**
+ * Queries built and compiled once, run many times (issue 9: "prepares each statement once").
+ * Kysely builds an immutable query tree and compiles it to SQL on every call; for the reads of
+ * the request path that is most of their cost. A prepared query is built once per database
+ * handle with {@link param} placeholders where the values go, compiled once, and each call
+ * only substitutes its arguments and executes — the SQL text is the same every time, so the
+ * driver's statement cache (SQLite) and named statements (PostgreSQL) apply too.
+ *
+ * Usage:
+ * ```ts
+ * const webhookById = prepared((db: Kysely<Database>) =>
+ *   db.selectFrom('automation_webhooks').selectAll().where('id_lower', '=', param(0)));
+ * const rows = await webhookById(ctx.store.db, id.toLowerCase());
+ * ```
+ */
+import type { CompiledQuery, Compilable, Kysely } from 'kysely';
+
+const markerPrefix = '\u0000stratus:param:';
+
+/**
+ * Placeholder for the `index`-th argument of a {@link prepared} query (typed as the column
+ * value it stands for; it is a marker string until the call substitutes it).
+ */
+export function param<T = string>(index: number): T {
+  return `${markerPrefix}${index}\u0000` as unknown as T;
+}
+
+function slotOf(value: unknown): number | undefined {
+  if (typeof value !== 'string' || !value.startsWith(markerPrefix)) return undefined;
+  return Number(value.slice(markerPrefix.length, -1));
+}
+
+interface Compiled<O> {
+  query: CompiledQuery<O>;
+  /** For each parameter of the SQL: the argument index that fills it, or undefined for a constant. */
+  slots: (number | undefined)[];
+}
+
+/**
+ * A query compiled once per database handle (a `Kysely` instance or a transaction).
+ * @param build makes the query; every value that varies is `param(i)`; everything else is constant.
+ * @returns `(db, ...args) => rows`; `args[i]` fills `param(i)`.
+ * @throws Error at first use when the query has no placeholder for an argument index used later (a programming error).
+ */
+export function prepared<DB, O, A extends unknown[] = unknown[]>(build: (db: Kysely<DB>) => Compilable<O>): (db: Kysely<DB>, ...args: A) => Promise<O[]> {
+  const byDb = new WeakMap<Kysely<DB>, Compiled<O>>();
+  return async (db, ...args) => {
+    let c = byDb.get(db);
+    if (!c) {
+      const query = build(db).compile();
+      c = { query, slots: query.parameters.map(slotOf) };
+      byDb.set(db, c);
+    }
+    const { query, slots } = c;
+    const parameters = slots.map((s, i) => (s === undefined ? query.parameters[i] : args[s]));
+    return (await db.executeQuery<O>({ ...query, parameters })).rows;
+  };
+}
