@@ -101,7 +101,7 @@ export function registerNotFound(app: FastifyInstance): void {
         : family === 'mail'
           ? `Resource not found for the segment '${pathOnly!.split('/').filter(Boolean).pop() ?? ''}'.`
           : `No route matches ${req.method} ${pathOnly}.`;
-    const status = family === 'mail' ? 400 : 404;
-    return sendError(family, withStatus(errors[family].routeNotFound({ message }), status), req, reply);
+    // Each family's catalogue says the status (mail answers an unknown segment 400).
+    return sendError(family, errors[family].routeNotFound({ message }), req, reply);
   });
 }

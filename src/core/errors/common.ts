@@ -179,8 +179,7 @@ export function mergeCatalogues<A extends Record<string, ErrorEntry>, B extends 
 
 /**
  * `err` with another status (same code, message and options): for an entry whose status is
- * decided at run time — `requestRejected` with the framework's 4xx, and the app's route-not-found
- * answer of mail, which is 400 (the `mail.routeNotFound` entry says 404).
+ * decided at run time — `requestRejected` with the framework's 4xx.
  * @param err a raised error.
  * @param status the HTTP status to answer instead.
  */

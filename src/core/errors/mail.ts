@@ -25,7 +25,7 @@ const bearerChallenge = { 'WWW-Authenticate': 'Bearer realm="", error="invalid_t
 /** Errors of the `mail` family. */
 export const mail = defineErrors('mail', {
   invalidBody: { status: 400, code: 'BadRequest', message: '{message}', when: 'The request body does not parse or does not fit the schema.' },
-  routeNotFound: { status: 404, code: 'BadRequest', message: '{message}', when: 'No route matches the path.' },
+  routeNotFound: { status: 400, code: 'BadRequest', message: '{message}', when: 'No route matches the path.' },
 
   // Authentication, permissions, throttling (reference mail §8.2, §9)
   tokenMissing: { status: 401, code: 'InvalidAuthenticationToken', message: 'Access token is empty.', headers: bearerChallenge, when: 'The request carries no bearer token.' },
