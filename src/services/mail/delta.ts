@@ -10,7 +10,7 @@ import type { Kysely } from 'kysely';
 import { errors } from '../../core/errors/index.ts';
 import { absoluteUrl, decodeToken, encodeToken } from '../../core/paging.ts';
 import { latestMailChangeSeq, mailChangesSince } from './changes.ts';
-import { messageFromRow, type FolderRow, type Mailbox } from './store.ts';
+import { messageFromRow, messageRowColumns, type FolderRow, type Mailbox } from './store.ts';
 import type { MessageRecord } from './message.ts';
 import { opt } from './query.ts';
 import type { Database } from '../../store/database.ts';
@@ -86,7 +86,7 @@ export async function deltaPage(db: Kysely<Database>, r: DeltaRequest): Promise<
   const items: ({ message: MessageRecord } | { removed: string })[] = [];
   const link = (kind: '$skiptoken' | '$deltatoken', s: DeltaState) => absoluteUrl(r.origin, r.path, { [kind]: encodeToken(s) });
   if (st.p === 'i') {
-    let q = db.selectFrom('mail_messages').selectAll().where('tenant_id', '=', r.mb.tenantId).where('mailbox_id', '=', r.mb.mailboxId).where('folder_id', '=', r.folder.id).where('pk', '>', st.k);
+    let q = db.selectFrom('mail_messages').select(messageRowColumns).where('tenant_id', '=', r.mb.tenantId).where('mailbox_id', '=', r.mb.mailboxId).where('folder_id', '=', r.folder.id).where('pk', '>', st.k);
     if (st.rv) q = q.where('received_at', st.rop === 'gt' ? '>' : '>=', st.rv);
     const rows = await q.orderBy('pk').limit(r.pageSize + 1).execute();
     for (const row of rows.slice(0, r.pageSize)) items.push({ message: messageFromRow(row) });
@@ -100,7 +100,7 @@ export async function deltaPage(db: Kysely<Database>, r: DeltaRequest): Promise<
     if (st.ct && !st.ct.includes(c.changeType)) continue;
     if (seen.has(c.messageId)) continue;
     seen.add(c.messageId);
-    const row = await db.selectFrom('mail_messages').selectAll().where('tenant_id', '=', r.mb.tenantId).where('mailbox_id', '=', r.mb.mailboxId).where('id', '=', c.messageId).executeTakeFirst();
+    const row = await db.selectFrom('mail_messages').select(messageRowColumns).where('tenant_id', '=', r.mb.tenantId).where('mailbox_id', '=', r.mb.mailboxId).where('id', '=', c.messageId).executeTakeFirst();
     if (row && (row as any).folder_id === r.folder.id) {
       const m = messageFromRow(row);
       if (st.rv && !(st.rop === 'gt' ? m.receivedAt > st.rv : m.receivedAt >= st.rv)) continue;

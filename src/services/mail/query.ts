@@ -12,6 +12,7 @@ import { fromJson, isPostgres } from '../../store/db.ts';
 import { selectableProperties } from './message.ts';
 import { readOffThread } from './read-worker.ts';
 import type { Database } from '../../store/database.ts';
+import { qualifiedMessageRowColumns } from './store.ts';
 
 /** `$filter` / `$orderby` properties of a message and where they live. */
 export const messageFields: FieldMap = {
@@ -253,10 +254,10 @@ export async function listMessageRows(db: Kysely<Database>, lq: ListQuery): Prom
     // (the page's pks), then read the page's rows, instead of sorting every matching row whole.
     let keys = base.select('mail_messages.pk');
     for (const o of order) keys = keys.orderBy(o.column as any, o.direction);
-    query = db.selectFrom('mail_messages').selectAll('mail_messages').where('mail_messages.pk', 'in', keys.limit(lq.pageSize + 1).offset(lq.skip));
+    query = db.selectFrom('mail_messages').select(qualifiedMessageRowColumns).where('mail_messages.pk', 'in', keys.limit(lq.pageSize + 1).offset(lq.skip));
     for (const o of order) query = query.orderBy(o.column as any, o.direction);
   } else {
-    query = base.selectAll('mail_messages');
+    query = base.select(qualifiedMessageRowColumns);
     for (const o of order) query = query.orderBy(o.column as any, o.direction);
     query = query.limit(lq.pageSize + 1).offset(lq.skip);
   }

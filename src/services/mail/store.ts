@@ -14,6 +14,16 @@ import { bodyText, type MessageDoc, type MessageRecord } from './message.ts';
 import type { Database } from '../../store/database.ts';
 import { param, prepared } from '../../store/prepared.ts';
 
+/**
+ * The `mail_messages` columns a {@link MessageRecord} is made of (see {@link messageFromRow}):
+ * reads select these, not the filter and search columns derived from the document (the
+ * search text alone can be as large as the body).
+ */
+export const messageRowColumns = ['pk', 'id', 'immutable_id', 'tenant_id', 'mailbox_id', 'folder_id', 'created_at', 'modified_at', 'received_at', 'sent_at', 'is_read', 'is_draft', 'has_attachments', 'change_key', 'doc'] as const;
+
+/** {@link messageRowColumns} qualified by the table (for queries that join). */
+export const qualifiedMessageRowColumns = messageRowColumns.map((c) => `mail_messages.${c}` as const);
+
 /** The request path's reads of a mailbox, compiled once (issue 9). */
 const wellKnownFoldersOf = prepared((db: Kysely<Database>) =>
   db.selectFrom('mail_folders').select(['id', 'well_known']).where('tenant_id', '=', param(0)).where('mailbox_id', '=', param(1)).where('well_known', 'is not', null),
@@ -24,7 +34,7 @@ const folderById = prepared((db: Kysely<Database>) =>
 const messageById = prepared((db: Kysely<Database>) =>
   db
     .selectFrom('mail_messages')
-    .selectAll()
+    .select(messageRowColumns)
     .where('tenant_id', '=', param(0))
     .where('mailbox_id', '=', param(1))
     .where((eb) => eb.or([eb('id', '=', param(2)), eb('immutable_id', '=', param(2))]))
