@@ -13,7 +13,7 @@ import type { AppContext } from '../../context.ts';
 import { nowIso, nowMs } from '../../core/clock.ts';
 import { randomToken } from '../../core/ids.ts';
 import { toJson } from '../../store/db.ts';
-import { deleteSubscriptionRows, subscriptionFromRow, type Subscription } from './subscriptions.ts';
+import { deleteSubscriptionRows, subscriptionFromRow, type Subscription } from './store.ts';
 import { recordAttempt, type DeliveryAttempt } from './attempts.ts';
 
 /** Notifications per POST. */

@@ -14,7 +14,8 @@ import { isPostgres, toJson } from '../../store/db.ts';
 import { latestMailChangeSeq, mailChangesAfter, mailChangeWriters, writersFinished, type MailChangeRow } from '../mail/changes.ts';
 import { openMailbox, findMessage, type Mailbox } from '../mail/store.ts';
 import type { MessageRecord } from '../mail/message.ts';
-import { filterQuery, subscriptionFromRow, type Subscription } from './subscriptions.ts';
+import { filterQuery } from './subscriptions.ts';
+import { subscriptionFromRow, type Subscription } from './store.ts';
 import { yieldEvery, yieldToIo, type OutboxRow } from './delivery.ts';
 
 /** Changes read per tick. */
