@@ -4,7 +4,7 @@
  * retries and lifecycle notifications (`worker.ts`). Reference mail.md §7.
  */
 import type { ServiceModule } from '../../context.ts';
-import { mailsyncMigrations, mailsyncTables } from './store.ts';
+import { mailsyncMigrations, mailsyncTables } from './migrations.ts';
 import { registerSubscriptionRoutes } from './routes.ts';
 import { startNotificationWorker } from './worker.ts';
 

@@ -1,92 +1,14 @@
 /**
  * Storage of the change-notification area (reference mail.md §7): subscriptions, the
  * notification outbox (pending deliveries with their retry state, so a restart resumes) and
- * the worker's cursor over the mail change log — their migrations and the queries of the
- * subscription operations and the console.
+ * the worker's cursor over the mail change log: the queries of the subscription operations,
+ * the notification worker and the console (the migrations are in `migrations.ts`).
  */
 import type { Kysely } from 'kysely';
+import { latestMailChangeSeq } from '../mail/changes.ts';
 import { nowIso } from '../../core/clock.ts';
-import { autoIncrementKey, fromJson, toJson, type Migrations } from '../../store/db.ts';
+import { fromJson, toJson } from '../../store/db.ts';
 import type { Database } from '../../store/database.ts';
-import type { MailsyncDatabase } from './tables.ts';
-
-/** Migrations of `mail_subscriptions`, `mail_subscription_members`, `mail_notifications` and `mail_sync_state`. */
-export const mailsyncMigrations: Migrations = {
-  mailsync_0002_subscriptions: {
-    async up(db: Kysely<unknown>) {
-      await db.schema
-        .createTable('mail_subscriptions')
-        .addColumn('id', 'varchar(36)', (c) => c.primaryKey())
-        .addColumn('tenant_id', 'varchar(64)', (c) => c.notNull())
-        .addColumn('mailbox_id', 'varchar(64)', (c) => c.notNull())
-        .addColumn('app_id', 'varchar(64)', (c) => c.notNull())
-        .addColumn('creator_id', 'varchar(64)', (c) => c.notNull())
-        .addColumn('resource', 'varchar(2048)', (c) => c.notNull())
-        .addColumn('folder_id', 'varchar(512)')
-        .addColumn('exclude_folders', 'text', (c) => c.notNull())
-        .addColumn('change_types', 'varchar(64)', (c) => c.notNull())
-        .addColumn('notification_url', 'text', (c) => c.notNull())
-        .addColumn('lifecycle_url', 'text')
-        .addColumn('client_state', 'varchar(256)')
-        .addColumn('expiration', 'varchar(32)', (c) => c.notNull())
-        .addColumn('tls_version', 'varchar(8)', (c) => c.notNull())
-        .addColumn('notification_url_app_id', 'varchar(64)')
-        .addColumn('immutable', 'integer', (c) => c.notNull())
-        .addColumn('start_seq', 'bigint', (c) => c.notNull())
-        .addColumn('reauth_sent', 'integer', (c) => c.notNull())
-        .addColumn('created_at', 'varchar(32)', (c) => c.notNull())
-        .execute();
-      await db.schema.createIndex('mail_subscriptions_mailbox').on('mail_subscriptions').columns(['tenant_id', 'mailbox_id', 'expiration']).execute();
-      await db.schema.createIndex('mail_subscriptions_app').on('mail_subscriptions').columns(['tenant_id', 'app_id', 'creator_id', 'id']).execute();
-      await db.schema.createIndex('mail_subscriptions_expiration').on('mail_subscriptions').columns(['expiration']).execute();
-
-      await db.schema
-        .createTable('mail_notifications')
-        .addColumn('seq', ...autoIncrementKey(db))
-        .addColumn('tenant_id', 'varchar(64)', (c) => c.notNull())
-        .addColumn('subscription_id', 'varchar(36)', (c) => c.notNull())
-        .addColumn('kind', 'varchar(16)', (c) => c.notNull())
-        .addColumn('url', 'text', (c) => c.notNull())
-        .addColumn('payload', 'text', (c) => c.notNull())
-        .addColumn('attempts', 'integer', (c) => c.notNull())
-        .addColumn('first_at', 'varchar(32)', (c) => c.notNull())
-        .addColumn('due_at', 'varchar(32)', (c) => c.notNull())
-        .addColumn('claim', 'varchar(64)')
-        .execute();
-      await db.schema.createIndex('mail_notifications_due').on('mail_notifications').columns(['due_at', 'seq']).execute();
-      await db.schema.createIndex('mail_notifications_subscription').on('mail_notifications').columns(['subscription_id', 'kind']).execute();
-      await db.schema.createIndex('mail_notifications_claim').on('mail_notifications').columns(['claim']).execute();
-
-      await db.schema
-        .createTable('mail_sync_state')
-        .addColumn('name', 'varchar(64)', (c) => c.primaryKey())
-        .addColumn('seq', 'bigint', (c) => c.notNull())
-        .execute();
-    },
-  },
-  mailsync_0003_notifications_by_receiver: {
-    async up(db: Kysely<unknown>) {
-      // Due notifications grouped per receiver (delivery picks receivers, then their rows).
-      await db.schema.createIndex('mail_notifications_receiver').on('mail_notifications').columns(['kind', 'url', 'due_at', 'seq']).execute();
-    },
-  },
-  mailsync_0004_filters: {
-    async up(db: Kysely<unknown>) {
-      await db.schema.alterTable('mail_subscriptions').addColumn('filter', 'text').execute();
-      // What a filtered subscription knows of a message: inside or outside its filter (reference mail §7.3).
-      await db.schema
-        .createTable('mail_subscription_members')
-        .addColumn('subscription_id', 'varchar(36)', (c) => c.notNull())
-        .addColumn('message_id', 'varchar(512)', (c) => c.notNull())
-        .addColumn('inside', 'integer', (c) => c.notNull())
-        .addPrimaryKeyConstraint('mail_subscription_members_pk', ['subscription_id', 'message_id'])
-        .execute();
-    },
-  },
-};
-
-/** The area's data tables, children first (cleared by the control-plane reset). */
-export const mailsyncTables: (keyof MailsyncDatabase)[] = ['mail_subscription_members', 'mail_notifications', 'mail_subscriptions', 'mail_sync_state'];
 
 /** A stored subscription. Times are ISO 8601 UTC with milliseconds. */
 export interface Subscription {
@@ -267,4 +189,157 @@ export async function deliveryQueue(db: Kysely<Database>): Promise<QueueSummary[
     .groupBy(['subscription_id', 'kind'])
     .execute()) as any[];
   return rows.map((r) => ({ subscriptionId: r.subscription_id, kind: r.kind, queued: Number(r.n), attempts: Number(r.attempts), firstQueued: r.first_at, nextDue: r.due_at }));
+}
+
+/** One queued notification (a `mail_notifications` row to insert). */
+export interface OutboxRow {
+  tenant_id: string;
+  subscription_id: string;
+  kind: 'change' | 'lifecycle';
+  url: string;
+  payload: string;
+  attempts: number;
+  first_at: string;
+  due_at: string;
+  claim: null;
+}
+
+/** Queues notifications. */
+export async function insertNotifications(db: Kysely<Database>, rows: OutboxRow[]): Promise<void> {
+  for (let i = 0; i < rows.length; i += 200) await db.insertInto('mail_notifications').values(rows.slice(i, i + 200)).execute();
+}
+
+// ---- the matcher's cursor over the change log and filter membership (match.ts) ----
+
+/** The worker's cursor (the last change-log `seq` matched), undefined before the first run. */
+export async function readCursor(db: Kysely<Database>): Promise<number | undefined> {
+  const state = await db.selectFrom('mail_sync_state').select('seq').where('name', '=', 'cursor').executeTakeFirst();
+  return state ? Number(state.seq) : undefined;
+}
+
+/** Starts the cursor at the end of the change log (another instance may have done it first). */
+export async function initCursor(db: Kysely<Database>): Promise<void> {
+  const latest = await latestMailChangeSeq(db);
+  await db.insertInto('mail_sync_state').values({ name: 'cursor', seq: latest }).onConflict((oc) => oc.column('name').doNothing()).execute();
+}
+
+/**
+ * Moves the cursor from `cursor` to `next`.
+ * @returns false when another worker moved it first
+ */
+export async function advanceCursor(trx: Kysely<Database>, cursor: number, next: number): Promise<boolean> {
+  const r = await trx.updateTable('mail_sync_state').set({ seq: next }).where('name', '=', 'cursor').where('seq', '=', cursor).executeTakeFirst();
+  return Number(r.numUpdatedRows) === 1;
+}
+
+/** The subscriptions unexpired at `now` on any of the mailboxes. */
+export async function subscriptionsOnMailboxes(db: Kysely<Database>, pairs: { tenantId: string; mailboxId: string }[], now: string): Promise<Subscription[]> {
+  return (
+    await db
+      .selectFrom('mail_subscriptions')
+      .selectAll()
+      .where((eb) => eb.or(pairs.map((c) => eb.and([eb('tenant_id', '=', c.tenantId), eb('mailbox_id', '=', c.mailboxId)]))))
+      .where('expiration', '>', now)
+      .execute()
+  ).map(subscriptionFromRow);
+}
+
+/** Whether a filtered subscription last saw the message inside its filter; undefined if it never saw it. */
+export async function memberInside(db: Kysely<Database>, subscriptionId: string, messageId: string): Promise<boolean | undefined> {
+  const r = await db.selectFrom('mail_subscription_members').select('inside').where('subscription_id', '=', subscriptionId).where('message_id', '=', messageId).executeTakeFirst();
+  return r ? Number((r as any).inside) === 1 : undefined;
+}
+
+/** Records filter membership: key `subscriptionId\nmessageId`, value inside / outside, or null to forget. */
+export async function writeMembers(trx: Kysely<Database>, members: Map<string, boolean | null>): Promise<void> {
+  for (const [key, inside] of members) {
+    const [subscriptionId, messageId] = key.split('\n') as [string, string];
+    if (inside === null) await trx.deleteFrom('mail_subscription_members').where('subscription_id', '=', subscriptionId).where('message_id', '=', messageId).execute();
+    else
+      await trx
+        .insertInto('mail_subscription_members')
+        .values({ subscription_id: subscriptionId, message_id: messageId, inside: inside ? 1 : 0 })
+        .onConflict((oc) => oc.columns(['subscription_id', 'message_id']).doUpdateSet({ inside: inside ? 1 : 0 }))
+        .execute();
+  }
+}
+
+// ---- lifecycle and delivery of the outbox (delivery.ts) ----
+
+/**
+ * Subscriptions that expired by `now`, or that expire by `soon` and have a lifecycle URL but
+ * no `reauthorizationRequired` queued yet; soonest first, at most 200.
+ */
+export async function subscriptionsDueForLifecycle(db: Kysely<Database>, now: string, soon: string): Promise<Subscription[]> {
+  return (
+    await db
+      .selectFrom('mail_subscriptions')
+      .selectAll()
+      .where('expiration', '<=', soon)
+      .where((eb) => eb.or([eb('expiration', '<=', now), eb.and([eb('lifecycle_url', 'is not', null), eb('reauth_sent', '=', 0)])]))
+      .orderBy('expiration')
+      .limit(200)
+      .execute()
+  ).map(subscriptionFromRow);
+}
+
+/**
+ * Marks `reauthorizationRequired` as queued for the subscription's current expiration.
+ * @returns false when it already was, or the subscription was renewed meanwhile
+ */
+export async function markReauthorizationSent(trx: Kysely<Database>, id: string, expiration: string): Promise<boolean> {
+  const r = await trx.updateTable('mail_subscriptions').set({ reauth_sent: 1 }).where('id', '=', id).where('reauth_sent', '=', 0).where('expiration', '=', expiration).executeTakeFirst();
+  return Number(r.numUpdatedRows) === 1;
+}
+
+/** Receivers (kind and URL) with notifications due at `now`, longest waiting first, at most `limit`. */
+export async function dueReceivers(db: Kysely<Database>, now: string, limit: number): Promise<{ kind: string; url: string }[]> {
+  return (await db
+    .selectFrom('mail_notifications')
+    .select(['kind', 'url', (eb) => eb.fn.min('due_at').as('first_due')])
+    .where('due_at', '<=', now)
+    .groupBy(['kind', 'url'])
+    .orderBy('first_due')
+    .limit(limit)
+    .execute()) as { kind: string; url: string }[];
+}
+
+/** The `seq`s of a receiver's notifications due at `now`, oldest first, at most `limit`. */
+export async function dueSeqs(db: Kysely<Database>, kind: string, url: string, now: string, limit: number): Promise<number[]> {
+  return (await db.selectFrom('mail_notifications').select('seq').where('kind', '=', kind).where('url', '=', url).where('due_at', '<=', now).orderBy('due_at').orderBy('seq').limit(limit).execute()).map((x: any) => Number(x.seq));
+}
+
+/** Claims the notifications still due at `now` under `claim` until `lease` (ISO 8601 UTC). */
+export async function claimNotifications(db: Kysely<Database>, seqs: number[], claim: string, lease: string, now: string): Promise<void> {
+  await db.updateTable('mail_notifications').set({ claim, due_at: lease }).where('seq', 'in', seqs).where('due_at', '<=', now).execute();
+}
+
+/** The notifications held by `claim`, by `seq`. */
+export async function claimedNotifications(db: Kysely<Database>, claim: string) {
+  return db.selectFrom('mail_notifications').selectAll().where('claim', '=', claim).orderBy('seq').execute();
+}
+
+/** Removes the notifications held by `claim` (delivered). */
+export async function deleteClaimed(db: Kysely<Database>, claim: string): Promise<void> {
+  await db.deleteFrom('mail_notifications').where('claim', '=', claim).execute();
+}
+
+/**
+ * A failed batch: its notifications are released with `attempts` and due at `due`, and the
+ * rest of the receiver's unclaimed queue is held back until then too.
+ */
+export async function rescheduleNotifications(db: Kysely<Database>, seqs: number[], attempts: number, due: string, kind: string, url: string): Promise<void> {
+  await db.updateTable('mail_notifications').set({ attempts, claim: null, due_at: due }).where('seq', 'in', seqs).execute();
+  // The receiver is failing: hold back the rest of its queue too, instead of trying it every tick.
+  await db.updateTable('mail_notifications').set({ due_at: due }).where('kind', '=', kind).where('url', '=', url).where('due_at', '<', due).where('claim', 'is', null).execute();
+}
+
+/** Removes notifications by `seq` (dropped past the retry window). */
+export async function deleteNotifications(trx: Kysely<Database>, seqs: number[]): Promise<void> {
+  await trx.deleteFrom('mail_notifications').where('seq', 'in', seqs).execute();
+}
+
+/** The subscriptions among `ids` that have a lifecycle URL. */
+export async function subscriptionsWithLifecycleUrl(trx: Kysely<Database>, ids: string[]): Promise<Subscription[]> {
+  return (await trx.selectFrom('mail_subscriptions').selectAll().where('id', 'in', ids).where('lifecycle_url', 'is not', null).execute()).map(subscriptionFromRow);
 }
