@@ -9,7 +9,7 @@ import { startTestServer, type TestServer } from './helpers/server.ts';
 import { appToken, identities, userToken } from './helpers/auth.ts';
 import { demoTenant, otherTenant } from '../src/seed/demo.ts';
 import { demoDataflows, demoWorkspace, tenantReaderApp, type DemoDataflow } from '../src/services/analytics/seed.ts';
-import { checkAdminAccess } from '../src/services/analytics/routes.ts';
+import { checkAdminAccess } from '../src/services/analytics/rules.ts';
 import type { Principal } from '../src/core/identity/identity.ts';
 import { ApiError } from '../src/core/errors/index.ts';
 

@@ -8,7 +8,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../context.ts';
 import { consoleCookieName, consoleSessionValue } from '../../core/control-key.ts';
-import { deliveryQueue, listAllSubscriptions } from '../mailsync/attempts.ts';
+import { deliveryQueue, listAllSubscriptions } from '../mailsync/store.ts';
 import { href, html, page, sendPage, table } from './html.ts';
 import { registerMailPages } from './mail.ts';
 import { registerSubscriptionPages } from './subscriptions.ts';

@@ -6,7 +6,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../context.ts';
 import { nowMs } from '../../core/clock.ts';
-import { deliveryAttempts, deliveryQueue, listAllSubscriptions } from '../mailsync/attempts.ts';
+import { deliveryAttempts } from '../mailsync/attempts.ts';
+import { deliveryQueue, listAllSubscriptions } from '../mailsync/store.ts';
 import { html, page, sendPage, table } from './html.ts';
 
 /** Registers `/_stratus/console/subscriptions`. */

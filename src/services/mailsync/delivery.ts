@@ -13,7 +13,22 @@ import type { AppContext } from '../../context.ts';
 import { nowIso, nowMs } from '../../core/clock.ts';
 import { randomToken } from '../../core/ids.ts';
 import { toJson } from '../../store/db.ts';
-import { deleteSubscriptionRows, subscriptionFromRow, type Subscription } from './subscriptions.ts';
+import {
+  claimedNotifications,
+  claimNotifications,
+  deleteClaimed,
+  deleteNotifications,
+  deleteSubscriptionRows,
+  dueReceivers,
+  dueSeqs,
+  insertNotifications,
+  markReauthorizationSent,
+  rescheduleNotifications,
+  subscriptionsDueForLifecycle,
+  subscriptionsWithLifecycleUrl,
+  type OutboxRow,
+  type Subscription,
+} from './store.ts';
 import { recordAttempt, type DeliveryAttempt } from './attempts.ts';
 
 /** Notifications per POST. */
@@ -36,19 +51,6 @@ export const yieldToIo = () => new Promise<void>((resolve) => setImmediate(resol
 
 /** The lifecycle events (reference mail §7.4). */
 export type LifecycleEvent = 'reauthorizationRequired' | 'subscriptionRemoved' | 'missed';
-
-/** One queued notification (a `mail_notifications` row to insert). */
-export interface OutboxRow {
-  tenant_id: string;
-  subscription_id: string;
-  kind: 'change' | 'lifecycle';
-  url: string;
-  payload: string;
-  attempts: number;
-  first_at: string;
-  due_at: string;
-  claim: null;
-}
 
 /** The lifecycle notification of a subscription (reference mail §7.4: no resource data). */
 export function lifecycleRow(s: Subscription, event: LifecycleEvent, at: string): OutboxRow {
@@ -79,27 +81,17 @@ export function createDelivery(ctx: AppContext, o: { signal: AbortSignal; stoppe
   async function lifecycle(): Promise<void> {
     const now = nowIso();
     const soon = new Date(nowMs() + reauthorizationLeadMs).toISOString();
-    const due = (
-      await db
-        .selectFrom('mail_subscriptions')
-        .selectAll()
-        .where('expiration', '<=', soon)
-        .where((eb) => eb.or([eb('expiration', '<=', now), eb.and([eb('lifecycle_url', 'is not', null), eb('reauth_sent', '=', 0)])]))
-        .orderBy('expiration')
-        .limit(200)
-        .execute()
-    ).map(subscriptionFromRow);
+    const due = await subscriptionsDueForLifecycle(db, now, soon);
     for (const [i, s] of due.entries()) {
       if (i % yieldEvery === yieldEvery - 1) await yieldToIo();
       if (s.expiration <= now) {
         await ctx.store.transaction(async (trx) => {
           if (!(await deleteSubscriptionRows(trx, s.id, s.tenantId))) return;
-          if (s.lifecycleUrl) await trx.insertInto('mail_notifications').values(lifecycleRow(s, 'subscriptionRemoved', now)).execute();
+          if (s.lifecycleUrl) await insertNotifications(trx, [lifecycleRow(s, 'subscriptionRemoved', now)]);
         });
       } else if (s.lifecycleUrl && !s.reauthSent) {
         await ctx.store.transaction(async (trx) => {
-          const r = await trx.updateTable('mail_subscriptions').set({ reauth_sent: 1 }).where('id', '=', s.id).where('reauth_sent', '=', 0).where('expiration', '=', s.expiration).executeTakeFirst();
-          if (Number(r.numUpdatedRows) === 1) await trx.insertInto('mail_notifications').values(lifecycleRow(s, 'reauthorizationRequired', now)).execute();
+          if (await markReauthorizationSent(trx, s.id, s.expiration)) await insertNotifications(trx, [lifecycleRow(s, 'reauthorizationRequired', now)]);
         });
       }
     }
@@ -110,23 +102,16 @@ export function createDelivery(ctx: AppContext, o: { signal: AbortSignal; stoppe
     if (free <= 0) return;
     const now = nowIso();
     // Receivers with due notifications, longest waiting first; one receiver's backlog never hides another's.
-    const receivers = (await db
-      .selectFrom('mail_notifications')
-      .select(['kind', 'url', (eb) => eb.fn.min('due_at').as('first_due')])
-      .where('due_at', '<=', now)
-      .groupBy(['kind', 'url'])
-      .orderBy('first_due')
-      .limit(free + inflight.size)
-      .execute()) as { kind: string; url: string }[];
+    const receivers = await dueReceivers(db, now, free + inflight.size);
     const lease = new Date(nowMs() + ctx.config.settings.mailSubscriptionValidationTimeoutMs + 60_000).toISOString();
     let started = 0;
     for (const r of receivers) {
       const key = `${r.kind}\n${r.url}`;
       if (inflight.has(key) || started >= free) continue;
-      const seqs = (await db.selectFrom('mail_notifications').select('seq').where('kind', '=', r.kind).where('url', '=', r.url).where('due_at', '<=', now).orderBy('due_at').orderBy('seq').limit(deliveryBatch).execute()).map((x: any) => Number(x.seq));
+      const seqs = await dueSeqs(db, r.kind, r.url, now, deliveryBatch);
       if (seqs.length === 0) continue;
       const claim = randomToken(16);
-      await db.updateTable('mail_notifications').set({ claim, due_at: lease }).where('seq', 'in', seqs).where('due_at', '<=', now).execute();
+      await claimNotifications(db, seqs, claim, lease, now);
       started++;
       const p = post(r.kind, r.url, claim)
         .catch((e) => ctx.log.warn({ err: e }, 'mail notification delivery failed'))
@@ -139,7 +124,7 @@ export function createDelivery(ctx: AppContext, o: { signal: AbortSignal; stoppe
   }
 
   async function post(kind: string, url: string, claim: string): Promise<void> {
-    const rows = await db.selectFrom('mail_notifications').selectAll().where('claim', '=', claim).orderBy('seq').execute();
+    const rows = await claimedNotifications(db, claim);
     if (rows.length === 0) return;
     let ok = false;
     const attempt: DeliveryAttempt = { at: nowIso(), kind, url, subscriptionIds: [...new Set(rows.map((r: any) => r.subscription_id as string))], notifications: rows.length, ok: false };
@@ -160,7 +145,7 @@ export function createDelivery(ctx: AppContext, o: { signal: AbortSignal; stoppe
     if (o.stopped() && !ok) return; // shutting down: the lease expires and a later run retries
     recordAttempt(ctx, attempt);
     if (ok) {
-      await db.deleteFrom('mail_notifications').where('claim', '=', claim).execute();
+      await deleteClaimed(db, claim);
       return;
     }
     await failed(kind, url, rows, attempt);
@@ -178,18 +163,16 @@ export function createDelivery(ctx: AppContext, o: { signal: AbortSignal; stoppe
       const delay = Math.min(maxBackoffMs, baseBackoffMs * 2 ** (attempts - 1));
       const due = new Date(at + delay).toISOString();
       attempt.nextRetry = due;
-      await db.updateTable('mail_notifications').set({ attempts, claim: null, due_at: due }).where('seq', 'in', retry.map((r) => Number(r.seq))).execute();
-      // The receiver is failing: hold back the rest of its queue too, instead of trying it every tick.
-      await db.updateTable('mail_notifications').set({ due_at: due }).where('kind', '=', kind).where('url', '=', url).where('due_at', '<', due).where('claim', 'is', null).execute();
+      await rescheduleNotifications(db, retry.map((r) => Number(r.seq)), attempts, due, kind, url);
     }
     if (dropped.length > 0) {
       attempt.dropped = true;
       await ctx.store.transaction(async (trx) => {
-        await trx.deleteFrom('mail_notifications').where('seq', 'in', dropped.map((r) => Number(r.seq))).execute();
+        await deleteNotifications(trx, dropped.map((r) => Number(r.seq)));
         const subIds = [...new Set(dropped.filter((r) => r.kind === 'change').map((r) => r.subscription_id as string))];
         if (subIds.length === 0) return;
-        const subs = (await trx.selectFrom('mail_subscriptions').selectAll().where('id', 'in', subIds).where('lifecycle_url', 'is not', null).execute()).map(subscriptionFromRow);
-        for (const s of subs) await trx.insertInto('mail_notifications').values(lifecycleRow(s, 'missed', now)).execute();
+        const subs = await subscriptionsWithLifecycleUrl(trx, subIds);
+        for (const s of subs) await insertNotifications(trx, [lifecycleRow(s, 'missed', now)]);
       });
     }
   }

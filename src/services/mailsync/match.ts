@@ -11,11 +11,12 @@ import type { AppContext } from '../../context.ts';
 import { nowIso } from '../../core/clock.ts';
 import { newUuid } from '../../core/ids.ts';
 import { isPostgres, toJson } from '../../store/db.ts';
-import { latestMailChangeSeq, mailChangesAfter, mailChangeWriters, writersFinished, type MailChangeRow } from '../mail/changes.ts';
+import { mailChangesAfter, mailChangeWriters, writersFinished, type MailChangeRow } from '../mail/changes.ts';
 import { openMailbox, findMessage, type Mailbox } from '../mail/store.ts';
 import type { MessageRecord } from '../mail/message.ts';
-import { filterQuery, subscriptionFromRow, type Subscription } from './subscriptions.ts';
-import { yieldEvery, yieldToIo, type OutboxRow } from './delivery.ts';
+import { filterQuery } from './subscriptions.ts';
+import { advanceCursor, initCursor, insertNotifications, memberInside, readCursor, subscriptionsOnMailboxes, writeMembers, type OutboxRow, type Subscription } from './store.ts';
+import { yieldEvery, yieldToIo } from './delivery.ts';
 
 /** Changes read per tick. */
 const changeBatch = 500;
@@ -45,13 +46,11 @@ export function createMatcher(ctx: AppContext): Matcher {
 
   /** Matches one batch of the change log; true when more changes may be waiting right away. */
   async function match(): Promise<boolean> {
-    const state = await db.selectFrom('mail_sync_state').select('seq').where('name', '=', 'cursor').executeTakeFirst();
-    if (!state) {
-      const latest = await latestMailChangeSeq(db);
-      await db.insertInto('mail_sync_state').values({ name: 'cursor', seq: latest }).onConflict((oc) => oc.column('name').doNothing()).execute();
+    const cursor = await readCursor(db);
+    if (cursor === undefined) {
+      await initCursor(db);
       return true;
     }
-    const cursor = Number(state.seq);
     // A hole in `seq` is a writer still in progress (it may commit later) or one rolled back. The
     // writers in progress when a hole was seen are waited for; once they have all finished, every
     // hole up to what had been read then is final and skipped (nothing is lost, nothing waits on time).
@@ -75,14 +74,7 @@ export function createMatcher(ctx: AppContext): Matcher {
     const next = usable[usable.length - 1]!.seq;
     const now = nowIso();
     const pairs = [...new Map(usable.map((c) => [`${c.tenantId}\n${c.mailboxId}`, c])).values()];
-    const subs = (
-      await db
-        .selectFrom('mail_subscriptions')
-        .selectAll()
-        .where((eb) => eb.or(pairs.map((c) => eb.and([eb('tenant_id', '=', c.tenantId), eb('mailbox_id', '=', c.mailboxId)]))))
-        .where('expiration', '>', now)
-        .execute()
-    ).map(subscriptionFromRow);
+    const subs = await subscriptionsOnMailboxes(db, pairs, now);
     const byMailbox = new Map<string, Subscription[]>();
     for (const s of subs) {
       const key = `${s.tenantId}\n${s.mailboxId}`;
@@ -140,19 +132,9 @@ export function createMatcher(ctx: AppContext): Matcher {
       }
     }
     await ctx.store.transaction(async (trx) => {
-      const r = await trx.updateTable('mail_sync_state').set({ seq: next }).where('name', '=', 'cursor').where('seq', '=', cursor).executeTakeFirst();
-      if (Number(r.numUpdatedRows) !== 1) throw new CursorMoved();
-      for (let i = 0; i < rows.length; i += 200) await trx.insertInto('mail_notifications').values(rows.slice(i, i + 200)).execute();
-      for (const [key, inside] of members) {
-        const [subscriptionId, messageId] = key.split('\n') as [string, string];
-        if (inside === null) await trx.deleteFrom('mail_subscription_members').where('subscription_id', '=', subscriptionId).where('message_id', '=', messageId).execute();
-        else
-          await trx
-            .insertInto('mail_subscription_members')
-            .values({ subscription_id: subscriptionId, message_id: messageId, inside: inside ? 1 : 0 })
-            .onConflict((oc) => oc.columns(['subscription_id', 'message_id']).doUpdateSet({ inside: inside ? 1 : 0 }))
-            .execute();
-      }
+      if (!(await advanceCursor(trx, cursor, next))) throw new CursorMoved();
+      await insertNotifications(trx, rows);
+      await writeMembers(trx, members);
     });
     return usable.length === changes.length && changes.length === changeBatch;
   }
@@ -168,8 +150,7 @@ export function createMatcher(ctx: AppContext): Matcher {
     const key = `${s.id}\n${c.messageId}`;
     let prior: boolean | null | undefined = members.get(key);
     if (prior === undefined && !members.has(key)) {
-      const r = await db.selectFrom('mail_subscription_members').select('inside').where('subscription_id', '=', s.id).where('message_id', '=', c.messageId).executeTakeFirst();
-      prior = r ? Number((r as any).inside) === 1 : undefined;
+      prior = await memberInside(db, s.id, c.messageId);
     }
     if (c.changeType === 'deleted') {
       members.set(key, null);

@@ -1,52 +1,15 @@
 /**
- * Subscriptions to message change notifications (reference mail.md §7.1, §7.2): the stored
- * record, its JSON rendering, the checks of a creation or renewal body, the resource path
+ * Subscriptions to message change notifications (reference mail.md §7.1, §7.2): the JSON
+ * rendering of the stored record (`store.ts`), the checks of a creation or renewal body, the resource path
  * parser and the validation handshake with the receiver.
  */
-import type { Kysely } from 'kysely';
 import { errors } from '../../core/errors/index.ts';
 import { nowMs } from '../../core/clock.ts';
 import { newUuid } from '../../core/ids.ts';
 import { OutboundRefused, type OutboundGuard } from '../../core/outbound.ts';
-import { fromJson } from '../../store/db.ts';
 import { baseQuery } from '../mail/query.ts';
 import { splitPath, subscriptionResourceRules } from '../mail/paths.ts';
-import type { Database } from '../../store/database.ts';
-
-/** A stored subscription. Times are ISO 8601 UTC with milliseconds. */
-export interface Subscription {
-  id: string;
-  tenantId: string;
-  /** The watched mailbox owner's object id. */
-  mailboxId: string;
-  /** `applicationId`: the client id of the token that created it. */
-  appId: string;
-  /** `creatorId`: the user (delegated) or service principal (app) that created it. */
-  creatorId: string;
-  /** The resource path as given (`me/mailFolders('Inbox')/messages`, …). */
-  resource: string;
-  /** The watched folder, or null for the whole mailbox. */
-  folderId: string | null;
-  /** Folders outside a mailbox-wide subscription (the recoverable-items tree and the roots). */
-  excludeFolders: string[];
-  /** The `$filter` of the resource, or null. */
-  filter: string | null;
-  /** Subset of `created`, `updated`, `deleted`, in the order given. */
-  changeTypes: string[];
-  notificationUrl: string;
-  lifecycleUrl: string | null;
-  clientState: string | null;
-  expiration: string;
-  tlsVersion: string;
-  notificationUrlAppId: string | null;
-  /** Notifications carry immutable ids (`Prefer: IdType="ImmutableId"` at creation). */
-  immutable: boolean;
-  /** The change-log position at creation: only later changes are notified. */
-  startSeq: number;
-  /** A `reauthorizationRequired` lifecycle notification was queued for the current expiration. */
-  reauthSent: boolean;
-  createdAt: string;
-}
+import type { Subscription } from './store.ts';
 
 /** Mail error for a subscription body that does not fit (reference mail §7.1 "Bad payload"). */
 export const badPayload = () => errors.mail.subscriptionBadPayload();
@@ -54,32 +17,6 @@ export const badPayload = () => errors.mail.subscriptionBadPayload();
 export const subscriptionNotFound = (id: string) => errors.mail.subscriptionNotFound({ id });
 /** Access denied (reference mail §8.2). */
 export const accessDenied = () => errors.mail.accessDenied();
-
-/** Row → {@link Subscription}. */
-export function subscriptionFromRow(r: any): Subscription {
-  return {
-    id: r.id,
-    tenantId: r.tenant_id,
-    mailboxId: r.mailbox_id,
-    appId: r.app_id,
-    creatorId: r.creator_id,
-    resource: r.resource,
-    folderId: r.folder_id ?? null,
-    excludeFolders: fromJson<string[]>(r.exclude_folders) ?? [],
-    filter: r.filter ?? null,
-    changeTypes: String(r.change_types).split(','),
-    notificationUrl: r.notification_url,
-    lifecycleUrl: r.lifecycle_url ?? null,
-    clientState: r.client_state ?? null,
-    expiration: r.expiration,
-    tlsVersion: r.tls_version,
-    notificationUrlAppId: r.notification_url_app_id ?? null,
-    immutable: Number(r.immutable) === 1,
-    startSeq: Number(r.start_seq),
-    reauthSent: Number(r.reauth_sent) === 1,
-    createdAt: r.created_at,
-  };
-}
 
 /** The subscription resource as the API returns it (reference mail §7.1 response fields, in that order). */
 export function renderSubscription(s: Subscription): Record<string, unknown> {
@@ -333,14 +270,6 @@ export async function validateReceivers(guard: OutboundGuard, urls: string[], ti
   if (results.includes('failed')) throw errors.mail.validationFailed();
 }
 
-/** A subscription by id, visible only to the app (and, for a delegated token, the user) that created it. */
-export async function findSubscription(db: Kysely<Database>, who: { tenantId: string; appId: string; creatorId?: string }, id: string): Promise<Subscription | undefined> {
-  let q = db.selectFrom('mail_subscriptions').selectAll().where('id', '=', id).where('tenant_id', '=', who.tenantId).where('app_id', '=', who.appId);
-  if (who.creatorId !== undefined) q = q.where('creator_id', '=', who.creatorId);
-  const r = await q.executeTakeFirst();
-  return r ? subscriptionFromRow(r) : undefined;
-}
-
 /**
  * The message-list query of a filtered subscription: the watched folder (or mailbox) narrowed by the
  * `$filter`, compiled like the list's `$filter`.
@@ -348,16 +277,4 @@ export async function findSubscription(db: Kysely<Database>, who: { tenantId: st
  */
 export function filterQuery(db: Parameters<typeof baseQuery>[0], t: { tenantId: string; mailboxId: string; folderId: string | null; exclude: string[] }, filter: string) {
   return baseQuery(db, { tenantId: t.tenantId, mailboxId: t.mailboxId, ...(t.folderId !== null ? { folderId: t.folderId } : {}), excludeFolderIds: t.exclude, q: new URLSearchParams([['$filter', filter]]) });
-}
-
-/**
- * Removes a subscription with its queued change notifications and its filter membership (lifecycle
- * notifications already queued stay). Call it in a transaction.
- * @returns whether the subscription existed
- */
-export async function deleteSubscriptionRows(trx: Kysely<Database>, id: string, tenantId: string): Promise<boolean> {
-  const r = await trx.deleteFrom('mail_subscriptions').where('id', '=', id).where('tenant_id', '=', tenantId).executeTakeFirst();
-  await trx.deleteFrom('mail_notifications').where('subscription_id', '=', id).where('kind', '=', 'change').execute();
-  await trx.deleteFrom('mail_subscription_members').where('subscription_id', '=', id).execute();
-  return Number(r.numDeletedRows) === 1;
 }
