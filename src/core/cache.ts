@@ -28,8 +28,6 @@ import type { Migrations, Store } from '../store/db.ts';
 import { SignalBus } from './cache-bus.ts';
 import type { CacheDatabase } from './tables.ts';
 
-const settled = Promise.resolve();
-
 /** The cached areas; each has one version row. */
 export const cacheAreas = ['arm', 'directory', 'platform'] as const;
 /** One of {@link cacheAreas}. */
@@ -107,14 +105,6 @@ export class CacheHub {
   private readonly caches = new Map<CacheArea, AreaCache<any>[]>(cacheAreas.map((a) => [a, []]));
   /** Versions read last; undefined before the first read. */
   private seen: Map<string, string> | undefined;
-  /** SQLite's `data_version` when {@link seen} was read. */
-  private seenDataVersion: number | undefined;
-  /** Whether `data_version` was looked at in this turn of the event loop, and whether it had moved. */
-  private dataVersionChecked = false;
-  private dataVersionMoved = false;
-  private readonly clearDataVersionCheck = () => {
-    this.dataVersionChecked = false;
-  };
   /** A version read that callers may still join (not yet sent). */
   private pending: Promise<void> | undefined;
   /** Wake-up signals for background workers (started and closed by the app). */
@@ -161,20 +151,6 @@ export class CacheHub {
    * @throws the database error of the version read.
    */
   sync(): Promise<void> {
-    // SQLite: `PRAGMA data_version` moves only when another connection (another process on the
-    // file) commits; this process's own writes empty its caches in changed(). While it stands
-    // still there is nothing to read.
-    const dv = this.store.dataVersion;
-    if (dv && this.seen) {
-      // One look per turn of the event loop: the requests of one turn share it (and, when it
-      // moved, the version read below).
-      if (!this.dataVersionChecked) {
-        this.dataVersionChecked = true;
-        setImmediate(this.clearDataVersionCheck);
-        this.dataVersionMoved = dv() !== this.seenDataVersion;
-      }
-      if (!this.dataVersionMoved) return settled;
-    }
     if (this.pending) return this.pending;
     const p = new Promise<void>((resolve, reject) => {
       // Callers of this tick join; the read is sent after all of them arrived.
@@ -188,12 +164,10 @@ export class CacheHub {
   }
 
   private async readVersions(): Promise<void> {
-    const dataVersion = this.store.dataVersion?.();
     const rows = (await sql<{ area: string; version: string | number }>`select area, version from stratus_cache_versions`.execute(this.store.db)).rows;
     const now = new Map(rows.map((r) => [r.area, String(r.version)]));
     const before = this.seen;
     this.seen = now;
-    this.seenDataVersion = dataVersion;
     if (!before) {
       this.invalidate();
       return;

@@ -111,11 +111,6 @@ export class Store<DB = StoreTables> {
   readonly dialect: DialectName;
   /** The PostgreSQL schema every connection uses, when one was named. */
   readonly schema: string | undefined;
-  /**
-   * SQLite only: `PRAGMA data_version` of the store's connection, which changes when another
-   * connection (another process) commits to the file — a cheap "did anyone else write?" test.
-   */
-  dataVersion?: () => number;
   private readonly closer: () => Promise<void>;
   private readonly afterMigrate: () => void;
 
@@ -232,8 +227,6 @@ export async function openStore<DB = StoreTables>(opts: StoreOptions): Promise<S
     closed = true;
     await db.destroy();
   });
-  const dataVersion = database.prepare('pragma data_version').pluck();
-  store.dataVersion = () => dataVersion.get() as number;
   return store;
 }
 
