@@ -5,8 +5,6 @@
  * official `@azure/arm-authorization` client over HTTPS, plus plain `fetch` where the
  * client would not send the request.
  */
-import fs from 'node:fs';
-import path from 'node:path';
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { AuthorizationManagementClient, type RoleManagementPolicy } from '@azure/arm-authorization';

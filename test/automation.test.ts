@@ -9,8 +9,6 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import path from 'node:path';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 import { appToken, identities, userToken } from './helpers/auth.ts';
 import { examplesDir, readExample } from './helpers/reference.ts';

@@ -6,8 +6,6 @@
  * caller without a billing role, 404s and tenant isolation — with a plain `fetch` client
  * over HTTPS (the official `@azure/arm-billing` speaks an older api-version).
  */
-import fs from 'node:fs';
-import path from 'node:path';
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, type TestServer } from './helpers/server.ts';

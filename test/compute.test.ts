@@ -4,8 +4,6 @@
  * client-credentials token from Stratus's own token endpoint, plus raw HTTPS for the wire
  * shape (next links, `%24filter`, exact records).
  */
-import fs from 'node:fs';
-import path from 'node:path';
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { ComputeManagementClient, type ResourceSku as SdkSku } from '@azure/arm-compute';

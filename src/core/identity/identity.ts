@@ -15,7 +15,6 @@ import type { CacheHub } from '../cache.ts';
 import type { AudienceAlias } from '../../config.ts';
 import { Directory, type DirectoryApp, type DirectoryUser } from './directory.ts';
 import { Grants } from './grants.ts';
-import { createHash } from 'node:crypto';
 import type { IdentityDatabase } from '../tables.ts';
 import { audienceFamilies, audienceUri, pairwiseSubject, tenantAdminRoleTemplateId, trimSlash, type AudienceFamily } from './scopes.ts';
 

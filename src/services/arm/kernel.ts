@@ -22,7 +22,6 @@ import { nowIso } from '../../core/clock.ts';
 import { absoluteUrl, encodeToken } from '../../core/paging.ts';
 import { isUniqueViolation } from '../../store/db.ts';
 import { armCheck, armReader, authorizationFailed, type ArmCall, type ArmChecks } from './gateway.ts';
-import { isAuthorized } from './rbac.ts';
 import { ArmStore, type ArmResourceRow } from './store.ts';
 import { pathNamesCheck, skipToken } from './input.ts';
 

@@ -4,7 +4,7 @@
  * of tracked resources (`arm_resources`) that areas use for their plain ARM resources
  * (data share accounts, automation accounts, webhooks, …).
  */
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Migrations } from '../../store/db.ts';
 import type { CacheHub } from '../../core/cache.ts';
 import { fromJson, toJson } from '../../store/db.ts';
