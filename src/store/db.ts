@@ -13,9 +13,10 @@ import path from 'node:path';
 import { createHash } from 'node:crypto';
 import SQLite from 'better-sqlite3';
 import { LRUCache } from 'lru-cache';
-import { Kysely, PostgresAdapter, PostgresDialect, SqliteDialect, sql, type Migration, type SqliteDatabase, type SqliteStatement } from 'kysely';
+import { Kysely, PostgresAdapter, PostgresDialect, SqliteDialect, SqliteDriver, sql, type DatabaseConnection, type Migration, type SqliteDatabase, type SqliteDialectConfig, type SqliteStatement } from 'kysely';
 import type pg from 'pg';
 import type { StoreTables } from './tables.ts';
+import { registerDirectReader } from './prepared.ts';
 
 /** Which SQL dialect the store runs on. */
 export type DialectName = 'sqlite' | 'postgres';
@@ -67,6 +68,40 @@ export function cachingSqlite(database: SQLite.Database, max = statementCacheSiz
       return stmt as unknown as SqliteStatement;
     },
   };
+}
+
+/**
+ * Kysely's SQLite driver, counting the callers that hold or wait for its single connection
+ * (`held`), so {@link registerDirectReader}'s reads know when the connection is free.
+ */
+class TrackedSqliteDriver extends SqliteDriver {
+  /** Callers that acquired (or are waiting to acquire) the connection and have not released it. */
+  held = 0;
+  override async acquireConnection(): Promise<DatabaseConnection> {
+    this.held++;
+    try {
+      return await super.acquireConnection();
+    } catch (e) {
+      this.held--;
+      throw e;
+    }
+  }
+  override async releaseConnection(): Promise<void> {
+    this.held--;
+    await super.releaseConnection();
+  }
+}
+
+/** {@link SqliteDialect} with a {@link TrackedSqliteDriver}. */
+class TrackedSqliteDialect extends SqliteDialect {
+  driver: TrackedSqliteDriver | undefined;
+  constructor(private readonly sqliteConfig: SqliteDialectConfig) {
+    super(sqliteConfig);
+  }
+  override createDriver(): TrackedSqliteDriver {
+    this.driver = new TrackedSqliteDriver(this.sqliteConfig);
+    return this.driver;
+  }
 }
 
 /** Statement names by SQL text (a name is a hash of the text, so it is the same on every connection and instance). */
@@ -220,7 +255,13 @@ export async function openStore<DB = StoreTables>(opts: StoreOptions): Promise<S
   database.pragma(`synchronous = ${synchronous}`);
   database.pragma('foreign_keys = ON');
   database.pragma('busy_timeout = 5000');
-  const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: cachingSqlite(database) }) });
+  const statements = cachingSqlite(database);
+  const dialect = new TrackedSqliteDialect({ database: statements });
+  const db = new Kysely<DB>({ dialect });
+  registerDirectReader(db, {
+    busy: () => dialect.driver?.held !== 0,
+    all: (text, parameters) => (statements.prepare(text) as unknown as SQLite.Statement).all(parameters as unknown[]),
+  });
   let closed = false;
   const store = new Store(db, 'sqlite', async () => {
     if (closed) return;

@@ -15,6 +15,26 @@
  */
 import type { CompiledQuery, Compilable, Kysely } from 'kysely';
 
+/**
+ * A synchronous reader of the embedded store's single connection (better-sqlite3), registered
+ * for the root `Kysely` instance by `openStore`. `busy()` is true while a caller holds the
+ * connection (an open transaction awaiting between its statements, or callers queued for it):
+ * then a read goes through Kysely and waits its turn, so it never sees a transaction's
+ * uncommitted rows.
+ */
+export interface DirectReader {
+  busy(): boolean;
+  /** Runs a read statement (SQL text prepared once, cached by text) and returns its rows. */
+  all(sql: string, parameters: readonly unknown[]): unknown[];
+}
+
+const directReaders = new WeakMap<object, DirectReader>();
+
+/** Registers the direct reader of a root `Kysely` instance (SQLite only; see {@link DirectReader}). */
+export function registerDirectReader(db: object, reader: DirectReader): void {
+  directReaders.set(db, reader);
+}
+
 const markerPrefix = '\u0000stratus:param:';
 
 /**
@@ -34,6 +54,8 @@ interface Compiled<O> {
   query: CompiledQuery<O>;
   /** For each parameter of the SQL: the argument index that fills it, or undefined for a constant. */
   slots: (number | undefined)[];
+  /** A `select` (may run on the {@link DirectReader}). */
+  reader: boolean;
 }
 
 /**
@@ -48,11 +70,15 @@ export function prepared<DB, O, A extends unknown[] = unknown[]>(build: (db: Kys
     let c = byDb.get(db);
     if (!c) {
       const query = build(db).compile();
-      c = { query, slots: query.parameters.map(slotOf) };
+      c = { query, slots: query.parameters.map(slotOf), reader: query.query.kind === 'SelectQueryNode' };
       byDb.set(db, c);
     }
     const { query, slots } = c;
     const parameters = slots.map((s, i) => (s === undefined ? query.parameters[i] : args[s]));
+    // SQLite, connection free: the statement runs at once (no mutex and promise hops of the
+    // driver); PostgreSQL, a transaction, or a busy connection: through Kysely.
+    const direct = directReaders.get(db);
+    if (direct !== undefined && c.reader && !direct.busy()) return direct.all(query.sql, parameters) as O[];
     return (await db.executeQuery<O>({ ...query, parameters })).rows;
   };
 }
