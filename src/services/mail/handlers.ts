@@ -11,7 +11,7 @@ import { countMessages, listMessageRows, loadExpansions, parseExpand, parseSelec
 import { deltaPage } from './delta.ts';
 import { emptyDoc, renderMessage, type MessageRecord } from './message.ts';
 import { parseMessageInput, type MessageInput } from './message-input.ts';
-import { getFolder, insertMessages, messageFromRow, moveMessage, copyMessage, updateMessage, writeExtendedProperties, notFound, type FolderRow, computeHasAttachments, immutableIdsOf, change } from './store.ts';
+import { getFolder, insertMessages, messageFromRow, rowProperties, moveMessage, copyMessage, updateMessage, writeExtendedProperties, notFound, type FolderRow, computeHasAttachments, immutableIdsOf, change } from './store.ts';
 import { recordMailChanges } from './changes.ts';
 import { buildResponseDraft, checkFrom, draftRecord, readReplyInput, resolveNames, sendMessage } from './actions.ts';
 import * as att from './attachments.ts';
@@ -42,7 +42,9 @@ export async function listMessages(mr: MailRequest, folder: FolderRow | undefine
   const select = parseSelect(mr.q);
   const expand = parseExpand(mr.q);
   const { pageSize, skip } = paging(mr);
-  const { rows, more, count } = await listMessageRows(mr.ctx.store.db, { tenantId: mr.mb.tenantId, mailboxId: mr.mb.mailboxId, folderId: folder?.id, excludeFolderIds: exclude, q: mr.q, pageSize, skip });
+  // A page selecting only what the rows' own columns hold does not read the stored documents.
+  const light = select !== undefined && expand.length === 0 && select.every((s) => rowProperties.has(s));
+  const { rows, more, count } = await listMessageRows(mr.ctx.store.db, { tenantId: mr.mb.tenantId, mailboxId: mr.mb.mailboxId, folderId: folder?.id, excludeFolderIds: exclude, q: mr.q, pageSize, skip }, light);
   const ctxSuffix = (folder ? `${keySegment('mailFolders', folder.id)}/messages` : 'messages') + (select ? `(${select.join(',')})` : '');
   const body: Record<string, unknown> = { '@odata.context': contextUrl(mr, ctxSuffix) };
   if (count !== undefined) body['@odata.count'] = count;

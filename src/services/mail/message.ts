@@ -189,46 +189,53 @@ export interface RenderOptions {
   webmailOrigin: string;
 }
 
+/** Every property in output order: the default set, then the select-only ones. */
+const orderedProperties = [...defaultProperties, ...selectOnlyProperties];
+
+/** The value of one property of a message (a name of {@link orderedProperties}). */
+function property(m: MessageRecord, d: MessageDoc, name: string, o: RenderOptions): unknown {
+  switch (name) {
+    case 'createdDateTime': return toSecond(m.createdAt);
+    case 'lastModifiedDateTime': return toSecond(m.modifiedAt);
+    case 'changeKey': return m.changeKey;
+    case 'categories': return d.categories;
+    case 'receivedDateTime': return toSecond(m.receivedAt);
+    case 'sentDateTime': return toSecond(m.sentAt);
+    case 'hasAttachments': return m.hasAttachments;
+    case 'internetMessageId': return d.internetMessageId;
+    case 'subject': return d.subject;
+    case 'bodyPreview': return bodyPreview(d);
+    case 'importance': return d.importance;
+    case 'parentFolderId': return m.folderId;
+    case 'conversationId': return d.conversationId;
+    case 'conversationIndex': return d.conversationIndex;
+    case 'isDeliveryReceiptRequested': return d.isDeliveryReceiptRequested;
+    case 'isReadReceiptRequested': return d.isReadReceiptRequested;
+    case 'isRead': return m.isRead;
+    case 'isDraft': return m.isDraft;
+    case 'webLink': return `${o.webmailOrigin}/mail/?ItemID=${encodeURIComponent(m.id)}&exvsurl=1&viewmodel=ReadMessageItem`;
+    case 'inferenceClassification': return d.inferenceClassification;
+    case 'body': return convertBody(d.body, o.bodyType);
+    case 'sender': return d.sender;
+    case 'from': return d.from;
+    case 'toRecipients': return d.toRecipients;
+    case 'ccRecipients': return d.ccRecipients;
+    case 'bccRecipients': return d.bccRecipients;
+    case 'replyTo': return d.replyTo;
+    case 'flag': return d.flag;
+    case 'mentionsPreview': return d.mentions.length ? { isMentioned: true } : null;
+    case 'unsubscribeEnabled': return d.unsubscribeEnabled;
+    case 'unsubscribeData': return d.unsubscribeData;
+    case 'uniqueBody': return convertBody(d.uniqueBody ?? d.body, o.bodyType);
+    case 'internetMessageHeaders': return d.internetMessageHeaders;
+    default: throw new Error(`unknown message property ${name}`);
+  }
+}
+
 /** The JSON representation of a message (without navigation expansions). */
 export function renderMessage(m: MessageRecord, o: RenderOptions): Record<string, unknown> {
-  const d = m.doc;
-  const all: Record<string, () => unknown> = {
-    createdDateTime: () => toSecond(m.createdAt),
-    lastModifiedDateTime: () => toSecond(m.modifiedAt),
-    changeKey: () => m.changeKey,
-    categories: () => d.categories,
-    receivedDateTime: () => toSecond(m.receivedAt),
-    sentDateTime: () => toSecond(m.sentAt),
-    hasAttachments: () => m.hasAttachments,
-    internetMessageId: () => d.internetMessageId,
-    subject: () => d.subject,
-    bodyPreview: () => bodyPreview(d),
-    importance: () => d.importance,
-    parentFolderId: () => m.folderId,
-    conversationId: () => d.conversationId,
-    conversationIndex: () => d.conversationIndex,
-    isDeliveryReceiptRequested: () => d.isDeliveryReceiptRequested,
-    isReadReceiptRequested: () => d.isReadReceiptRequested,
-    isRead: () => m.isRead,
-    isDraft: () => m.isDraft,
-    webLink: () => `${o.webmailOrigin}/mail/?ItemID=${encodeURIComponent(m.id)}&exvsurl=1&viewmodel=ReadMessageItem`,
-    inferenceClassification: () => d.inferenceClassification,
-    body: () => convertBody(d.body, o.bodyType),
-    sender: () => d.sender,
-    from: () => d.from,
-    toRecipients: () => d.toRecipients,
-    ccRecipients: () => d.ccRecipients,
-    bccRecipients: () => d.bccRecipients,
-    replyTo: () => d.replyTo,
-    flag: () => d.flag,
-    mentionsPreview: () => (d.mentions.length ? { isMentioned: true } : null),
-    unsubscribeEnabled: () => d.unsubscribeEnabled,
-    unsubscribeData: () => d.unsubscribeData,
-    uniqueBody: () => convertBody(d.uniqueBody ?? d.body, o.bodyType),
-    internetMessageHeaders: () => d.internetMessageHeaders,
-  };
   const out: Record<string, unknown> = { '@odata.etag': `W/"${m.changeKey}"`, id: o.immutable ? m.immutableId : m.id };
-  const names = o.select ? [...defaultProperties, ...selectOnlyProperties].filter((p) => o.select!.includes(p.toLowerCase())) : defaultProperties;
-  for (const n of names) out[n] = all[n]!();
+  const names = o.select ? orderedProperties.filter((p) => o.select!.includes(p.toLowerCase())) : defaultProperties;
+  for (const n of names) out[n] = property(m, m.doc, n, o);
   return out;
 }

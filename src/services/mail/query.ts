@@ -12,7 +12,7 @@ import { fromJson, isPostgres } from '../../store/db.ts';
 import { selectableProperties } from './message.ts';
 import { readOffThread } from './read-worker.ts';
 import type { Database } from '../../store/database.ts';
-import { qualifiedMessageRowColumns } from './store.ts';
+import { qualifiedLightMessageRowColumns, qualifiedMessageRowColumns } from './store.ts';
 
 /** `$filter` / `$orderby` properties of a message and where they live. */
 export const messageFields: FieldMap = {
@@ -243,8 +243,12 @@ export function ordering(q: URLSearchParams): { column: string | RawBuilder<unkn
   return [...items.map((i) => ({ column: i.column, direction: i.direction })), { column: 'mail_messages.pk', direction: 'desc' as const }];
 }
 
-/** One page of message rows (one extra row fetched to know whether a next page exists). */
-export async function listMessageRows(db: Kysely<Database>, lq: ListQuery): Promise<{ rows: any[]; more: boolean; count?: number }> {
+/**
+ * One page of message rows (one extra row fetched to know whether a next page exists).
+ * @param light read the rows without their documents (a `$select` of rowProperties only; see store.ts)
+ */
+export async function listMessageRows(db: Kysely<Database>, lq: ListQuery, light = false): Promise<{ rows: any[]; more: boolean; count?: number }> {
+  const columns = light ? qualifiedLightMessageRowColumns : qualifiedMessageRowColumns;
   const order = ordering(lq.q);
   const base = baseQuery(db, lq);
   let query;
@@ -254,10 +258,10 @@ export async function listMessageRows(db: Kysely<Database>, lq: ListQuery): Prom
     // (the page's pks), then read the page's rows, instead of sorting every matching row whole.
     let keys = base.select('mail_messages.pk');
     for (const o of order) keys = keys.orderBy(o.column as any, o.direction);
-    query = db.selectFrom('mail_messages').select(qualifiedMessageRowColumns).where('mail_messages.pk', 'in', keys.limit(lq.pageSize + 1).offset(lq.skip));
+    query = db.selectFrom('mail_messages').select(columns).where('mail_messages.pk', 'in', keys.limit(lq.pageSize + 1).offset(lq.skip));
     for (const o of order) query = query.orderBy(o.column as any, o.direction);
   } else {
-    query = base.select(qualifiedMessageRowColumns);
+    query = base.select(columns);
     for (const o of order) query = query.orderBy(o.column as any, o.direction);
     query = query.limit(lq.pageSize + 1).offset(lq.skip);
   }

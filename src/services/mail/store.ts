@@ -24,6 +24,18 @@ export const messageRowColumns = ['pk', 'id', 'immutable_id', 'tenant_id', 'mail
 /** {@link messageRowColumns} qualified by the table (for queries that join). */
 export const qualifiedMessageRowColumns = messageRowColumns.map((c) => `mail_messages.${c}` as const);
 
+/**
+ * The columns of a page whose `$select` names only {@link rowProperties}: the record's columns
+ * and `subject`, without the stored document (1–2 KB of JSON a row, the most of a page's cost).
+ */
+export const qualifiedLightMessageRowColumns = [...messageRowColumns.filter((c) => c !== 'doc'), 'subject' as const].map((c) => `mail_messages.${c}` as const);
+
+/**
+ * `$select` names (lower case) rendered from a row's own columns ({@link qualifiedLightMessageRowColumns}),
+ * without its document: a page selecting only these does not read the documents.
+ */
+export const rowProperties: ReadonlySet<string> = new Set(['id', 'createddatetime', 'lastmodifieddatetime', 'changekey', 'receiveddatetime', 'sentdatetime', 'hasattachments', 'parentfolderid', 'isread', 'isdraft', 'weblink', 'subject']);
+
 /** The request path's reads of a mailbox, compiled once (issue 9). */
 const wellKnownFoldersOf = prepared((db: Kysely<Database>) =>
   db.selectFrom('mail_folders').select(['id', 'well_known']).where('tenant_id', '=', param(0)).where('mailbox_id', '=', param(1)).where('well_known', 'is not', null),
@@ -182,7 +194,8 @@ export function messageFromRow(r: any): MessageRecord {
     isDraft: bool(r.is_draft),
     hasAttachments: bool(r.has_attachments),
     changeKey: r.change_key,
-    doc: fromJson<MessageDoc>(r.doc),
+    // A light row (qualifiedLightMessageRowColumns) has no document: only its subject, which is all a rowProperties page renders of it.
+    doc: r.doc === undefined ? ({ subject: r.subject } as MessageDoc) : fromJson<MessageDoc>(r.doc),
   };
 }
 
