@@ -60,9 +60,13 @@ export function policyRules(ctx: AppContext) {
     async list(req: FastifyRequest, _reply: FastifyReply, call: PolicyCall) {
       const tenantId = call.principal.tenantId;
       const filter = queryValue(req, '$filter') ?? queryValue(req, 'filter');
+      if (filter !== undefined && filter.trim() !== '') {
+        // One role: its stored policy by primary key, not every changed policy of the scope.
+        const role = await roleFromFilter(arm, filter, call.resolved.scope);
+        return { value: [policyRecord(tenantId, call.resolved, role, await policies.get(tenantId, call.resolved.scope, role.id))] };
+      }
       const stored = await policies.listForScope(tenantId, call.resolved.scope);
-      const roles = filter !== undefined && filter.trim() !== '' ? [await roleFromFilter(arm, filter, call.resolved.scope)] : rolesAtScope();
-      return { value: roles.map((r) => policyRecord(tenantId, call.resolved, r, stored.get(r.id))) };
+      return { value: rolesAtScope().map((r) => policyRecord(tenantId, call.resolved, r, stored.get(r.id))) };
     },
 
     async get(req: FastifyRequest, _reply: FastifyReply, call: PolicyCall) {

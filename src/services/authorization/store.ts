@@ -8,6 +8,7 @@ import type { Migrations } from '../../store/db.ts';
 import { fromJson, isPostgres, toJson } from '../../store/db.ts';
 import type { PolicyRule } from './defaults.ts';
 import type { Database } from '../../store/database.ts';
+import { param, prepared } from '../../store/prepared.ts';
 
 /** `Principal` of `lastModifiedBy` (reference §2.4): all strings, null when unknown. */
 export interface PolicyPrincipal {
@@ -67,6 +68,11 @@ function toStored(r: any): StoredPolicy {
   };
 }
 
+/** One role's changed policy at one scope (primary key), compiled once. */
+const policyByKey = prepared((db: Kysely<Database>) =>
+  db.selectFrom(policyTable).selectAll().where('tenant_id', '=', param(0)).where('scope_lower', '=', param(1)).where('role_definition_id', '=', param(2)),
+);
+
 /** Queries over stored policies; every query is scoped by tenant (primary-key lookups). */
 export class PolicyStore {
   constructor(readonly db: Kysely<Database>) {}
@@ -79,13 +85,7 @@ export class PolicyStore {
 
   /** The changed policy of one role at one scope, if any. */
   async get(tenantId: string, scope: string, roleDefinitionId: string, db: Kysely<Database> = this.db): Promise<StoredPolicy | undefined> {
-    const r = await db
-      .selectFrom(policyTable)
-      .selectAll()
-      .where('tenant_id', '=', tenantId)
-      .where('scope_lower', '=', scope.toLowerCase())
-      .where('role_definition_id', '=', roleDefinitionId.toLowerCase())
-      .executeTakeFirst();
+    const [r] = await policyByKey(db, tenantId, scope.toLowerCase(), roleDefinitionId.toLowerCase());
     return r ? toStored(r) : undefined;
   }
 
