@@ -16,7 +16,7 @@ import { LRUCache } from 'lru-cache';
 import { Kysely, PostgresAdapter, PostgresDialect, SqliteDialect, SqliteDriver, sql, type DatabaseConnection, type Migration, type SqliteDatabase, type SqliteDialectConfig, type SqliteStatement } from 'kysely';
 import type pg from 'pg';
 import type { StoreTables } from './tables.ts';
-import { registerDirectReader } from './prepared.ts';
+import { registerDirectReader, type DirectStatement } from './prepared.ts';
 
 /** Which SQL dialect the store runs on. */
 export type DialectName = 'sqlite' | 'postgres';
@@ -260,7 +260,7 @@ export async function openStore<DB = StoreTables>(opts: StoreOptions): Promise<S
   const db = new Kysely<DB>({ dialect });
   registerDirectReader(db, {
     busy: () => dialect.driver?.held !== 0,
-    all: (text, parameters) => (statements.prepare(text) as unknown as SQLite.Statement).all(parameters as unknown[]),
+    statement: (text) => statements.prepare(text) as unknown as DirectStatement,
   });
   let closed = false;
   const store = new Store(db, 'sqlite', async () => {

@@ -24,8 +24,15 @@ import type { CompiledQuery, Compilable, Kysely } from 'kysely';
  */
 export interface DirectReader {
   busy(): boolean;
-  /** Runs a read statement (SQL text prepared once, cached by text) and returns its rows. */
-  all(sql: string, parameters: readonly unknown[]): unknown[];
+  /** The prepared statement of a read's SQL text (better-sqlite3; cached by text). */
+  statement(sql: string): DirectStatement;
+}
+
+/** What {@link DirectReader.statement} returns (a better-sqlite3 statement). */
+export interface DirectStatement {
+  /** True while an iteration of this statement is in progress (it cannot run again meanwhile). */
+  readonly busy: boolean;
+  all(parameters: readonly unknown[]): unknown[];
 }
 
 const directReaders = new WeakMap<object, DirectReader>();
@@ -56,6 +63,8 @@ interface Compiled<O> {
   slots: (number | undefined)[];
   /** A `select` (may run on the {@link DirectReader}). */
   reader: boolean;
+  /** Its statement on the {@link DirectReader}, once prepared there. */
+  statement?: DirectStatement;
 }
 
 /**
@@ -78,7 +87,11 @@ export function prepared<DB, O, A extends unknown[] = unknown[]>(build: (db: Kys
     // SQLite, connection free: the statement runs at once (no mutex and promise hops of the
     // driver); PostgreSQL, a transaction, or a busy connection: through Kysely.
     const direct = directReaders.get(db);
-    if (direct !== undefined && c.reader && !direct.busy()) return direct.all(query.sql, parameters) as O[];
+    if (direct !== undefined && c.reader && !direct.busy()) {
+      let stmt = c.statement;
+      if (stmt === undefined || stmt.busy) stmt = c.statement = direct.statement(query.sql);
+      return stmt.all(parameters) as O[];
+    }
     return (await db.executeQuery<O>({ ...query, parameters })).rows;
   };
 }

@@ -135,7 +135,7 @@ export const armMigrations: Migrations = {
 export const armTables: (keyof ArmDatabase)[] = ['arm_resources', 'arm_role_assignments', 'arm_resource_groups', 'arm_subscriptions', 'arm_management_groups'];
 
 function toRow(r: any): ArmResourceRow {
-  return {
+  const row = {
     id: r.id,
     tenantId: r.tenant_id,
     subscriptionId: r.subscription_id,
@@ -143,10 +143,23 @@ function toRow(r: any): ArmResourceRow {
     type: r.type_lower,
     name: r.name,
     parentId: r.parent_id_lower,
-    body: fromJson(r.body),
     createdAt: r.created_at,
     updatedAt: r.updated_at,
-  };
+  } as ArmResourceRow;
+  // The stored document is parsed when first read: most look-ups of a resource only check that
+  // it exists (the parent of a child resource). An own enumerable accessor, so spreads and
+  // JSON.stringify see `body` like a plain property.
+  const text: string = r.body;
+  let parsed: Record<string, unknown> | undefined;
+  Object.defineProperty(row, 'body', {
+    enumerable: true,
+    configurable: true,
+    get: () => (parsed ??= fromJson(text)),
+    set: (v: Record<string, unknown>) => {
+      parsed = v;
+    },
+  });
+  return row;
 }
 
 /** Queries over the ARM hierarchy. */
