@@ -106,6 +106,10 @@ describe('two instances on one PostgreSQL schema', { skip: skipReason }, () => {
     const read = await get(b.url, account + q, armApp);
     assert.equal(read.status, 200);
     assert.equal(read.body.properties.sku.name, 'Basic');
+    // B holds the account in its resource cache now; a change made on A is what B answers next.
+    const update = await fetch(a.url + account + q, { method: 'PUT', headers: { authorization: `Bearer ${armApp}`, 'content-type': 'application/json' }, body: JSON.stringify({ location: 'eastus', tags: { tier: 'changed-on-a' }, properties: { sku: { name: 'Basic' } } }) });
+    assert.equal(update.status, 200);
+    assert.equal((await get(b.url, account + q, armApp)).body.tags?.tier, 'changed-on-a');
     const del = await fetch(a.url + account + q, { method: 'DELETE', headers: { authorization: `Bearer ${armApp}` } });
     assert.equal(del.status, 200);
     assert.equal((await get(b.url, account + q, armApp)).status, 404);

@@ -29,7 +29,7 @@ import { SignalBus } from './cache-bus.ts';
 import type { CacheDatabase } from './tables.ts';
 
 /** The cached areas; each has one version row. */
-export const cacheAreas = ['arm', 'directory', 'platform'] as const;
+export const cacheAreas = ['arm', 'directory', 'platform', 'resources'] as const;
 /** One of {@link cacheAreas}. */
 export type CacheArea = (typeof cacheAreas)[number];
 
@@ -42,7 +42,13 @@ export const cacheMigrations: Migrations = {
         .addColumn('area', 'varchar(32)', (c) => c.primaryKey())
         .addColumn('version', 'bigint', (c) => c.notNull())
         .execute();
-      await db.insertInto('stratus_cache_versions').values(cacheAreas.map((area) => ({ area, version: 0 }))).execute();
+      await db.insertInto('stratus_cache_versions').values(['arm', 'directory', 'platform'].map((area) => ({ area, version: 0 }))).execute();
+    },
+  },
+  // The `resources` area (tracked resource-manager resources by id), added after the first three.
+  core_0004_cache_area_resources: {
+    async up(db: Kysely<CacheDatabase>) {
+      await db.insertInto('stratus_cache_versions').values({ area: 'resources', version: 0 }).onConflict((oc) => oc.column('area').doNothing()).execute();
     },
   },
 };

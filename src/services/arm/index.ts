@@ -21,7 +21,7 @@ export const armModule: ServiceModule = {
   migrations: armMigrations,
   tables: armTables,
   async seed(ctx) {
-    const s = new ArmStore(ctx.store.db);
+    const s = new ArmStore(ctx.store.db, ctx.cache);
     await s.addManagementGroup({ name: demoTenant.id, tenantId: demoTenant.id, displayName: 'Tenant Root Group' });
     await s.addManagementGroup({ name: 'stratus-platform', tenantId: demoTenant.id, displayName: 'Stratus Platform', parentName: demoTenant.id });
     await s.addSubscription({ subscriptionId: demoSubscription.id, tenantId: demoTenant.id, displayName: demoSubscription.displayName, state: 'Enabled', managementGroup: 'stratus-platform' });

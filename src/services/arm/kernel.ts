@@ -200,7 +200,7 @@ export class TrackedResources {
     readonly ctx: AppContext,
     private readonly opts: TrackedOptions,
   ) {
-    this.arm = new ArmStore(ctx.store.db);
+    this.arm = new ArmStore(ctx.store.db, ctx.cache);
   }
 
   /** The resource with this id (case-insensitive), of `type` when given; undefined when there is none. */

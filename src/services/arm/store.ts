@@ -6,13 +6,16 @@
  */
 import type { Kysely } from 'kysely';
 import type { Migrations } from '../../store/db.ts';
-import type { CacheHub } from '../../core/cache.ts';
+import type { AreaCache, CacheArea, CacheHub } from '../../core/cache.ts';
 import { fromJson, toJson } from '../../store/db.ts';
 import type { Database } from '../../store/database.ts';
 import type { ArmDatabase } from './tables.ts';
 import { param, prepared } from '../../store/prepared.ts';
 
 /** A tracked resource by its lower-cased id (the request path's hottest read, compiled once). */
+/** The cache of stored resource rows of each app (see ArmStore.getResource). */
+const resourceCaches = new WeakMap<CacheHub, AreaCache<Readonly<Record<string, unknown>> | undefined>>();
+
 const resourceById = prepared((db: Kysely<Database>) => db.selectFrom('arm_resources').selectAll().where('id_lower', '=', param(0)));
 
 /** A management group; `parentId` is the parent's name (undefined for the tenant root). */
@@ -174,8 +177,17 @@ export class ArmStore {
     readonly cache?: CacheHub,
   ) {}
 
-  private async changed(): Promise<void> {
-    await this.cache?.changed(this.db, 'arm');
+  private async changed(...areas: CacheArea[]): Promise<void> {
+    await this.cache?.changed(this.db, ...(areas.length ? areas : ['arm' as const]));
+  }
+
+  /** The app's one cache of stored resource rows by lower-case id (`resources` area), when this store has the hub. */
+  private get resourceCache(): AreaCache<Readonly<Record<string, unknown>> | undefined> | undefined {
+    const hub = this.cache;
+    if (!hub) return undefined;
+    let c = resourceCaches.get(hub);
+    if (!c) resourceCaches.set(hub, (c = hub.cache('resources', 50_000)));
+    return c;
   }
 
   /** A subscription by id (case-insensitive). */
@@ -256,13 +268,19 @@ export class ArmStore {
     const scope = `/subscriptions/${sub}`;
     await this.db.deleteFrom('arm_role_assignments').where((eb) => eb.or([eb('scope_lower', '=', scope), eb('scope_lower', 'like', `${scope}/%`)])).execute();
     const r = await this.db.deleteFrom('arm_subscriptions').where('subscription_id', '=', sub).executeTakeFirst();
-    await this.changed();
+    await this.changed('arm', 'resources');
     return Number(r.numDeletedRows) > 0;
   }
 
   /** A tracked resource by id (case-insensitive). */
   async getResource(id: string): Promise<ArmResourceRow | undefined> {
-    const [r] = await resourceById(this.db, id.toLowerCase());
+    const key = id.toLowerCase();
+    const load = async () => {
+      const [r] = await resourceById(this.db, key);
+      return r ? Object.freeze(r as Record<string, unknown>) : undefined;
+    };
+    // The stored row (strings) is what is cached; every caller gets its own row object.
+    const r = this.resourceCache ? await this.resourceCache.get(key, load) : await load();
     return r ? toRow(r) : undefined;
   }
 
@@ -309,10 +327,12 @@ export class ArmStore {
     };
     if (existing) {
       await db.updateTable('arm_resources').set(values).where('id_lower', '=', row.id.toLowerCase()).execute();
-      return false;
+    } else {
+      await db.insertInto('arm_resources').values({ ...values, id_lower: row.id.toLowerCase(), created_at: row.createdAt }).execute();
     }
-    await db.insertInto('arm_resources').values({ ...values, id_lower: row.id.toLowerCase(), created_at: row.createdAt }).execute();
-    return true;
+    // In the write's transaction when it has one: the version moves with the commit.
+    await this.cache?.changed(db, 'resources');
+    return !existing;
   }
 
   /** Deletes a tracked resource and every resource below it; returns whether it existed. */
@@ -330,6 +350,7 @@ export class ArmStore {
       for (let i = 0; i < children.length; i += 500) await db.deleteFrom('arm_resources').where('id_lower', 'in', children.slice(i, i + 500)).execute();
       level = children;
     }
+    await this.cache?.changed(db, 'resources');
     return Number(r.numDeletedRows) > 0;
   }
 }

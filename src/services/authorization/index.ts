@@ -31,7 +31,7 @@ export const authorizationModule: ServiceModule = {
   migrations: authorizationMigrations,
   tables: [policyTable],
   async seed(ctx) {
-    const arm = new ArmStore(ctx.store.db);
+    const arm = new ArmStore(ctx.store.db, ctx.cache);
     const at = nowIso();
     if (!(await arm.getResource(demoStorageAccount.id))) {
       await arm.putResource({

@@ -46,7 +46,7 @@ export async function spendRead(ctx: AppContext, reply: FastifyReply, call: ArmC
  * nothing about the subscription (tenant isolation), so their rejections carry no header.
  */
 export function addBudgetHeader(scoped: FastifyInstance, ctx: AppContext): void {
-  const arm = new ArmStore(ctx.store.db);
+  const arm = new ArmStore(ctx.store.db, ctx.cache);
   scoped.addHook('onSend', async (req, reply, payload) => {
     if (reply.hasHeader(header)) return payload;
     const sub = (req.params as Record<string, string> | undefined)?.subscriptionId;

@@ -48,7 +48,7 @@ export function demoSynchronizations(): ShareSynchronization[] {
 
 /** Loads the demo account, share and runs. */
 export async function seedDataShare(ctx: SeedContext): Promise<void> {
-  const arm = new ArmStore(ctx.store.db);
+  const arm = new ArmStore(ctx.store.db, ctx.cache);
   const store = new DataShareStore(ctx.store.db);
   const at = '2025-12-15T09:00:00.000Z';
   const rgId = `/subscriptions/${demoSubscription.id}/resourceGroups/${demoSubscription.resourceGroup}`;
