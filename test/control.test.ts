@@ -50,6 +50,21 @@ test('mail to an outside recipient is recorded as delivered outbound; reset clea
   assert.equal(afterReset.value.find((m: any) => m.subject === subject), undefined);
 });
 
+test('a mailbox opened on first use answers again after a reset (its folders are made again, not remembered)', async () => {
+  // Eve's mailbox is not part of the demo data: its folders are created by her first request.
+  const token = await userToken(s.url, identities.eve, ['api://stratus/mail/Mail.ReadWrite']);
+  const inbox = async () => fetch(`${s.url}/v1.0/me/mailFolders/inbox`, { headers: { authorization: `Bearer ${token}` } });
+  const first = await inbox();
+  assert.equal(first.status, 200);
+  const id = ((await first.json()) as any).id;
+  assert.equal((await s.control(`/_stratus/reset`, { method: 'POST' })).status, 200);
+  const again = await inbox();
+  assert.equal(again.status, 200);
+  assert.equal(((await again.json()) as any).id, id);
+  const draft = await fetch(`${s.url}/v1.0/me/messages`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ subject: 'after reset' }) });
+  assert.equal(draft.status, 201);
+});
+
 test('control-plane input is checked by its JSON schemas: problem+json 400s', async () => {
   for (const body of ['{"advanceSeconds":"10"}', '{"advanceSeconds":-1}', '{"advance":1}', '{"advanceSeconds":1,"x":2}', '[1]', '{']) {
     const r = await s.control(`/_stratus/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });

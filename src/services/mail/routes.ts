@@ -10,7 +10,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../context.ts';
 import { errors } from '../../core/errors/index.ts';
-import { openMailbox, getFolder, type FolderRow, hiddenFromMailboxList, getMessage } from './store.ts';
+import { openCachedMailbox, getFolder, type FolderRow, hiddenFromMailboxList, getMessage } from './store.ts';
 import * as msg from './handlers.ts';
 import { copyOrMoveFolder, folderChildren, folderItem } from './folder-handlers.ts';
 import { keySegment } from './paths.ts';
@@ -36,7 +36,7 @@ async function handle(ctx: AppContext, req: FastifyRequest, reply: FastifyReply)
   const rl = await ctx.rateLimiter.hit(`mail:${principal.tenantId}:${principal.appId}:${user.id}`, s.mailRequestsPerWindow, s.mailWindowSeconds);
   if (!rl.allowed) throw errors.mail.throttled({}, { headers: { 'Retry-After': String(rl.retryAfterSeconds) } });
 
-  const mb = await openMailbox(ctx.store.db, { tenantId: user.tenantId, id: user.id, mail: user.mail, displayName: user.displayName });
+  const mb = await openCachedMailbox(ctx.store.db, ctx.cache, { tenantId: user.tenantId, id: user.id, mail: user.mail, displayName: user.displayName });
   const mr: MailRequest = { ctx, req, reply, principal, mb, version, userSegment, q, path, immutable: false, body: req.body };
   parsePrefer(mr, req.headers.prefer);
   if (mr.bodyTypeToken) reply.header('Preference-Applied', mr.bodyTypeToken);
