@@ -69,7 +69,7 @@ export class AutomationResources extends TrackedResources {
 
   constructor(ctx: AppContext) {
     super(ctx, { pageSize: resourcePageSize, skipTokenNames, invalidSkipToken, concurrentCreate: (name) => errors.arm.concurrentCreate({ name }) });
-    this.store = new AutomationStore(ctx.store.db);
+    this.store = new AutomationStore(ctx.store.db, ctx.cache);
   }
 
   /** The account of the path. @throws 404 `ResourceNotFound`. */

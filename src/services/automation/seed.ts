@@ -19,7 +19,7 @@ export const demoWebhookToken = 'stratus-demo-nightly-hook-token-000000000000000
 /** Loads the demo account, runbook and webhook. */
 export async function seedAutomation(ctx: SeedContext): Promise<void> {
   const arm = new ArmStore(ctx.store.db, ctx.cache);
-  const store = new AutomationStore(ctx.store.db);
+  const store = new AutomationStore(ctx.store.db, ctx.cache);
   const at = '2025-12-15T09:00:00.000Z';
   const by = demoAdmin.userPrincipalName;
   const systemData = { createdBy: by, createdByType: 'User', createdAt: at, lastModifiedBy: by, lastModifiedByType: 'User', lastModifiedAt: at };

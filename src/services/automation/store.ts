@@ -17,6 +17,10 @@ import type { FieldMap } from '../../core/odata/index.ts';
 import type { Database } from '../../store/database.ts';
 import type { AutomationDatabase } from './tables.ts';
 import { param, prepared } from '../../store/prepared.ts';
+import type { AreaCache, CacheHub } from '../../core/cache.ts';
+
+/** Each app's cache of stored webhook rows by lower-case id (`resources` area; see AutomationStore.webhook). */
+const webhookCaches = new WeakMap<CacheHub, AreaCache<Readonly<Record<string, unknown>> | undefined>>();
 
 /** A webhook by its lower-cased id (compiled once: the area's hottest read). */
 const webhookById = prepared((db: Kysely<Database>) => db.selectFrom('automation_webhooks').selectAll().where('id_lower', '=', param(0)));
@@ -135,13 +139,31 @@ function toJob(r: any): JobRow {
   };
 }
 
-/** Queries of the automation area. */
+/**
+ * Queries of the automation area. With the app's cache hub, webhooks by id are served from the
+ * `resources` cache area and every webhook write bumps that area (in the write's transaction).
+ */
 export class AutomationStore {
-  constructor(readonly db: Kysely<Database>) {}
+  constructor(
+    readonly db: Kysely<Database>,
+    readonly cache?: CacheHub,
+  ) {}
 
-  /** A webhook by id (case-insensitive). */
+  private async changed(db: Kysely<Database> = this.db): Promise<void> {
+    await this.cache?.changed(db, 'resources');
+  }
+
+  /** A webhook by id (case-insensitive); the stored row is cached, every caller gets its own row object. */
   async webhook(id: string): Promise<WebhookRow | undefined> {
-    const [r] = await webhookById(this.db, id.toLowerCase());
+    const key = id.toLowerCase();
+    const load = async () => {
+      const [r] = await webhookById(this.db, key);
+      return r ? Object.freeze(r as Record<string, unknown>) : undefined;
+    };
+    const hub = this.cache;
+    let cache = hub && webhookCaches.get(hub);
+    if (hub && !cache) webhookCaches.set(hub, (cache = hub.cache('resources', 50_000)));
+    const r = cache ? await cache.get(key, load) : await load();
     return r ? toWebhook(r) : undefined;
   }
 
@@ -175,6 +197,7 @@ export class AutomationStore {
         body: toJson(w.body),
       })
       .execute();
+    await this.changed(db);
   }
 
   /** Rewrites a webhook's document and columns (token and last invocation kept). */
@@ -184,11 +207,13 @@ export class AutomationStore {
       .set({ runbook_name: w.runbookName, is_enabled: w.isEnabled ? 1 : 0, expiry_time: w.expiryTime, body: toJson(w.body) })
       .where('id_lower', '=', w.id.toLowerCase())
       .execute();
+    await this.changed();
   }
 
   /** Deletes a webhook; returns whether it existed. */
   async deleteWebhook(id: string): Promise<boolean> {
     const r = await this.db.deleteFrom('automation_webhooks').where('id_lower', '=', id.toLowerCase()).executeTakeFirst();
+    await this.changed();
     return Number(r.numDeletedRows) > 0;
   }
 
@@ -198,6 +223,7 @@ export class AutomationStore {
     if (opts.runbookName !== undefined) q = q.where('runbook_name', '=', opts.runbookName);
     await q.execute();
     if (opts.jobs) await db.deleteFrom('automation_jobs').where('account_id_lower', '=', accountIdLower).execute();
+    await this.changed(db);
   }
 
   /** A page of an account's webhooks in id order after `afterIdLower`, narrowed by `filter`. */
@@ -212,6 +238,7 @@ export class AutomationStore {
   async recordInvocation(webhookIdLower: string, job: JobRow): Promise<void> {
     await this.db.transaction().execute(async (tx) => {
       await tx.updateTable('automation_webhooks').set({ last_invoked_time: job.creationTime }).where('id_lower', '=', webhookIdLower).execute();
+      await this.changed(tx);
       await tx
         .insertInto('automation_jobs')
         .values({
