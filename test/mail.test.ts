@@ -36,11 +36,14 @@ describe('mail: draft, send, deliver, reply', () => {
     const drafts = await user.api('/me/mailFolders/drafts').get();
     assert.equal(draft.parentFolderId, drafts.id);
 
+    assert.equal((await user.api(`/me/messages/${draft.id}`).get()).bodyPreview, 'Shall we meet at noon?');
     const edited = await user.api(`/me/messages/${draft.id}`).patch({ subject: 'Lunch plans (updated)', body: { contentType: 'html', content: '<p>Shall we meet at <b>12:30</b>?</p>' } });
     assert.equal(edited.subject, 'Lunch plans (updated)');
     assert.notEqual(edited.changeKey, draft.changeKey);
     assert.equal(edited['@odata.etag'], `W/"${edited.changeKey}"`);
     assert.equal(edited.bodyPreview, 'Shall we meet at 12:30?');
+    // A later read renders the new version's preview, not the one read before the edit.
+    assert.equal((await user.api(`/me/messages/${draft.id}`).get()).bodyPreview, 'Shall we meet at 12:30?');
     assert.match(edited.body.content, /^<html>\r\n<head>/);
 
     const before = await admin.api('/me/mailFolders/inbox').get();

@@ -20,11 +20,11 @@ import { createUploadSession } from './upload.ts';
 import { keySegment } from './paths.ts';
 
 /** Renders messages with `$select`, `Prefer` and `$expand`. */
-async function present(mr: MailRequest, recs: MessageRecord[], select: string[] | undefined, expand: ExpandItem[]): Promise<Record<string, unknown>[]> {
+async function present(mr: MailRequest, recs: MessageRecord[], select: string[] | undefined, expand: ExpandItem[], context?: string): Promise<Record<string, unknown>[]> {
   const webmailOrigin = mr.ctx.origin();
   const exp = expand.length ? await loadExpansions(mr.ctx.store.db, recs.map((r) => r.pk), expand) : undefined;
   return recs.map((r) => {
-    const out = renderMessage(r, { select, bodyType: mr.bodyType, immutable: mr.immutable, webmailOrigin });
+    const out = renderMessage(r, { select, bodyType: mr.bodyType, immutable: mr.immutable, webmailOrigin, context });
     for (const e of expand) {
       if (e.name === 'mentions') out.mentions = r.doc.mentions.map((m) => ({ id: m.id, mentioned: m.mentioned, createdBy: r.doc.from?.emailAddress ?? null, createdDateTime: out.createdDateTime ?? r.createdAt }));
       else out[e.name] = e.name === 'attachments' ? exp!.get(r.pk)![e.name]!.map((a) => att.renderAttachment(a as Record<string, unknown>)) : exp!.get(r.pk)![e.name];
@@ -175,8 +175,8 @@ export async function messageItem(mr: MailRequest, method: string, m: MessageRec
       need(mr, 'read');
       const select = parseSelect(mr.q);
       const expand = parseExpand(mr.q);
-      const [out] = await present(mr, [m], select, expand);
-      return send(mr, 200, { '@odata.context': contextUrl(mr, 'messages/$entity'), ...out });
+      const [out] = await present(mr, [m], select, expand, contextUrl(mr, 'messages/$entity'));
+      return send(mr, 200, out);
     }
     if (method === 'PATCH') {
       need(mr, 'write');

@@ -3,6 +3,7 @@
  * bodies (HTML ↔ text, bodyPreview) and rendering with `$select` and
  * `Prefer: outlook.body-content-type` (§2.4, §5). Input validation is in `message-input.ts`.
  */
+import { LRUCache } from 'lru-cache';
 
 /** `emailAddress` (reference §3). */
 export interface EmailAddress {
@@ -187,6 +188,22 @@ export interface RenderOptions {
   bodyType?: 'text' | 'html';
   immutable: boolean;
   webmailOrigin: string;
+  /** `@odata.context` to put first (a single message's answer). */
+  context?: string;
+}
+
+/**
+ * `bodyPreview` of recently rendered message versions, by row and change key (every write of a
+ * message gives it a new change key): the preview is made from the whole body (HTML to text,
+ * whitespace folding), the costliest part of rendering a message.
+ */
+const previews = new LRUCache<string, string>({ max: 10_000 });
+
+function cachedPreview(m: MessageRecord, d: MessageDoc): string {
+  const key = `${m.pk}|${m.changeKey}`;
+  let p = previews.get(key);
+  if (p === undefined) previews.set(key, (p = bodyPreview(d)));
+  return p;
 }
 
 /** Every property in output order: the default set, then the select-only ones. */
@@ -204,7 +221,7 @@ function property(m: MessageRecord, d: MessageDoc, name: string, o: RenderOption
     case 'hasAttachments': return m.hasAttachments;
     case 'internetMessageId': return d.internetMessageId;
     case 'subject': return d.subject;
-    case 'bodyPreview': return bodyPreview(d);
+    case 'bodyPreview': return cachedPreview(m, d);
     case 'importance': return d.importance;
     case 'parentFolderId': return m.folderId;
     case 'conversationId': return d.conversationId;
@@ -234,7 +251,9 @@ function property(m: MessageRecord, d: MessageDoc, name: string, o: RenderOption
 
 /** The JSON representation of a message (without navigation expansions). */
 export function renderMessage(m: MessageRecord, o: RenderOptions): Record<string, unknown> {
-  const out: Record<string, unknown> = { '@odata.etag': `W/"${m.changeKey}"`, id: o.immutable ? m.immutableId : m.id };
+  const out: Record<string, unknown> = o.context === undefined ? {} : { '@odata.context': o.context };
+  out['@odata.etag'] = `W/"${m.changeKey}"`;
+  out.id = o.immutable ? m.immutableId : m.id;
   const names = o.select ? orderedProperties.filter((p) => o.select!.includes(p.toLowerCase())) : defaultProperties;
   for (const n of names) out[n] = property(m, m.doc, n, o);
   return out;
