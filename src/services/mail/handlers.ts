@@ -11,7 +11,7 @@ import { countMessages, listMessageRows, loadExpansions, parseExpand, parseSelec
 import { deltaPage } from './delta.ts';
 import { emptyDoc, renderMessage, type MessageRecord } from './message.ts';
 import { parseMessageInput, type MessageInput } from './message-input.ts';
-import { getFolder, insertMessages, messageFromRow, rowProperties, moveMessage, copyMessage, updateMessage, writeExtendedProperties, notFound, type FolderRow, computeHasAttachments, immutableIdsOf, change } from './store.ts';
+import { getFolder, insertMessages, messageFromRow, rowProperties, lightMessageColumns, moveMessage, copyMessage, updateMessage, writeExtendedProperties, notFound, type FolderRow, computeHasAttachments, immutableIdsOf, change } from './store.ts';
 import { recordMailChanges } from './changes.ts';
 import { buildResponseDraft, checkFrom, draftRecord, readReplyInput, resolveNames, sendMessage } from './actions.ts';
 import * as att from './attachments.ts';
@@ -43,7 +43,7 @@ export async function listMessages(mr: MailRequest, folder: FolderRow | undefine
   const expand = parseExpand(mr.q);
   const { pageSize, skip } = paging(mr);
   // A page selecting only what the rows' own columns hold does not read the stored documents.
-  const light = select !== undefined && expand.length === 0 && select.every((s) => rowProperties.has(s));
+  const light = select !== undefined && expand.length === 0 && select.every((s) => rowProperties.has(s)) ? lightMessageColumns(select) : undefined;
   const { rows, more, count } = await listMessageRows(mr.ctx.store.db, { tenantId: mr.mb.tenantId, mailboxId: mr.mb.mailboxId, folderId: folder?.id, excludeFolderIds: exclude, q: mr.q, pageSize, skip }, light);
   const ctxSuffix = (folder ? `${keySegment('mailFolders', folder.id)}/messages` : 'messages') + (select ? `(${select.join(',')})` : '');
   const body: Record<string, unknown> = { '@odata.context': contextUrl(mr, ctxSuffix) };

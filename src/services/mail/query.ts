@@ -12,7 +12,7 @@ import { fromJson, isPostgres } from '../../store/db.ts';
 import { selectableProperties } from './message.ts';
 import { readOffThread } from './read-worker.ts';
 import type { Database } from '../../store/database.ts';
-import { qualifiedLightMessageRowColumns, qualifiedMessageRowColumns } from './store.ts';
+import { qualifiedMessageRowColumns } from './store.ts';
 
 /** `$filter` / `$orderby` properties of a message and where they live. */
 export const messageFields: FieldMap = {
@@ -245,10 +245,10 @@ export function ordering(q: URLSearchParams): { column: string | RawBuilder<unkn
 
 /**
  * One page of message rows (one extra row fetched to know whether a next page exists).
- * @param light read the rows without their documents (a `$select` of rowProperties only; see store.ts)
+ * @param lightColumns read only these columns (a `$select` of rowProperties only: see store.ts `lightMessageColumns`)
  */
-export async function listMessageRows(db: Kysely<Database>, lq: ListQuery, light = false): Promise<{ rows: any[]; more: boolean; count?: number }> {
-  const columns = light ? qualifiedLightMessageRowColumns : qualifiedMessageRowColumns;
+export async function listMessageRows(db: Kysely<Database>, lq: ListQuery, lightColumns?: readonly string[]): Promise<{ rows: any[]; more: boolean; count?: number }> {
+  const columns = (lightColumns ?? qualifiedMessageRowColumns) as typeof qualifiedMessageRowColumns;
   const order = ordering(lq.q);
   const base = baseQuery(db, lq);
   let query;

@@ -26,16 +26,38 @@ export const messageRowColumns = ['pk', 'id', 'immutable_id', 'tenant_id', 'mail
 export const qualifiedMessageRowColumns = messageRowColumns.map((c) => `mail_messages.${c}` as const);
 
 /**
- * The columns of a page whose `$select` names only {@link rowProperties}: the record's columns
- * and `subject`, without the stored document (1–2 KB of JSON a row, the most of a page's cost).
+ * The `mail_messages` columns each `$select` name (lower case) is rendered from when a page
+ * selects only such names: the row's own columns, not its stored document (1–2 KB of JSON a
+ * row, most of a page's cost). The id, immutable id and change key (`@odata.etag`) are always read.
  */
-export const qualifiedLightMessageRowColumns = [...messageRowColumns.filter((c) => c !== 'doc'), 'subject' as const].map((c) => `mail_messages.${c}` as const);
+const rowPropertyColumns: Record<string, readonly (typeof messageRowColumns[number] | 'subject')[]> = {
+  id: [],
+  createddatetime: ['created_at'],
+  lastmodifieddatetime: ['modified_at'],
+  changekey: [],
+  receiveddatetime: ['received_at'],
+  sentdatetime: ['sent_at'],
+  hasattachments: ['has_attachments'],
+  parentfolderid: ['folder_id'],
+  isread: ['is_read'],
+  isdraft: ['is_draft'],
+  weblink: [],
+  subject: ['subject'],
+};
+
+/** `$select` names (lower case) a page can render from the rows' own columns (see {@link lightMessageColumns}). */
+export const rowProperties: ReadonlySet<string> = new Set(Object.keys(rowPropertyColumns));
 
 /**
- * `$select` names (lower case) rendered from a row's own columns ({@link qualifiedLightMessageRowColumns}),
- * without its document: a page selecting only these does not read the documents.
+ * The table-qualified columns a page selecting only {@link rowProperties} reads: the id, the
+ * immutable id, the change key and what the selected names need. The other fields of the
+ * records made from them ({@link messageFromRow}) are not rendered.
  */
-export const rowProperties: ReadonlySet<string> = new Set(['id', 'createddatetime', 'lastmodifieddatetime', 'changekey', 'receiveddatetime', 'sentdatetime', 'hasattachments', 'parentfolderid', 'isread', 'isdraft', 'weblink', 'subject']);
+export function lightMessageColumns(select: readonly string[]): string[] {
+  const cols = new Set<string>(['id', 'immutable_id', 'change_key']);
+  for (const name of select) for (const c of rowPropertyColumns[name] ?? []) cols.add(c);
+  return [...cols].map((c) => `mail_messages.${c}`);
+}
 
 /** The request path's reads of a mailbox, compiled once (issue 9). */
 const wellKnownFoldersOf = prepared((db: Kysely<Database>) =>
@@ -211,7 +233,7 @@ export function messageFromRow(r: any): MessageRecord {
     isDraft: bool(r.is_draft),
     hasAttachments: bool(r.has_attachments),
     changeKey: r.change_key,
-    // A light row (qualifiedLightMessageRowColumns) has no document: only its subject, which is all a rowProperties page renders of it.
+    // A light row (lightMessageColumns) has no document: at most its subject, which is all a rowProperties page renders of it.
     doc: r.doc === undefined ? ({ subject: r.subject } as MessageDoc) : fromJson<MessageDoc>(r.doc),
   };
 }
