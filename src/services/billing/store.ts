@@ -41,7 +41,8 @@ export interface TransactionQuery {
 
 /** One page of transactions. */
 export interface TransactionPage {
-  value: Transaction[];
+  /** The page's transactions as stored: JSON text of each {@link Transaction} (served without re-parsing). */
+  value: string[];
   /** Whether rows follow this page. */
   more: boolean;
   /** Number of matching transactions (when counted). */
@@ -95,7 +96,7 @@ export class BillingStore {
       page = page.orderBy(sql`case when ${sql.ref(o.column)} is null then 1 else 0 end`, o.direction).orderBy(sql.ref(o.column), o.direction);
     }
     const rows = await page.orderBy('seq', 'asc').limit(q.top + 1).offset(q.skip).execute();
-    const out: TransactionPage = { value: rows.slice(0, q.top).map((r) => fromJson<Transaction>(r.body)), more: rows.length > q.top };
+    const out: TransactionPage = { value: rows.slice(0, q.top).map((r) => r.body as string), more: rows.length > q.top };
     if (q.count) {
       const c = await base.select((eb) => eb.fn.countAll().as('n')).executeTakeFirst();
       out.totalCount = Number(c?.n ?? 0);
