@@ -48,6 +48,7 @@ async function listAll(invoice: string, query: Record<string, string> = {}) {
   while (url) {
     const r = await get(url);
     assert.equal(r.status, 200, JSON.stringify(r.body));
+    assert.equal(r.headers.get('content-type'), 'application/json; charset=utf-8');
     items.push(...r.body.value);
     sizes.push(r.body.value.length);
     if (r.body.totalCount !== undefined) counts.push(r.body.totalCount);
