@@ -11,9 +11,10 @@ import { countMessages, listMessageRows, loadExpansions, parseExpand, parseSelec
 import { deltaPage } from './delta.ts';
 import { emptyDoc, renderMessage, type MessageRecord } from './message.ts';
 import { parseMessageInput, type MessageInput } from './message-input.ts';
-import { getFolder, insertMessages, messageFromRow, rowProperties, lightMessageColumns, moveMessage, copyMessage, updateMessage, writeExtendedProperties, notFound, type FolderRow, computeHasAttachments, immutableIdsOf, change } from './store.ts';
+import { getFolder, insertMessages, messageFromRow, moveMessage, copyMessage, updateMessage, writeExtendedProperties, notFound, type FolderRow, computeHasAttachments, immutableIdsOf, change } from './store.ts';
 import { recordMailChanges } from './changes.ts';
 import { buildResponseDraft, checkFrom, draftRecord, readReplyInput, resolveNames, sendMessage } from './actions.ts';
+import { lightMessageColumns, rowProperties } from './columns.ts';
 import * as att from './attachments.ts';
 import { newChangeKey } from './ids.ts';
 import { createUploadSession } from './upload.ts';

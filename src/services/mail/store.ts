@@ -25,40 +25,6 @@ export const messageRowColumns = ['pk', 'id', 'immutable_id', 'tenant_id', 'mail
 /** {@link messageRowColumns} qualified by the table (for queries that join). */
 export const qualifiedMessageRowColumns = messageRowColumns.map((c) => `mail_messages.${c}` as const);
 
-/**
- * The `mail_messages` columns each `$select` name (lower case) is rendered from when a page
- * selects only such names: the row's own columns, not its stored document (1–2 KB of JSON a
- * row, most of a page's cost). The id, immutable id and change key (`@odata.etag`) are always read.
- */
-const rowPropertyColumns: Record<string, readonly (typeof messageRowColumns[number] | 'subject')[]> = {
-  id: [],
-  createddatetime: ['created_at'],
-  lastmodifieddatetime: ['modified_at'],
-  changekey: [],
-  receiveddatetime: ['received_at'],
-  sentdatetime: ['sent_at'],
-  hasattachments: ['has_attachments'],
-  parentfolderid: ['folder_id'],
-  isread: ['is_read'],
-  isdraft: ['is_draft'],
-  weblink: [],
-  subject: ['subject'],
-};
-
-/** `$select` names (lower case) a page can render from the rows' own columns (see {@link lightMessageColumns}). */
-export const rowProperties: ReadonlySet<string> = new Set(Object.keys(rowPropertyColumns));
-
-/**
- * The table-qualified columns a page selecting only {@link rowProperties} reads: the id, the
- * immutable id, the change key and what the selected names need. The other fields of the
- * records made from them ({@link messageFromRow}) are not rendered.
- */
-export function lightMessageColumns(select: readonly string[]): string[] {
-  const cols = new Set<string>(['id', 'immutable_id', 'change_key']);
-  for (const name of select) for (const c of rowPropertyColumns[name] ?? []) cols.add(c);
-  return [...cols].map((c) => `mail_messages.${c}`);
-}
-
 /** The request path's reads of a mailbox, compiled once (issue 9). */
 const wellKnownFoldersOf = prepared((db: Kysely<Database>) =>
   db.selectFrom('mail_folders').select(['id', 'well_known']).where('tenant_id', '=', param(0)).where('mailbox_id', '=', param(1)).where('well_known', 'is not', null),
