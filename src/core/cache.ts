@@ -109,6 +109,7 @@ export class AreaCache<V> {
 export class CacheHub {
   private readonly gens = new Map<CacheArea, number>(cacheAreas.map((a) => [a, 0]));
   private readonly caches = new Map<CacheArea, AreaCache<any>[]>(cacheAreas.map((a) => [a, []]));
+  private readonly named = new Map<string, AreaCache<any>>();
   /** Versions read last; undefined before the first read. */
   private seen: Map<string, string> | undefined;
   /** A version read that callers may still join (not yet sent). */
@@ -122,6 +123,16 @@ export class CacheHub {
   cache<V>(area: CacheArea, max = 10_000): AreaCache<V> {
     const c = new AreaCache<V>(this, area, max);
     this.caches.get(area)!.push(c);
+    return c;
+  }
+
+  /**
+   * The app's one cache called `name` (made on first use, in `area`, at most `max` entries): for
+   * stores that are constructed more than once per app but should share their cache.
+   */
+  shared<V>(name: string, area: CacheArea, max = 10_000): AreaCache<V> {
+    let c = this.named.get(name) as AreaCache<V> | undefined;
+    if (!c) this.named.set(name, (c = this.cache<V>(area, max)));
     return c;
   }
 

@@ -13,9 +13,6 @@ import type { ArmDatabase } from './tables.ts';
 import { param, prepared } from '../../store/prepared.ts';
 
 /** A tracked resource by its lower-cased id (the request path's hottest read, compiled once). */
-/** The cache of stored resource rows of each app (see ArmStore.getResource). */
-const resourceCaches = new WeakMap<CacheHub, AreaCache<Readonly<Record<string, unknown>> | undefined>>();
-
 const resourceById = prepared((db: Kysely<Database>) => db.selectFrom('arm_resources').selectAll().where('id_lower', '=', param(0)));
 
 /** A management group; `parentId` is the parent's name (undefined for the tenant root). */
@@ -183,11 +180,7 @@ export class ArmStore {
 
   /** The app's one cache of stored resource rows by lower-case id (`resources` area), when this store has the hub. */
   private get resourceCache(): AreaCache<Readonly<Record<string, unknown>> | undefined> | undefined {
-    const hub = this.cache;
-    if (!hub) return undefined;
-    let c = resourceCaches.get(hub);
-    if (!c) resourceCaches.set(hub, (c = hub.cache('resources', 50_000)));
-    return c;
+    return this.cache?.shared('arm.resources', 'resources', 50_000);
   }
 
   /** A subscription by id (case-insensitive). */

@@ -17,10 +17,7 @@ import type { FieldMap } from '../../core/odata/index.ts';
 import type { Database } from '../../store/database.ts';
 import type { AutomationDatabase } from './tables.ts';
 import { param, prepared } from '../../store/prepared.ts';
-import type { AreaCache, CacheHub } from '../../core/cache.ts';
-
-/** Each app's cache of stored webhook rows by lower-case id (`resources` area; see AutomationStore.webhook). */
-const webhookCaches = new WeakMap<CacheHub, AreaCache<Readonly<Record<string, unknown>> | undefined>>();
+import type { CacheHub } from '../../core/cache.ts';
 
 /** A webhook by its lower-cased id (compiled once: the area's hottest read). */
 const webhookById = prepared((db: Kysely<Database>) => db.selectFrom('automation_webhooks').selectAll().where('id_lower', '=', param(0)));
@@ -160,9 +157,8 @@ export class AutomationStore {
       const [r] = await webhookById(this.db, key);
       return r ? Object.freeze(r as Record<string, unknown>) : undefined;
     };
-    const hub = this.cache;
-    let cache = hub && webhookCaches.get(hub);
-    if (hub && !cache) webhookCaches.set(hub, (cache = hub.cache('resources', 50_000)));
+    // The app's one cache of stored webhook rows by lower-case id (`resources` area).
+    const cache = this.cache?.shared<Readonly<Record<string, unknown>> | undefined>('automation.webhooks', 'resources', 50_000);
     const r = cache ? await cache.get(key, load) : await load();
     return r ? toWebhook(r) : undefined;
   }

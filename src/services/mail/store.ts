@@ -12,7 +12,7 @@ import { recordMailChanges, type MailChange } from './changes.ts';
 import { isWellFormedId, newAttachmentId, newChangeKey, newFolderId, newImmutableId, newMessageId } from './ids.ts';
 import { bodyText, type MessageDoc, type MessageRecord } from './message.ts';
 import type { Database } from '../../store/database.ts';
-import type { AreaCache, CacheHub } from '../../core/cache.ts';
+import type { CacheHub } from '../../core/cache.ts';
 import { param, prepared } from '../../store/prepared.ts';
 
 /**
@@ -115,9 +115,6 @@ export async function openMailbox(db: Kysely<Database>, user: { tenantId: string
   return { tenantId: user.tenantId, mailboxId: user.id, address: user.mail, displayName: user.displayName, wellKnown: new Map(rows.map((r) => [r.well_known, r.id])) };
 }
 
-/** Each app's cache of mailboxes' well-known folder maps (see {@link openCachedMailbox}). */
-const wellKnownCaches = new WeakMap<CacheHub, AreaCache<ReadonlyMap<string, string>>>();
-
 /**
  * {@link openMailbox} for the request path: a mailbox's well-known folders, once they all
  * exist, are kept in memory (a `directory`-area cache). They cannot be renamed, moved or
@@ -125,8 +122,7 @@ const wellKnownCaches = new WeakMap<CacheHub, AreaCache<ReadonlyMap<string, stri
  * on this instance and, through the version rows, on the others.
  */
 export async function openCachedMailbox(db: Kysely<Database>, cache: CacheHub, user: { tenantId: string; id: string; mail: string; displayName: string }): Promise<Mailbox> {
-  let c = wellKnownCaches.get(cache);
-  if (!c) wellKnownCaches.set(cache, (c = cache.cache('directory', 10_000)));
+  const c = cache.shared<ReadonlyMap<string, string>>('mail.wellKnownFolders', 'directory', 10_000);
   const wellKnown = (await c.get(`${user.tenantId}|${user.id}`, async () => (await openMailbox(db, user)).wellKnown)) as Map<string, string>;
   return { tenantId: user.tenantId, mailboxId: user.id, address: user.mail, displayName: user.displayName, wellKnown };
 }
