@@ -153,6 +153,60 @@ describe('mail queries', () => {
     assert.equal(drafts.value.find((m: any) => m.id === draft.id)?.subject, 'Light column check');
     await user.api(`/me/messages/${draft.id}`).delete();
   });
+  test('pages, delta pages and single messages follow every change and every preference (texts are kept per message version)', async () => {
+    // A draft of its own (the demo mailbox stays as the other tests expect it), newest in the drafts folder.
+    const draft = await call(s.url, t.user, 'POST', '/v1.0/me/messages', { subject: 'Kept text draft', body: { contentType: 'html', content: '<p>Kept <b>text</b></p>' }, toRecipients: [{ emailAddress: { address: 'someone@example.com' } }] });
+    assert.equal(draft.status, 201);
+    const draftsPage = () => call(s.url, t.user, 'GET', '/v1.0/me/mailFolders/drafts/messages?$top=5');
+    const first = (await draftsPage()).body.value;
+    const target = first.find((m: any) => m.id === draft.body.id);
+    assert.ok(target);
+    // The single message says what the page item says (both read twice: the second read is answered from the kept text).
+    for (let i = 0; i < 2; i++) {
+      const one = await call(s.url, t.user, 'GET', `/v1.0/me/messages/${target.id}`);
+      assert.equal(one.status, 200);
+      assert.equal(Object.keys(one.body)[0], '@odata.context');
+      const { '@odata.context': _context, ...rest } = one.body;
+      assert.deepEqual(rest, target);
+      assert.deepEqual((await draftsPage()).body.value, first);
+    }
+    // Preferences change the text: body as text, immutable ids; and the plain page is unchanged after them.
+    const asText = await call(s.url, t.user, 'GET', '/v1.0/me/mailFolders/drafts/messages?$top=5', undefined, { Prefer: 'outlook.body-content-type="text"' });
+    const textItem = asText.body.value.find((m: any) => m.id === target.id);
+    assert.equal(textItem.body.contentType, 'text');
+    assert.equal(target.body.contentType, 'html');
+    const immutable = await call(s.url, t.user, 'GET', '/v1.0/me/mailFolders/drafts/messages?$top=5', undefined, { Prefer: 'IdType="ImmutableId"' });
+    const index = first.indexOf(target);
+    assert.notEqual(immutable.body.value[index].id, target.id);
+    const oneImmutable = await call(s.url, t.user, 'GET', `/v1.0/me/messages/${target.id}`, undefined, { Prefer: 'IdType="ImmutableId"' });
+    assert.equal(oneImmutable.body.id, immutable.body.value[index].id);
+    assert.deepEqual((await draftsPage()).body.value, first);
+    const delta0 = await call(s.url, t.user, 'GET', '/v1.0/me/mailFolders/drafts/messages/delta?$top=1000');
+    assert.equal(delta0.status, 200);
+    assert.equal(delta0.body.value.find((m: any) => m.id === target.id)?.subject, 'Kept text draft');
+    // A change shows at once in the page, the single message and the delta page.
+    const patched = await call(s.url, t.user, 'PATCH', `/v1.0/me/messages/${target.id}`, { subject: 'Kept text check', categories: ['Kept text check'] });
+    assert.equal(patched.status, 200);
+    const item = (await draftsPage()).body.value.find((m: any) => m.id === target.id);
+    assert.equal(item.subject, 'Kept text check');
+    assert.deepEqual(item.categories, ['Kept text check']);
+    assert.notEqual(item['@odata.etag'], target['@odata.etag']);
+    assert.equal((await call(s.url, t.user, 'GET', `/v1.0/me/messages/${target.id}`)).body.subject, 'Kept text check');
+    const delta1 = await call(s.url, t.user, 'GET', '/v1.0/me/mailFolders/drafts/messages/delta?$top=1000');
+    const d = delta1.body.value.find((m: any) => m.id === target.id);
+    assert.equal(d['@odata.type'], '#vendor.graph.message');
+    assert.equal(d.subject, 'Kept text check');
+    // A move gives a new id and parent folder; the old id is gone from the drafts page.
+    const archive = await call(s.url, t.user, 'GET', '/v1.0/me/mailFolders/archive');
+    const moved = await call(s.url, t.user, 'POST', `/v1.0/me/messages/${target.id}/move`, { destinationId: archive.body.id });
+    assert.equal(moved.status, 201);
+    assert.ok(!(await draftsPage()).body.value.some((m: any) => m.id === target.id));
+    const movedOne = await call(s.url, t.user, 'GET', `/v1.0/me/messages/${moved.body.id}`);
+    assert.equal(movedOne.body.parentFolderId, archive.body.id);
+    assert.equal(movedOne.body.subject, 'Kept text check');
+    assert.equal((await call(s.url, t.user, 'DELETE', `/v1.0/me/messages/${moved.body.id}`)).status, 204);
+  });
+
   test('$search uses the full-text index; SearchWithOrderBy', async () => {
     const r = await user.api('/me/messages').search('"spreadsheet"').top(1000).get();
     const expected = all.filter((m) => m.bodyPreview.toLowerCase().includes('spreadsheet') || m.subject.toLowerCase().includes('spreadsheet')).length;

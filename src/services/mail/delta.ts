@@ -11,7 +11,6 @@ import { errors } from '../../core/errors/index.ts';
 import { absoluteUrl, decodeToken, encodeToken } from '../../core/paging.ts';
 import { latestMailChangeSeq, mailChangesSince } from './changes.ts';
 import { messageFromRow, messageRowColumns, type FolderRow, type Mailbox } from './store.ts';
-import type { MessageRecord } from './message.ts';
 import { opt } from './query.ts';
 import type { Database } from '../../store/database.ts';
 
@@ -68,11 +67,12 @@ function initialState(r: DeltaRequest, startSeq: number): DeltaState {
 }
 
 /**
- * One delta page: `{ state, items, next }` where items are message records to render or
- * removed ids, and the link to give back.
+ * One delta page: `{ state, items, next }` where items are `mail_messages` rows to render (the
+ * first round's hold only the row key and change key: `rendered.ts`) or removed ids, and the
+ * link to give back.
  * @throws ApiError 400 `ErrorInvalidUrlQuery`, 400 `syncStateNotFound`, 410 `resyncRequired`
  */
-export async function deltaPage(db: Kysely<Database>, r: DeltaRequest): Promise<{ select?: string; items: ({ message: MessageRecord } | { removed: string })[]; nextLink?: string; deltaLink?: string }> {
+export async function deltaPage(db: Kysely<Database>, r: DeltaRequest): Promise<{ select?: string; items: ({ row: unknown } | { removed: string })[]; nextLink?: string; deltaLink?: string }> {
   const token = r.q.get('$skiptoken') ?? r.q.get('$deltatoken') ?? r.q.get('%24skiptoken') ?? r.q.get('%24deltatoken');
   const latest = await latestMailChangeSeq(db);
   let st: DeltaState;
@@ -83,13 +83,14 @@ export async function deltaPage(db: Kysely<Database>, r: DeltaRequest): Promise<
     st = t;
   } else st = initialState(r, latest);
 
-  const items: ({ message: MessageRecord } | { removed: string })[] = [];
+  const items: ({ row: unknown } | { removed: string })[] = [];
   const link = (kind: '$skiptoken' | '$deltatoken', s: DeltaState) => absoluteUrl(r.origin, r.path, { [kind]: encodeToken(s) });
   if (st.p === 'i') {
-    let q = db.selectFrom('mail_messages').select(messageRowColumns).where('tenant_id', '=', r.mb.tenantId).where('mailbox_id', '=', r.mb.mailboxId).where('folder_id', '=', r.folder.id).where('pk', '>', st.k);
+    // The first round reads versions only (row key, change key): the handler splices their cached texts (rendered.ts).
+    let q = db.selectFrom('mail_messages').select(['pk', 'change_key']).where('tenant_id', '=', r.mb.tenantId).where('mailbox_id', '=', r.mb.mailboxId).where('folder_id', '=', r.folder.id).where('pk', '>', st.k);
     if (st.rv) q = q.where('received_at', st.rop === 'gt' ? '>' : '>=', st.rv);
     const rows = await q.orderBy('pk').limit(r.pageSize + 1).execute();
-    for (const row of rows.slice(0, r.pageSize)) items.push({ message: messageFromRow(row) });
+    for (const row of rows.slice(0, r.pageSize)) items.push({ row });
     if (rows.length > r.pageSize) return { select: st.sel, items, nextLink: link('$skiptoken', { ...st, k: Number((rows[r.pageSize - 1] as any).pk) }) };
     return { select: st.sel, items, deltaLink: link('$deltatoken', { ...st, p: 'c', k: 0 }) };
   }
@@ -104,7 +105,7 @@ export async function deltaPage(db: Kysely<Database>, r: DeltaRequest): Promise<
     if (row && (row as any).folder_id === r.folder.id) {
       const m = messageFromRow(row);
       if (st.rv && !(st.rop === 'gt' ? m.receivedAt > st.rv : m.receivedAt >= st.rv)) continue;
-      items.push({ message: m });
+      items.push({ row });
     } else items.push({ removed: c.messageId });
   }
   const lastSeq = page.length ? page[page.length - 1]!.seq : st.s;

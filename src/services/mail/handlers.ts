@@ -1,82 +1,24 @@
 /**
- * Message handlers (reference mail.md §2): list, count, delta, create, get, update, delete,
+ * Message handlers (reference mail.md §2; list, count and delta are in `lists.ts`): create, get, update, delete,
  * copy, move, the reply / forward family, send, sendMail, permanent delete, beta actions,
  * attachments, open extensions and `$value`. Every write runs in one transaction with its
  * change-log entries.
  */
 import { errors } from '../../core/errors/index.ts';
 import { nowIso } from '../../core/clock.ts';
-import { contextUrl, destinationId, need, nextLink, paging, send, type MailRequest } from './request.ts';
-import { countMessages, listMessageRows, loadExpansions, parseExpand, parseSelect, type ExpandItem } from './query.ts';
-import { deltaPage } from './delta.ts';
-import { emptyDoc, renderMessage, type MessageRecord } from './message.ts';
+import { contextUrl, destinationId, need, send, sendJson, type MailRequest } from './request.ts';
+import { parseExpand, parseSelect } from './query.ts';
+import { emptyDoc, type MessageRecord } from './message.ts';
+import { messageJson, withFirstMember } from './rendered.ts';
+import { present, presentOne, renderOptions } from './lists.ts';
 import { parseMessageInput, type MessageInput } from './message-input.ts';
-import { getFolder, insertMessages, messageFromRow, moveMessage, copyMessage, updateMessage, writeExtendedProperties, notFound, type FolderRow, computeHasAttachments, immutableIdsOf, change } from './store.ts';
+import { getFolder, insertMessages, messageFromRow, moveMessage, copyMessage, updateMessage, writeExtendedProperties, notFound, type FolderRow, computeHasAttachments, change } from './store.ts';
 import { recordMailChanges } from './changes.ts';
 import { buildResponseDraft, checkFrom, draftRecord, readReplyInput, resolveNames, sendMessage } from './actions.ts';
-import { lightMessageColumns, rowProperties } from './columns.ts';
 import * as att from './attachments.ts';
 import { newChangeKey } from './ids.ts';
 import { createUploadSession } from './upload.ts';
 import { keySegment } from './paths.ts';
-
-/** Renders messages with `$select`, `Prefer` and `$expand`. */
-async function present(mr: MailRequest, recs: MessageRecord[], select: string[] | undefined, expand: ExpandItem[], context?: string): Promise<Record<string, unknown>[]> {
-  const webmailOrigin = mr.ctx.origin();
-  const exp = expand.length ? await loadExpansions(mr.ctx.store.db, recs.map((r) => r.pk), expand) : undefined;
-  return recs.map((r) => {
-    const out = renderMessage(r, { select, bodyType: mr.bodyType, immutable: mr.immutable, webmailOrigin, context });
-    for (const e of expand) {
-      if (e.name === 'mentions') out.mentions = r.doc.mentions.map((m) => ({ id: m.id, mentioned: m.mentioned, createdBy: r.doc.from?.emailAddress ?? null, createdDateTime: out.createdDateTime ?? r.createdAt }));
-      else out[e.name] = e.name === 'attachments' ? exp!.get(r.pk)![e.name]!.map((a) => att.renderAttachment(a as Record<string, unknown>)) : exp!.get(r.pk)![e.name];
-    }
-    return out;
-  });
-}
-
-async function presentOne(mr: MailRequest, r: MessageRecord, expand: ExpandItem[] = []): Promise<Record<string, unknown>> {
-  return (await present(mr, [r], undefined, expand))[0]!;
-}
-
-/** GET messages (mailbox-wide or one folder). */
-export async function listMessages(mr: MailRequest, folder: FolderRow | undefined, exclude: string[]): Promise<unknown> {
-  const select = parseSelect(mr.q);
-  const expand = parseExpand(mr.q);
-  const { pageSize, skip } = paging(mr);
-  // A page selecting only what the rows' own columns hold does not read the stored documents.
-  const light = select !== undefined && expand.length === 0 && select.every((s) => rowProperties.has(s)) ? lightMessageColumns(select) : undefined;
-  const { rows, more, count } = await listMessageRows(mr.ctx.store.db, { tenantId: mr.mb.tenantId, mailboxId: mr.mb.mailboxId, folderId: folder?.id, excludeFolderIds: exclude, q: mr.q, pageSize, skip }, light);
-  const ctxSuffix = (folder ? `${keySegment('mailFolders', folder.id)}/messages` : 'messages') + (select ? `(${select.join(',')})` : '');
-  const body: Record<string, unknown> = { '@odata.context': contextUrl(mr, ctxSuffix) };
-  if (count !== undefined) body['@odata.count'] = count;
-  body.value = await present(mr, rows.map(messageFromRow), select, expand);
-  if (more) body['@odata.nextLink'] = nextLink(mr, skip + pageSize);
-  return send(mr, 200, body);
-}
-
-/** GET messages/$count: a plain-text integer. */
-export async function countOnly(mr: MailRequest, folder: FolderRow | undefined, exclude: string[]): Promise<unknown> {
-  const n = await countMessages(mr.ctx.store.db, { tenantId: mr.mb.tenantId, mailboxId: mr.mb.mailboxId, folderId: folder?.id, excludeFolderIds: exclude, q: mr.q });
-  return mr.reply.code(200).header('content-type', 'text/plain; charset=utf-8').send(String(n));
-}
-
-/** GET mailFolders/{id}/messages/delta. */
-export async function delta(mr: MailRequest, folder: FolderRow): Promise<unknown> {
-  const pageSize = mr.maxPageSize ?? (parseInt(mr.q.get('$top') ?? '', 10) || 10);
-  const path = `/${mr.version}/${mr.userSegment}/${keySegment('mailFolders', folder.id)}/messages/delta`;
-  const page = await deltaPage(mr.ctx.store.db, { mb: mr.mb, folder, q: mr.q, pageSize: Math.min(Math.max(pageSize, 1), 1000), origin: mr.ctx.origin(), path });
-  const select = page.select ? parseSelect(new URLSearchParams({ $select: page.select })) : undefined;
-  const msgs = page.items.filter((i): i is { message: MessageRecord } => 'message' in i).map((i) => i.message);
-  const rendered = await present(mr, msgs, select, []);
-  let k = 0;
-  const immutable = mr.immutable ? await immutableIdsOf(mr.ctx.store.db, mr.mb, page.items.flatMap((i) => ('removed' in i ? [i.removed] : []))) : new Map<string, string>();
-  const value = page.items.map((i) => ('removed' in i ? { '@odata.type': '#vendor.graph.message', id: immutable.get(i.removed) ?? i.removed, '@removed': { reason: 'deleted' } } : { '@odata.type': '#vendor.graph.message', ...rendered[k++] }));
-  const body: Record<string, unknown> = { '@odata.context': `${mr.ctx.origin()}/${mr.version}/$metadata#Collection(message)` };
-  if (page.nextLink) body['@odata.nextLink'] = page.nextLink;
-  if (page.deltaLink) body['@odata.deltaLink'] = page.deltaLink;
-  body.value = value;
-  return send(mr, 200, body);
-}
 
 /** Parses a MIME (base64) create body into a message document. @throws ApiError 400 `ErrorMimeContentInvalidBase64String` */
 function mimeToInput(buf: Buffer | string): Record<string, unknown> {
@@ -176,6 +118,7 @@ export async function messageItem(mr: MailRequest, method: string, m: MessageRec
       need(mr, 'read');
       const select = parseSelect(mr.q);
       const expand = parseExpand(mr.q);
+      if (expand.length === 0) return sendJson(mr, 200, withFirstMember('@odata.context', contextUrl(mr, 'messages/$entity'), messageJson(m, renderOptions(mr, select))));
       const [out] = await present(mr, [m], select, expand, contextUrl(mr, 'messages/$entity'));
       return send(mr, 200, out);
     }

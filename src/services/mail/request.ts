@@ -168,7 +168,15 @@ export function send(mr: MailRequest, status: number, body?: unknown): unknown {
     mr.reply.removeHeader('content-type');
     return mr.reply.send();
   }
-  return mr.reply.header('content-type', 'application/json; odata.metadata=minimal; odata.streaming=true; IEEE754Compatible=false; charset=utf-8').send(JSON.stringify(body));
+  return mr.reply.header('content-type', jsonContentType).send(JSON.stringify(body));
+}
+
+/** The content type of the mail family's JSON answers. */
+const jsonContentType = 'application/json; odata.metadata=minimal; odata.streaming=true; IEEE754Compatible=false; charset=utf-8';
+
+/** Sends a JSON text made by the caller (spliced from cached message texts: `rendered.ts`) like {@link send}. */
+export function sendJson(mr: MailRequest, status: number, text: string): unknown {
+  return mr.reply.code(status).header('content-type', jsonContentType).send(text);
 }
 
 /** Largest `$skip` accepted (a 32-bit offset; larger values would overflow the databases' OFFSET). */

@@ -12,6 +12,7 @@ import type { AppContext } from '../../context.ts';
 import { errors } from '../../core/errors/index.ts';
 import { openCachedMailbox, getFolder, type FolderRow, hiddenFromMailboxList, getMessage } from './store.ts';
 import * as msg from './handlers.ts';
+import * as lists from './lists.ts';
 import { copyOrMoveFolder, folderChildren, folderItem } from './folder-handlers.ts';
 import { keySegment } from './paths.ts';
 import { checkRequestInput, eq, mailboxOwner, mailPrincipal, need, parsePrefer, pathSegments, type MailRequest } from './request.ts';
@@ -84,7 +85,7 @@ async function messagesCollection(mr: MailRequest, method: string, tail: string[
     if (method === 'GET') {
       need(mr, 'read');
       const exclude = folder ? [] : hiddenFromMailboxList.map((n) => mr.mb.wellKnown.get(n)!);
-      return msg.listMessages(mr, folder, exclude);
+      return lists.listMessages(mr, folder, exclude);
     }
     if (method === 'POST') {
       need(mr, 'write');
@@ -96,13 +97,13 @@ async function messagesCollection(mr: MailRequest, method: string, tail: string[
     if (method !== 'GET') throw errors.mail.methodNotAllowedHere({ method });
     need(mr, 'read');
     const exclude = folder ? [] : hiddenFromMailboxList.map((n) => mr.mb.wellKnown.get(n)!);
-    return msg.countOnly(mr, folder, exclude);
+    return lists.countOnly(mr, folder, exclude);
   }
   if (eq(tail[0], 'delta') && tail.length === 1) {
     if (method !== 'GET') throw errors.mail.methodNotAllowedHere({ method });
     need(mr, 'read');
     if (!folder) throw errors.mail.deltaNeedsFolder();
-    return msg.delta(mr, folder);
+    return lists.delta(mr, folder);
   }
   const m = await getMessage(mr.ctx.store.db, mr.mb, tail[0]!);
   return msg.messageItem(mr, method, m, tail.slice(1));

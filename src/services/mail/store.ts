@@ -178,9 +178,12 @@ export async function folderCounts(db: Kysely<Database>, mb: Mailbox, ids: strin
 // ---------------------------------------------------------------------------------------
 // Messages
 
-/** Converts a `mail_messages` row. */
+/**
+ * Converts a `mail_messages` row. The stored document is parsed when `doc` is first read (a
+ * message whose rendered text is cached, `rendered.ts`, is answered without parsing it).
+ */
 export function messageFromRow(r: any): MessageRecord {
-  return {
+  const m = {
     pk: Number(r.pk),
     id: r.id,
     immutableId: r.immutable_id,
@@ -195,9 +198,22 @@ export function messageFromRow(r: any): MessageRecord {
     isDraft: bool(r.is_draft),
     hasAttachments: bool(r.has_attachments),
     changeKey: r.change_key,
-    // A light row (lightMessageColumns) has no document: at most its subject, which is all a rowProperties page renders of it.
-    doc: r.doc === undefined ? ({ subject: r.subject } as MessageDoc) : fromJson<MessageDoc>(r.doc),
-  };
+  } as MessageRecord;
+  // A light row (lightMessageColumns) has no document: at most its subject, which is all a rowProperties page renders of it.
+  if (r.doc === undefined) m.doc = { subject: r.subject } as MessageDoc;
+  else {
+    const text: string | null = r.doc;
+    let doc: MessageDoc | undefined;
+    Object.defineProperty(m, 'doc', {
+      enumerable: true,
+      configurable: true,
+      get: () => (doc ??= fromJson<MessageDoc>(text)),
+      set: (v: MessageDoc) => {
+        doc = v;
+      },
+    });
+  }
+  return m;
 }
 
 /**

@@ -1,0 +1,96 @@
+/**
+ * Mail read handlers (reference mail.md §2): the message list and its count, delta, and the
+ * rendering every message answer shares — spliced from the cached texts of message versions
+ * (`rendered.ts`) when there is no `$expand`, else rendered whole.
+ */
+import { contextUrl, nextLink, paging, send, sendJson, type MailRequest } from './request.ts';
+import { countMessages, listMessageRows, loadExpansions, parseExpand, parseSelect, type ExpandItem } from './query.ts';
+import { deltaPage } from './delta.ts';
+import { renderMessage, type MessageRecord, type RenderOptions } from './message.ts';
+import { messageFromRow, immutableIdsOf, type FolderRow } from './store.ts';
+import { lightMessageColumns, rowProperties } from './columns.ts';
+import { pageJson, versionColumns, withFirstMember } from './rendered.ts';
+import * as att from './attachments.ts';
+import { keySegment } from './paths.ts';
+
+/** Renders messages with `$select`, `Prefer` and `$expand`. */
+export async function present(mr: MailRequest, recs: MessageRecord[], select: string[] | undefined, expand: ExpandItem[], context?: string): Promise<Record<string, unknown>[]> {
+  const webmailOrigin = mr.ctx.origin();
+  const exp = expand.length ? await loadExpansions(mr.ctx.store.db, recs.map((r) => r.pk), expand) : undefined;
+  return recs.map((r) => {
+    const out = renderMessage(r, { select, bodyType: mr.bodyType, immutable: mr.immutable, webmailOrigin, context });
+    for (const e of expand) {
+      if (e.name === 'mentions') out.mentions = r.doc.mentions.map((m) => ({ id: m.id, mentioned: m.mentioned, createdBy: r.doc.from?.emailAddress ?? null, createdDateTime: out.createdDateTime ?? r.createdAt }));
+      else out[e.name] = e.name === 'attachments' ? exp!.get(r.pk)![e.name]!.map((a) => att.renderAttachment(a as Record<string, unknown>)) : exp!.get(r.pk)![e.name];
+    }
+    return out;
+  });
+}
+
+export async function presentOne(mr: MailRequest, r: MessageRecord, expand: ExpandItem[] = []): Promise<Record<string, unknown>> {
+  return (await present(mr, [r], undefined, expand))[0]!;
+}
+
+/** GET messages (mailbox-wide or one folder). */
+export async function listMessages(mr: MailRequest, folder: FolderRow | undefined, exclude: string[]): Promise<unknown> {
+  const select = parseSelect(mr.q);
+  const expand = parseExpand(mr.q);
+  const { pageSize, skip } = paging(mr);
+  // A page selecting only what the rows' own columns hold does not read the stored documents.
+  const light = select !== undefined && expand.length === 0 && select.every((s) => rowProperties.has(s)) ? lightMessageColumns(select) : undefined;
+  // Without `$expand`, a page reads its messages' versions and splices their cached texts.
+  const spliced = !light && expand.length === 0;
+  const db = mr.ctx.store.db;
+  const { rows, more, count } = await listMessageRows(db, { tenantId: mr.mb.tenantId, mailboxId: mr.mb.mailboxId, folderId: folder?.id, excludeFolderIds: exclude, q: mr.q, pageSize, skip }, light ?? (spliced ? versionColumns : undefined));
+  const ctxSuffix = (folder ? `${keySegment('mailFolders', folder.id)}/messages` : 'messages') + (select ? `(${select.join(',')})` : '');
+  if (spliced) {
+    const texts = (await pageJson(db, rows, renderOptions(mr, select))).filter((t) => t !== undefined);
+    let text = `{"@odata.context":${JSON.stringify(contextUrl(mr, ctxSuffix))}`;
+    if (count !== undefined) text += `,"@odata.count":${count}`;
+    text += `,"value":[${texts.join(',')}]`;
+    if (more) text += `,"@odata.nextLink":${JSON.stringify(nextLink(mr, skip + pageSize))}`;
+    return sendJson(mr, 200, `${text}}`);
+  }
+  const body: Record<string, unknown> = { '@odata.context': contextUrl(mr, ctxSuffix) };
+  if (count !== undefined) body['@odata.count'] = count;
+  body.value = await present(mr, rows.map(messageFromRow), select, expand);
+  if (more) body['@odata.nextLink'] = nextLink(mr, skip + pageSize);
+  return send(mr, 200, body);
+}
+
+/** The render options of a request (its `$select`, and its `Prefer` body type and id type). */
+export function renderOptions(mr: MailRequest, select: string[] | undefined): RenderOptions {
+  return { select, bodyType: mr.bodyType, immutable: mr.immutable, webmailOrigin: mr.ctx.origin() };
+}
+
+/** GET messages/$count: a plain-text integer. */
+export async function countOnly(mr: MailRequest, folder: FolderRow | undefined, exclude: string[]): Promise<unknown> {
+  const n = await countMessages(mr.ctx.store.db, { tenantId: mr.mb.tenantId, mailboxId: mr.mb.mailboxId, folderId: folder?.id, excludeFolderIds: exclude, q: mr.q });
+  return mr.reply.code(200).header('content-type', 'text/plain; charset=utf-8').send(String(n));
+}
+
+/** GET mailFolders/{id}/messages/delta. */
+export async function delta(mr: MailRequest, folder: FolderRow): Promise<unknown> {
+  const pageSize = mr.maxPageSize ?? (parseInt(mr.q.get('$top') ?? '', 10) || 10);
+  const path = `/${mr.version}/${mr.userSegment}/${keySegment('mailFolders', folder.id)}/messages/delta`;
+  const db = mr.ctx.store.db;
+  const page = await deltaPage(db, { mb: mr.mb, folder, q: mr.q, pageSize: Math.min(Math.max(pageSize, 1), 1000), origin: mr.ctx.origin(), path });
+  const select = page.select ? parseSelect(new URLSearchParams({ $select: page.select })) : undefined;
+  const rows = page.items.filter((i): i is { row: unknown } => 'row' in i).map((i) => i.row);
+  const rendered = await pageJson(db, rows, renderOptions(mr, select));
+  let k = 0;
+  const immutable = mr.immutable ? await immutableIdsOf(db, mr.mb, page.items.flatMap((i) => ('removed' in i ? [i.removed] : []))) : new Map<string, string>();
+  const value: string[] = [];
+  for (const i of page.items) {
+    if ('removed' in i) value.push(JSON.stringify({ '@odata.type': '#vendor.graph.message', id: immutable.get(i.removed) ?? i.removed, '@removed': { reason: 'deleted' } }));
+    else {
+      // A message deleted since the page was read is left out: its removal is in a later round.
+      const t = rendered[k++];
+      if (t !== undefined) value.push(withFirstMember('@odata.type', '#vendor.graph.message', t));
+    }
+  }
+  let text = `{"@odata.context":${JSON.stringify(`${mr.ctx.origin()}/${mr.version}/$metadata#Collection(message)`)}`;
+  if (page.nextLink) text += `,"@odata.nextLink":${JSON.stringify(page.nextLink)}`;
+  if (page.deltaLink) text += `,"@odata.deltaLink":${JSON.stringify(page.deltaLink)}`;
+  return sendJson(mr, 200, `${text},"value":[${value.join(',')}]}`);
+}

@@ -1,0 +1,82 @@
+/**
+ * Rendered JSON of message versions (issue 9: the inbox default page, the delta first page and
+ * a message by id under load). A message's JSON text depends only on its row version and the
+ * render options: every write of a message gives it a new change key (spec mail §2: "changeKey
+ * … changes when the message is changed"; `updateMessage`, `moveMessage` and `sendMessage` all
+ * set one), so a text cached under the row key, the change key and the options is never stale.
+ *
+ * A page then reads only the row keys and change keys of its messages
+ * ({@link versionColumns}) and splices the cached texts; the stored documents of the messages
+ * not cached are read in one query by row key, rendered and cached.
+ */
+import { LRUCache } from 'lru-cache';
+import type { Kysely } from 'kysely';
+import type { Database } from '../../store/database.ts';
+import { renderMessage, type MessageRecord, type RenderOptions } from './message.ts';
+import { messageFromRow, qualifiedMessageRowColumns } from './store.ts';
+
+/** Rendered texts by version and options; at most 32 Mi characters of text and keys. */
+const texts = new LRUCache<string, string>({ maxSize: 32 * 1024 * 1024, sizeCalculation: (v, k) => v.length + k.length });
+
+function keyOf(pk: number, changeKey: string, o: RenderOptions): string {
+  return `${pk}|${changeKey}|${o.immutable ? 'i' : 'r'}|${o.bodyType ?? ''}|${o.select ? o.select.join(',') : '*'}|${o.webmailOrigin}`;
+}
+
+/**
+ * The JSON text of a message as {@link renderMessage} renders it with these options (its
+ * `context` is ignored: a text is an object without `@odata.context`, to splice).
+ */
+export function messageJson(m: MessageRecord, o: RenderOptions): string {
+  const key = keyOf(m.pk, m.changeKey, o);
+  let t = texts.get(key);
+  if (t === undefined) texts.set(key, (t = JSON.stringify(renderMessage(m, { ...o, context: undefined }))));
+  return t;
+}
+
+/** The table-qualified columns a page of {@link pageJson} reads: the row key and the change key. */
+export const versionColumns = ['mail_messages.pk', 'mail_messages.change_key'] as const;
+
+/**
+ * The JSON texts of a page's messages, in the order of `rows`: rows of {@link versionColumns}
+ * (the texts cached for their versions; the others read in one query by row key) or whole
+ * `mail_messages` rows (rendered from their document). A message deleted between the page's
+ * read and the read of its document has no text (undefined at its place).
+ * @param rows rows of the caller's query, scoped to one mailbox (their row keys are trusted)
+ */
+export async function pageJson(db: Kysely<Database>, rows: readonly any[], o: RenderOptions): Promise<(string | undefined)[]> {
+  const out: (string | undefined)[] = new Array(rows.length);
+  const missing: number[] = [];
+  for (let i = 0; i < rows.length; i++) {
+    const r = rows[i];
+    if (r.doc !== undefined) {
+      out[i] = messageJson(messageFromRow(r), o);
+      continue;
+    }
+    const t = texts.get(keyOf(Number(r.pk), r.change_key, o));
+    if (t === undefined) missing.push(i);
+    else out[i] = t;
+  }
+  if (missing.length) {
+    const full = await db
+      .selectFrom('mail_messages')
+      .select(qualifiedMessageRowColumns)
+      .where(
+        'mail_messages.pk',
+        'in',
+        missing.map((i) => Number(rows[i].pk)),
+      )
+      .execute();
+    const byPk = new Map(full.map((r: any) => [Number(r.pk), r]));
+    for (const i of missing) {
+      const r = byPk.get(Number(rows[i].pk));
+      if (r) out[i] = messageJson(messageFromRow(r), o);
+    }
+  }
+  return out;
+}
+
+/** `{"name":value,` + the rest of an object's JSON text: a member put first (`@odata.context`, `@odata.type`). */
+export function withFirstMember(name: string, value: unknown, objectJson: string): string {
+  const rest = objectJson.slice(1);
+  return `{${JSON.stringify(name)}:${JSON.stringify(value)}${rest === '}' ? '' : ','}${rest}`;
+}
