@@ -138,9 +138,12 @@ export function armArea(app: FastifyInstance, ctx: AppContext, area: ArmArea): <
 
 /**
  * A handler's JSON result without `systemData` (on the resource and on each item of a `value`
- * list), for api-versions whose definitions predate it; anything but a plain object as it is.
+ * list), for api-versions whose definitions predate it: a plain object, or the JSON text of one
+ * (parsed); anything else as it is.
  */
 export function withoutSystemData(out: unknown): unknown {
+  // A JSON text a handler made itself (a read kept as text) is parsed for this older shape.
+  if (typeof out === 'string' && out.startsWith('{')) return withoutSystemData(JSON.parse(out));
   if (out === null || typeof out !== 'object' || Object.getPrototypeOf(out) !== Object.prototype) return out;
   const { systemData: _s, ...rest } = out as Record<string, unknown>;
   if (Array.isArray(rest.value)) rest.value = rest.value.map(withoutSystemData);

@@ -33,9 +33,14 @@ export interface WebhookRow {
   expiryTime: string;
   creationTime: string;
   lastInvokedTime: string | null;
-  /** The webhook document without `properties.uri` / `properties.lastInvokedTime`. */
+  /** The webhook document without `properties.uri` / `properties.lastInvokedTime` (parsed on first read). */
   body: Record<string, any>;
+  /** The cached stored row it was made from: one object per stored version (see {@link AutomationStore.webhook}). */
+  readonly [webhookSource]?: object;
 }
+
+/** Key of {@link WebhookRow}'s stored row (set on rows read through the cache only). */
+export const webhookSource = Symbol('automation.webhookSource');
 
 /** A job a webhook started. */
 export interface JobRow {
@@ -107,8 +112,8 @@ export function tokenHash(token: string): string {
   return createHash('sha256').update(token, 'utf8').digest('hex');
 }
 
-function toWebhook(r: any): WebhookRow {
-  return {
+function toWebhook(r: any, source?: object): WebhookRow {
+  const w: WebhookRow = {
     id: r.id,
     tenantId: r.tenant_id,
     accountIdLower: r.account_id_lower,
@@ -118,8 +123,19 @@ function toWebhook(r: any): WebhookRow {
     expiryTime: r.expiry_time,
     creationTime: r.creation_time,
     lastInvokedTime: r.last_invoked_time ?? null,
-    body: fromJson(r.body),
-  };
+    ...(source ? { [webhookSource]: source } : {}),
+  } as WebhookRow;
+  const text: string = r.body;
+  let body: Record<string, any> | undefined;
+  Object.defineProperty(w, 'body', {
+    enumerable: true,
+    configurable: true,
+    get: () => (body ??= fromJson(text)),
+    set: (v: Record<string, any>) => {
+      body = v;
+    },
+  });
+  return w;
 }
 
 function toJob(r: any): JobRow {
@@ -160,7 +176,8 @@ export class AutomationStore {
     // The app's one cache of stored webhook rows by lower-case id (`resources` area).
     const cache = this.cache?.shared<Readonly<Record<string, unknown>> | undefined>('automation.webhooks', 'resources', 50_000);
     const r = cache ? await cache.get(key, load) : await load();
-    return r ? toWebhook(r) : undefined;
+    // A cached row is one frozen object per stored version: readers may keep what they derive from it by it.
+    return r ? toWebhook(r, cache ? r : undefined) : undefined;
   }
 
   /** A webhook by the hash of its URI token. */
@@ -227,7 +244,7 @@ export class AutomationStore {
     let q = this.db.selectFrom('automation_webhooks').selectAll().where('account_id_lower', '=', accountIdLower);
     if (afterIdLower !== undefined) q = q.where('id_lower', '>', afterIdLower);
     if (filter) q = q.where(filter);
-    return (await q.orderBy('id_lower').limit(limit).execute()).map(toWebhook);
+    return (await q.orderBy('id_lower').limit(limit).execute()).map((r) => toWebhook(r));
   }
 
   /** Records an invocation: the job row and the webhook's `lastInvokedTime`, together. */

@@ -21,7 +21,7 @@ import type { ArmCall } from '../arm/gateway.ts';
 import { odataOption, queryValue } from '../arm/input.ts';
 import { systemDataFor } from '../arm/kernel.ts';
 import type { ArmResourceRow } from '../arm/store.ts';
-import { tokenHash, webhookFields, type JobRow, type WebhookRow } from './store.ts';
+import { tokenHash, webhookFields, webhookSource, type JobRow, type WebhookRow } from './store.ts';
 import { automationPageSize, automationTypes, bad, byName, input, jobRunMs, notFound, ns, params, type AutomationResources } from './rules.ts';
 
 /** The path webhook URIs point at (POST, `?token=`). */
@@ -51,6 +51,21 @@ function showWebhook(w: WebhookRow, uri: string | null): Record<string, unknown>
   return { ...w.body, properties: { ...w.body.properties, uri, lastInvokedTime: w.lastInvokedTime } };
 }
 
+/**
+ * The JSON text of a webhook read (`showWebhook(w, "")`), made once per stored version of a
+ * cached row ({@link webhookSource}: every webhook write and invocation replaces the cached row).
+ */
+const readTexts = new WeakMap<object, string>();
+function webhookReadText(w: WebhookRow): string {
+  const source = w[webhookSource];
+  let t = source && readTexts.get(source);
+  if (t === undefined) {
+    t = JSON.stringify(showWebhook(w, ''));
+    if (source) readTexts.set(source, t);
+  }
+  return t;
+}
+
 /** The webhook operations and the webhook endpoint (handlers of `routes.ts`). */
 export function webhookRules(r: AutomationResources) {
   const { store } = r;
@@ -76,8 +91,10 @@ export function webhookRules(r: AutomationResources) {
       reply.type('application/json');
       return JSON.stringify(absoluteUrl(r.ctx.origin(), webhookInvokePath, { token: randomToken(32) }));
     },
-    async getWebhook(req: FastifyRequest) {
-      return showWebhook(await webhook(req, await r.account(req)), '');
+    async getWebhook(req: FastifyRequest, reply: FastifyReply) {
+      const text = webhookReadText(await webhook(req, await r.account(req)));
+      reply.type('application/json; charset=utf-8');
+      return text;
     },
     /** PUT webhook: a runbook of the account and a `uri` from generateUri on create (it cannot change later); 201 with the uri, 200 without. */
     async putWebhook(req: FastifyRequest, reply: FastifyReply, call: ArmCall) {
