@@ -222,6 +222,27 @@ describe('mail queries', () => {
     assert.equal(bad.body.error.code, 'SearchWithOrderBy');
   });
 
+  test('$search and $count=true with $search answer every committed write at once (a repeated search is never stale)', async () => {
+    const search = async () => {
+      const r = await call(s.url, t.user, 'GET', '/v1.0/me/messages?$search=%22quillwobble%22&$count=true&$top=10&$select=subject');
+      assert.equal(r.status, 200);
+      return { count: r.body['@odata.count'], subjects: r.body.value.map((m: any) => m.subject) };
+    };
+    // Asked twice before any write: the same (empty) answer.
+    assert.deepEqual(await search(), { count: 0, subjects: [] });
+    assert.deepEqual(await search(), { count: 0, subjects: [] });
+    const draft = await call(s.url, t.user, 'POST', '/v1.0/me/messages', { subject: 'Quillwobble plans' });
+    assert.equal(draft.status, 201);
+    assert.deepEqual(await search(), { count: 1, subjects: ['Quillwobble plans'] });
+    assert.deepEqual(await search(), { count: 1, subjects: ['Quillwobble plans'] });
+    assert.equal((await call(s.url, t.user, 'PATCH', `/v1.0/me/messages/${draft.body.id}`, { subject: 'Other plans' })).status, 200);
+    assert.deepEqual(await search(), { count: 0, subjects: [] });
+    assert.equal((await call(s.url, t.user, 'PATCH', `/v1.0/me/messages/${draft.body.id}`, { subject: 'Quillwobble again' })).status, 200);
+    assert.deepEqual(await search(), { count: 1, subjects: ['Quillwobble again'] });
+    assert.equal((await call(s.url, t.user, 'DELETE', `/v1.0/me/messages/${draft.body.id}`)).status, 204);
+    assert.deepEqual(await search(), { count: 0, subjects: [] });
+  });
+
   test('$expand attachments; hasAttachments ignores inline attachments', async () => {
     const withAtt = all.find((m) => m.hasAttachments)!;
     const e = await user.api(`/me/messages/${withAtt.id}`).expand('attachments').get();

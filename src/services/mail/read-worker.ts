@@ -5,6 +5,14 @@
  * (WAL lets it read beside the writer; it sees every committed write). A search for a common
  * word over a million messages then costs that request its time, not every other request's.
  * PostgreSQL and in-memory stores run the query in place.
+ *
+ * The worker keeps the last results of small reads (at most {@link maxKeptRows} rows: search
+ * pages, counts) with the database's `data_version` when they were read: its connection never
+ * writes, so that version moves exactly when any other connection (this server, another
+ * instance of the CLI) commits. The same query asked again before any commit is answered from
+ * what it kept (a copy: rows are cloned to the caller); after a commit it runs again. The
+ * version is read before the query: a result newer than the version it is kept under means a
+ * commit came in between, the version has moved, and that result is never served.
  */
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
@@ -13,21 +21,43 @@ import { sql, type Compilable, type Kysely } from 'kysely';
 import { isPostgres } from '../../store/db.ts';
 import type { Database } from '../../store/database.ts';
 
+/** The worker keeps results of at most this many rows (a search page, a count)... */
+const maxKeptRows = 100;
+/** ...and at most this many of them, the most recently used. */
+const maxKeptResults = 256;
+
 const source = `
 const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.driver);
 const db = new Database(workerData.file, { readonly: true, fileMustExist: true });
 db.pragma('busy_timeout = 5000');
 const statements = new Map();
+const dataVersion = db.prepare('pragma data_version').pluck();
+const results = new Map();
 parentPort.on('message', ({ id, sql, params }) => {
   try {
+    // This connection never writes: its data_version moves exactly when another connection commits.
+    const version = dataVersion.get();
+    const key = sql + '\u0000' + JSON.stringify(params);
+    const kept = results.get(key);
+    if (kept && kept.version === version) {
+      results.delete(key);
+      results.set(key, kept);
+      parentPort.postMessage({ id, rows: kept.rows });
+      return;
+    }
     let st = statements.get(sql);
     if (!st) {
       st = db.prepare(sql);
       statements.set(sql, st);
       if (statements.size > 500) statements.delete(statements.keys().next().value);
     }
-    parentPort.postMessage({ id, rows: st.all(...params) });
+    const rows = st.all(...params);
+    if (rows.length <= ${maxKeptRows}) {
+      results.set(key, { version, rows });
+      if (results.size > ${maxKeptResults}) results.delete(results.keys().next().value);
+    } else results.delete(key);
+    parentPort.postMessage({ id, rows });
   } catch (e) {
     parentPort.postMessage({ id, error: String((e && e.message) || e) });
   }
