@@ -222,6 +222,16 @@ describe('console', () => {
     assert.equal(read.requestHeaders.authorization, 'Bearer [redacted]');
     assert.equal(read.upn, identities.user.username);
     assert.ok(read.durationMs >= 0 && typeof read.id === 'string');
+    // Headers and bodies as sent and answered: the answer's own headers (its request id, type and length) and small bodies.
+    assert.equal(read.responseHeaders['request-id'], read.id);
+    assert.match(read.responseHeaders['content-type'], /^application\/json/);
+    assert.equal(Number(read.responseHeaders['content-length']), read.responseBody.length);
+    assert.equal(JSON.parse(read.responseBody)['@odata.context'] !== undefined, true);
+    assert.equal(read.requestHeaders.host, new URL(t.url).host);
+    const post = all.find((e) => e.family === 'mail' && e.status === 403);
+    assert.equal(post.requestBody, '{"subject":"no scope"}');
+    assert.equal(post.requestHeaders['content-type'], 'application/json');
+    assert.ok(JSON.parse(post.responseBody).error.code);
     const clock = all.find((e) => e.path === '/_stratus/clock');
     assert.equal(clock.requestHeaders.authorization, 'Bearer [redacted]');
     assert.ok(!all.some((e) => e.path.startsWith('/_stratus/requests') || e.path.startsWith('/_stratus/console')), 'the console\'s own requests are not logged');
