@@ -3,6 +3,7 @@
  * reference §2.3–§2.5): scope resolution for the four scope shapes, stable policy names,
  * the policy record, and the one `$filter` form of the list.
  */
+import { LRUCache } from 'lru-cache';
 import type { Principal } from '../../core/identity/identity.ts';
 import { errors, type ApiError } from '../../core/errors/index.ts';
 import { isUuid, stableUuid } from '../../core/ids.ts';
@@ -115,6 +116,34 @@ export function policyRecord(tenantId: string, s: ResolvedScope, role: RoleDefin
     id: `${s.scope}/providers/Vendor.Authorization/roleManagementPolicies/${name}`,
     type: policyType,
   };
+}
+
+/** The JSON text of the default rules (made once: {@link defaultRules} always gives the same rules). */
+let defaultRulesText: string | undefined;
+
+/** Texts of computed (never changed) policies by tenant, scope, scope name and type, and role. */
+const computedTexts = new LRUCache<string, string>({ max: 10_000 });
+
+/**
+ * The JSON text of {@link policyRecord} (the same members in the same order), made without
+ * building the record: the rules are spliced as text — the stored row's own text for a changed
+ * policy, the default rules' text (made once) for a computed one, whose whole text is kept.
+ */
+export function policyJson(tenantId: string, s: ResolvedScope, role: RoleDefinition, stored?: StoredPolicy): string {
+  const key = stored ? undefined : `${tenantId}|${s.scope}|${s.type}|${s.displayName}|${role.id}`;
+  const kept = key && computedTexts.get(key);
+  if (kept) return kept;
+  const name = policyName(tenantId, s.scope, role.id);
+  const rules = stored ? (stored.rulesJson ?? JSON.stringify(stored.rules)) : (defaultRulesText ??= JSON.stringify(defaultRules()));
+  const j = JSON.stringify;
+  const modified = stored ? j(offsetForm(stored.lastModifiedAt)) : 'null';
+  const by = j(stored?.lastModifiedBy ?? { id: null, displayName: 'Admin', type: null, email: null });
+  const text =
+    `{"properties":{"scope":${j(s.scope)},"displayName":null,"description":null,"isOrganizationDefault":false,"lastModifiedDateTime":${modified},"lastModifiedBy":${by},` +
+    `"rules":${rules},"effectiveRules":${rules},"policyProperties":{"scope":{"id":${j(s.scope)},"displayName":${j(s.displayName)},"type":${j(s.type)}}}},` +
+    `"name":${j(name)},"id":${j(`${s.scope}/providers/Vendor.Authorization/roleManagementPolicies/${name}`)},"type":${j(policyType)}}`;
+  if (key) computedTexts.set(key, text);
+  return text;
 }
 
 /** An expression as quoted in an error message: at most 200 characters. */

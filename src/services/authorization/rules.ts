@@ -14,7 +14,7 @@ import { singleQueryValue } from '../arm/input.ts';
 import type { RoleDefinition } from '../arm/rbac.ts';
 import { defaultRules } from './defaults.ts';
 import { mergeRules } from './merge.ts';
-import { modifiedBy, policyName, policyRecord, resolveScope, roleFromFilter, roleOfPolicy, rolesAtScope, type ResolvedScope } from './policies.ts';
+import { modifiedBy, policyJson, policyName, policyRecord, resolveScope, roleFromFilter, roleOfPolicy, rolesAtScope, type ResolvedScope } from './policies.ts';
 import { PolicyStore } from './store.ts';
 
 /** A policy operation's call: the gateway's, with the resolved scope of the path. */
@@ -57,22 +57,27 @@ export function policyRules(ctx: AppContext) {
     resolve: (req: FastifyRequest, call: ArmCall) => resolveScope(arm, req.params as Record<string, string>, call),
 
     /** Every role's policy at the scope, or the one `$filter` names. */
-    async list(req: FastifyRequest, _reply: FastifyReply, call: PolicyCall) {
+    // Reads answer JSON text spliced from the policies' texts (policyJson): no record is built and serialized.
+    async list(req: FastifyRequest, reply: FastifyReply, call: PolicyCall) {
       const tenantId = call.principal.tenantId;
       const filter = queryValue(req, '$filter') ?? queryValue(req, 'filter');
+      reply.type('application/json; charset=utf-8');
       if (filter !== undefined && filter.trim() !== '') {
         // One role: its stored policy by primary key, not every changed policy of the scope.
         const role = await roleFromFilter(arm, filter, call.resolved.scope);
-        return { value: [policyRecord(tenantId, call.resolved, role, await policies.get(tenantId, call.resolved.scope, role.id))] };
+        return `{"value":[${policyJson(tenantId, call.resolved, role, await policies.get(tenantId, call.resolved.scope, role.id))}]}`;
       }
       const stored = await policies.listForScope(tenantId, call.resolved.scope);
-      return { value: rolesAtScope().map((r) => policyRecord(tenantId, call.resolved, r, stored.get(r.id))) };
+      return `{"value":[${rolesAtScope()
+        .map((r) => policyJson(tenantId, call.resolved, r, stored.get(r.id)))
+        .join(',')}]}`;
     },
 
-    async get(req: FastifyRequest, _reply: FastifyReply, call: PolicyCall) {
+    async get(req: FastifyRequest, reply: FastifyReply, call: PolicyCall) {
       const role = roleOf(req, call);
       const stored = await policies.get(call.principal.tenantId, call.resolved.scope, role.id);
-      return policyRecord(call.principal.tenantId, call.resolved, role, stored);
+      reply.type('application/json; charset=utf-8');
+      return policyJson(call.principal.tenantId, call.resolved, role, stored);
     },
 
     /** PATCH: the body's rules merged into the current ones by id, under a row lock. */

@@ -28,6 +28,8 @@ export interface StoredPolicy {
   /** The policy name (a stable GUID). */
   name: string;
   rules: PolicyRule[];
+  /** The stored text of `rules`, when read from the store (spliced into answers as it is). */
+  rulesJson?: string;
   lastModifiedBy: PolicyPrincipal;
   /** ISO 8601 UTC (`…Z`). */
   lastModifiedAt: string;
@@ -63,6 +65,7 @@ function toStored(r: any): StoredPolicy {
     roleDefinitionId: r.role_definition_id,
     name: r.name,
     rules: fromJson<PolicyRule[]>(r.rules),
+    rulesJson: r.rules,
     lastModifiedBy: fromJson<PolicyPrincipal>(r.last_modified_by),
     lastModifiedAt: r.last_modified_at,
   };
