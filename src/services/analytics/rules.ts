@@ -173,7 +173,15 @@ export async function listAdminDataflows(ctx: AppContext, req: FastifyRequest, r
   const top = readCount(q, '$top');
   const skip = readCount(q, '$skip') ?? 0;
   const text = queryOption(q, '$filter');
-  const filter = text === undefined ? undefined : dataflowFilter(text);
-  const value = await listDataflows(ctx.store.db, principal.tenantId, filter, skip, top);
-  return { '@odata.context': `${ctx.origin()}/v1.0/myorg/admin/$metadata#dataflows`, value };
+  // Dataflows change only when the store is seeded (which changes every cache area): a page's
+  // text is kept per tenant and query in the `platform` area, made on first ask.
+  await ctx.cache.sync();
+  const pages = ctx.cache.shared<string>('analytics.dataflowPages', 'platform', 1000);
+  const origin = ctx.origin();
+  const page = await pages.get(`${principal.tenantId}\u0000${origin}\u0000${text ?? ''}\u0000${skip}\u0000${top ?? ''}`, async () => {
+    const filter = text === undefined ? undefined : dataflowFilter(text);
+    const value = await listDataflows(ctx.store.db, principal.tenantId, filter, skip, top);
+    return JSON.stringify({ '@odata.context': `${origin}/v1.0/myorg/admin/$metadata#dataflows`, value });
+  });
+  return reply.type('application/json; charset=utf-8').send(page);
 }
