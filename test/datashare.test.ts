@@ -304,6 +304,17 @@ test('consumer flow: invitation → share subscription → synchronize → run i
     [sync2.body.synchronizationId],
   );
   assert.equal(mid.body.value[0].durationMs, 30000);
+  // The default listing (no $filter, no $orderby: read without the SQL that completes due runs) says the same as an ordered one.
+  const plain = await call('POST', `${acctPath}/provider-acct/shares/orders/listSynchronizations`);
+  const byStart = await call('POST', `${acctPath}/provider-acct/shares/orders/listSynchronizations`, { query: { $orderby: 'startTime desc' } });
+  const byId = (r: any) => new Map(r.body.value.map((x: any) => [x.synchronizationId, x]));
+  assert.deepEqual(byId(plain), byId(byStart));
+  const plainRuns = byId(plain) as Map<string, any>;
+  assert.equal(plainRuns.get(sync2.body.synchronizationId).status, 'Succeeded');
+  assert.equal(plainRuns.get(sync2.body.synchronizationId).message, 'Synchronization completed.');
+  assert.equal(plainRuns.get(sync2.body.synchronizationId).durationMs, 30000);
+  assert.equal(plainRuns.get(sync.body.synchronizationId).status, 'InProgress');
+  assert.equal(plainRuns.get(sync.body.synchronizationId).endTime, undefined);
   // A run without an end time sorts last ascending and first descending (both databases).
   const asc = await call('POST', `${acctPath}/provider-acct/shares/orders/listSynchronizations`, { query: { $orderby: 'endTime asc' } });
   assert.deepEqual(
