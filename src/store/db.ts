@@ -58,14 +58,75 @@ export const statementCacheSize = 1000;
  */
 export function cachingSqlite(database: SQLite.Database, max = statementCacheSize): SqliteDatabase {
   const cache = new LRUCache<string, SQLite.Statement>({ max });
+  const plain = (text: string): SQLite.Statement => {
+    let stmt = cache.get(text);
+    if (stmt && !stmt.busy) return stmt;
+    stmt = database.prepare(text);
+    cache.set(text, stmt);
+    return stmt;
+  };
   return {
     close: () => database.close(),
     prepare(text: string): SqliteStatement {
-      let stmt = cache.get(text);
-      if (stmt && !stmt.busy) return stmt as unknown as SqliteStatement;
-      stmt = database.prepare(text);
-      cache.set(text, stmt);
-      return stmt as unknown as SqliteStatement;
+      const limit = boundLimitOf(text);
+      return (limit ? limitInlined(limit, text, plain) : plain(text)) as unknown as SqliteStatement;
+    },
+  };
+}
+
+/**
+ * Where a select binds its `LIMIT` (`limit ?`): the text before and after the marker and the
+ * parameter's index. Only for texts without quotes (so every `?` is a parameter); undefined
+ * for the others. Worked out once per text.
+ */
+interface BoundLimit {
+  head: string;
+  tail: string;
+  index: number;
+}
+const boundLimits = new LRUCache<string, BoundLimit | false>({ max: 10_000 });
+function boundLimitOf(text: string): BoundLimit | undefined {
+  if (!text.includes(' limit ?')) return undefined;
+  let found = boundLimits.get(text);
+  if (found === undefined) {
+    found = false;
+    const at = text.lastIndexOf(' limit ?');
+    if (at >= 0 && !/['"`]/.test(text.replace(/"[\w.]+"/g, '')) && /^\s*(select|with)\b/i.test(text)) {
+      const head = text.slice(0, at + ' limit '.length);
+      found = { head, tail: text.slice(at + ' limit ?'.length), index: head.split('?').length - 1 };
+    }
+    boundLimits.set(text, found);
+  }
+  return found || undefined;
+}
+
+/**
+ * A statement whose bound `LIMIT` is written into its text when it runs (`limit 11` instead of
+ * `limit ?` with 11 bound). SQLite's planner reads a bound LIMIT's value, so binding one makes
+ * the statement prepare itself again at every run: measured 10–12 µs a run against 2 µs for
+ * the same read with the LIMIT written in. Each distinct LIMIT gets its own cached statement;
+ * the other parameters stay bound (OFFSET too: binding it costs nothing).
+ */
+function limitInlined(limit: BoundLimit, text: string, plain: (text: string) => SQLite.Statement) {
+  const withLimit = (params: unknown[]): [SQLite.Statement, unknown[]] => {
+    const n = params[limit.index];
+    if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < -1) return [plain(text), params];
+    return [plain(`${limit.head}${n}${limit.tail}`), params.filter((_, i) => i !== limit.index)];
+  };
+  return {
+    reader: true,
+    busy: false,
+    all(params: unknown[]) {
+      const [stmt, rest] = withLimit(params);
+      return stmt.all(rest);
+    },
+    iterate(params: unknown[]) {
+      const [stmt, rest] = withLimit(params);
+      return stmt.iterate(rest);
+    },
+    run(params: unknown[]) {
+      const [stmt, rest] = withLimit(params);
+      return stmt.run(rest);
     },
   };
 }
