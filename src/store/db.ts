@@ -343,6 +343,25 @@ export function fromJson<T = unknown>(text: string | null | undefined): T {
   return JSON.parse(text) as T;
 }
 
+/**
+ * Defines `target[name]` as the document stored in `text`, parsed ({@link fromJson}) when first
+ * read: most reads of a stored row never look at its document (an existence check, an answer
+ * kept as text). An own enumerable accessor, so spreads, `structuredClone` and `JSON.stringify`
+ * see it like a plain property; assigning replaces the parsed value.
+ */
+export function lazyJson<T extends object, K extends keyof T>(target: T, name: K, text: string | null): T {
+  let parsed: T[K] | undefined;
+  Object.defineProperty(target, name, {
+    enumerable: true,
+    configurable: true,
+    get: () => (parsed ??= fromJson<T[K]>(text)),
+    set: (v: T[K]) => {
+      parsed = v;
+    },
+  });
+  return target;
+}
+
 /** Converts a boolean column value (0/1, true/false) to a boolean. */
 export function bool(v: unknown): boolean {
   return v === true || v === 1 || v === '1';

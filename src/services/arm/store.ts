@@ -7,7 +7,7 @@
 import type { Kysely } from 'kysely';
 import type { Migrations } from '../../store/db.ts';
 import type { AreaCache, CacheArea, CacheHub } from '../../core/cache.ts';
-import { fromJson, toJson } from '../../store/db.ts';
+import { fromJson, lazyJson, toJson } from '../../store/db.ts';
 import type { Database } from '../../store/database.ts';
 import type { ArmDatabase } from './tables.ts';
 import { param, prepared } from '../../store/prepared.ts';
@@ -147,18 +147,8 @@ function toRow(r: any): ArmResourceRow {
     updatedAt: r.updated_at,
   } as ArmResourceRow;
   // The stored document is parsed when first read: most look-ups of a resource only check that
-  // it exists (the parent of a child resource). An own enumerable accessor, so spreads and
-  // JSON.stringify see `body` like a plain property.
-  const text: string = r.body;
-  let parsed: Record<string, unknown> | undefined;
-  Object.defineProperty(row, 'body', {
-    enumerable: true,
-    configurable: true,
-    get: () => (parsed ??= fromJson(text)),
-    set: (v: Record<string, unknown>) => {
-      parsed = v;
-    },
-  });
+  // it exists (the parent of a child resource).
+  lazyJson(row, 'body', r.body);
   return row;
 }
 

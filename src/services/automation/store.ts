@@ -12,7 +12,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Expression, Kysely, SqlBool } from 'kysely';
-import { autoIncrementKey, fromJson, toJson, type Migrations } from '../../store/db.ts';
+import { autoIncrementKey, fromJson, lazyJson, toJson, type Migrations } from '../../store/db.ts';
 import type { FieldMap } from '../../core/odata/index.ts';
 import type { Database } from '../../store/database.ts';
 import type { AutomationDatabase } from './tables.ts';
@@ -125,17 +125,7 @@ function toWebhook(r: any, source?: object): WebhookRow {
     lastInvokedTime: r.last_invoked_time ?? null,
     ...(source ? { [webhookSource]: source } : {}),
   } as WebhookRow;
-  const text: string = r.body;
-  let body: Record<string, any> | undefined;
-  Object.defineProperty(w, 'body', {
-    enumerable: true,
-    configurable: true,
-    get: () => (body ??= fromJson(text)),
-    set: (v: Record<string, any>) => {
-      body = v;
-    },
-  });
-  return w;
+  return lazyJson(w, 'body', r.body);
 }
 
 function toJob(r: any): JobRow {

@@ -7,7 +7,7 @@
 import type { Insertable, Kysely } from 'kysely';
 import { errors } from '../../core/errors/index.ts';
 import { nowIso } from '../../core/clock.ts';
-import { fromJson, toJson, bool } from '../../store/db.ts';
+import { lazyJson, toJson, bool } from '../../store/db.ts';
 import { recordMailChanges, type MailChange } from './changes.ts';
 import { isWellFormedId, newAttachmentId, newChangeKey, newFolderId, newImmutableId, newMessageId } from './ids.ts';
 import { bodyText, type MessageDoc, type MessageRecord } from './message.ts';
@@ -201,18 +201,7 @@ export function messageFromRow(r: any): MessageRecord {
   } as MessageRecord;
   // A light row (lightMessageColumns) has no document: at most its subject, which is all a rowProperties page renders of it.
   if (r.doc === undefined) m.doc = { subject: r.subject } as MessageDoc;
-  else {
-    const text: string | null = r.doc;
-    let doc: MessageDoc | undefined;
-    Object.defineProperty(m, 'doc', {
-      enumerable: true,
-      configurable: true,
-      get: () => (doc ??= fromJson<MessageDoc>(text)),
-      set: (v: MessageDoc) => {
-        doc = v;
-      },
-    });
-  }
+  else lazyJson(m, 'doc', r.doc);
   return m;
 }
 
