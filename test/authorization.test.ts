@@ -12,6 +12,7 @@ import { startTestServer, type TestServer } from './helpers/server.ts';
 import { appToken, identities, staticCredential, userToken } from './helpers/auth.ts';
 import { examplesDir, readExample } from './helpers/reference.ts';
 import { demoAdmin, demoSubscription, demoTenant, demoUser, otherSubscription } from '../src/seed/demo.ts';
+import { ArmStore } from '../src/services/arm/store.ts';
 
 const api = '2020-10-01';
 const sub = demoSubscription.id;
@@ -590,4 +591,25 @@ test('a PATCH at the resource scope survives a restart', async () => {
   const rule = after.rules!.find((r) => r.id === 'Notification_Approver_EndUser_Assignment') as any;
   assert.deepEqual(rule.notificationRecipients, ['approvers@stratus.test']);
   assert.equal(rule.isDefaultRecipientsEnabled, false);
+});
+
+test('a subscription made again under another management group is judged by its new chain at once (the kept scope chains follow every hierarchy write)', async () => {
+  const arm = new ArmStore(s.server.ctx.store.db, s.server.ctx.cache);
+  await arm.addManagementGroup({ name: 'chain-a', tenantId: demoTenant.id, displayName: 'Chain A', parentName: 'stratus-platform' });
+  await arm.addManagementGroup({ name: 'chain-b', tenantId: demoTenant.id, displayName: 'Chain B', parentName: 'stratus-platform' });
+  const assignment = crypto.randomUUID();
+  await arm.addAssignment({ id: assignment, tenantId: demoTenant.id, scope: '/providers/Vendor.Management/managementGroups/chain-a', roleDefinitionId: roles.reader, principalId: demoUser.id, principalType: 'User' });
+  const id = crypto.randomUUID();
+  const subscription = { subscriptionId: id, tenantId: demoTenant.id, displayName: 'chain', state: 'Enabled' as const };
+  await arm.addSubscription({ ...subscription, managementGroup: 'chain-b' });
+  // Under chain-b the user holds no role (asked twice: the second answer comes from the kept chain).
+  for (let i = 0; i < 2; i++) assert.equal((await call('GET', listPath(`/subscriptions/${id}`), userTok)).status, 403);
+  // The same subscription made again under chain-a, where the user is Reader.
+  assert.equal(await arm.deleteSubscription(id), true);
+  await arm.addSubscription({ ...subscription, managementGroup: 'chain-a' });
+  const allowed = await call('GET', listPath(`/subscriptions/${id}`), userTok);
+  assert.equal(allowed.status, 200, JSON.stringify(allowed.body));
+  assert.equal(await arm.deleteAssignment(assignment), true);
+  assert.equal((await call('GET', listPath(`/subscriptions/${id}`), userTok)).status, 403);
+  await arm.deleteSubscription(id);
 });

@@ -28,11 +28,14 @@ export function registerRequestGuards(app: FastifyInstance, ctx: AppContext): vo
   });
 
   // The control plane needs the control key, whatever the spelling of its path (issue 11 item 2).
-  // Fast path: a URL without '%', '\\' or "_stratus" cannot normalise to a control path.
+  // Fast path: a path without '%', '\\' or "_stratus" cannot normalise to a control path.
   // Returns true when it answered (401).
   function refusedControl(req: FastifyRequest, reply: FastifyReply): boolean {
     const url = req.raw.url ?? '/';
-    if (!url.includes('%') && !url.includes('\\') && !/_stratus/i.test(url)) return false;
+    // Only the path can name the control plane (normalizePath drops the query): a percent-encoded query needs no normalising.
+    const end = url.search(/[?#]/);
+    const path = end < 0 ? url : url.slice(0, end);
+    if (!path.includes('%') && !path.includes('\\') && !/_stratus/i.test(path)) return false;
     const p = normalizePath(url);
     if (!isControlPath(p) || isPublicControlRoute(req.method, p)) return false;
     if (hasControlKey(ctx.controlKey, req.headers.authorization, req.headers.cookie)) return false;

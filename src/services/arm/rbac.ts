@@ -75,8 +75,15 @@ export function roleGrants(role: RoleDefinition, action: string): boolean {
  * Every scope at or above `scope`, lower case: the scope, each of its path prefixes, the
  * management groups above its subscription, and the root `/`.
  */
-export async function scopeAncestors(store: ArmStore, scope: string): Promise<Set<string>> {
+export async function scopeAncestors(store: ArmStore, scope: string): Promise<ReadonlySet<string>> {
   const s = scope.toLowerCase().replace(/\/+$/, '');
+  // Kept per scope in the `arm` area: a subscription's management group and the group chain
+  // change only by writes to the hierarchy, which empty that area.
+  const kept = store.cache?.shared<ReadonlySet<string>>('arm.scopeAncestors', 'arm', 10_000);
+  return kept ? kept.get(s, () => ancestorsOf(store, s)) : ancestorsOf(store, s);
+}
+
+async function ancestorsOf(store: ArmStore, s: string): Promise<ReadonlySet<string>> {
   const parts = s.split('/').filter(Boolean);
   const out = new Set<string>(['/']);
   for (let i = 1; i <= parts.length; i++) out.add('/' + parts.slice(0, i).join('/'));
