@@ -167,9 +167,9 @@ function headTextRecord(head: string): Record<string, string> {
  *
  * What the request path keeps of a finished request is references and numbers only, in one
  * column per field (typed arrays for the numbers, arrays of references for the rest): no object
- * is made per request. Measured (bench/README.md), one retained entry object and a copy of the
- * response headers per request cost about a fifth of the lightest routes' throughput in garbage
- * collection. The request headers are Node's `rawHeaders` array and the response headers the
+ * is made per request. Measured (bench/README.md, fourth pass), one retained entry object and a
+ * copy of the response headers per request cost about a sixth of `/_stratus/health`'s throughput,
+ * mostly in garbage collection. The request headers are Node's `rawHeaders` array and the response headers the
  * head text Node wrote; redaction, JWT decoding, header records and body text are made when the
  * entry is first read ({@link RequestLog.list}, {@link RequestLog.get}, a live subscriber).
  */

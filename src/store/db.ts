@@ -114,7 +114,8 @@ function limitInlined(limit: BoundLimit, text: string, plain: (text: string) => 
     return [plain(`${limit.head}${n}${limit.tail}`), params.filter((_, i) => i !== limit.index)];
   };
   return {
-    reader: true,
+    // What the statement is, as written (a `with` may end in a write).
+    reader: plain(text).reader,
     busy: false,
     all(params: unknown[]) {
       const [stmt, rest] = withLimit(params);
