@@ -123,3 +123,18 @@ test('`stratus requests` prints the recent requests; --follow prints new ones as
     follow.kill('SIGINT');
   }
 });
+
+test('`stratus seed transactions` while the server runs: its next list counts the new transactions (kept pages follow the bulk seeder)', async () => {
+  const token = await cli('token', '--audience', 'arm');
+  const list = async () => {
+    const r = await fetch(`${origin}/providers/Vendor.Billing/billingAccounts/70000001/invoices/G000000001/transactions?api-version=2024-04-01&count=true&top=5`, { headers: { authorization: `Bearer ${token}` } });
+    const text = await r.text();
+    assert.equal(r.status, 200, text);
+    return JSON.parse(text) as { totalCount: number; value: unknown[] };
+  };
+  const first = await list();
+  assert.deepEqual(await list(), first);
+  await cli('seed', 'transactions', '--billing-account', '70000001', '--invoice', 'G000000001', '--count', '7');
+  const after = await list();
+  assert.equal(after.totalCount, first.totalCount + 7);
+});

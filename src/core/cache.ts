@@ -28,8 +28,11 @@ import type { Migrations, Store } from '../store/db.ts';
 import { SignalBus } from './cache-bus.ts';
 import type { CacheDatabase } from './tables.ts';
 
-/** The cached areas; each has one version row. */
-export const cacheAreas = ['arm', 'directory', 'platform', 'resources'] as const;
+/**
+ * The cached areas; each has one version row. `seeded` holds what only seeding writes (the
+ * analytics dataflows, the billing records): its pages are kept whole.
+ */
+export const cacheAreas = ['arm', 'directory', 'platform', 'resources', 'seeded'] as const;
 /** One of {@link cacheAreas}. */
 export type CacheArea = (typeof cacheAreas)[number];
 
@@ -51,7 +54,25 @@ export const cacheMigrations: Migrations = {
       await db.insertInto('stratus_cache_versions').values({ area: 'resources', version: 0 }).onConflict((oc) => oc.column('area').doNothing()).execute();
     },
   },
+  // The `seeded` area (data only seeding writes), added after `resources`.
+  core_0005_cache_area_seeded: {
+    async up(db: Kysely<CacheDatabase>) {
+      await db.insertInto('stratus_cache_versions').values({ area: 'seeded', version: 0 }).onConflict((oc) => oc.column('area').doNothing()).execute();
+    },
+  },
 };
+
+/**
+ * Increments the version rows of `areas` through `db` (pass the write's transaction): every
+ * instance empties its caches of those areas at its next {@link CacheHub.sync}. For writers
+ * without a hub (the bulk seeders of the CLI); {@link CacheHub.changed} also empties this
+ * instance's caches at once.
+ */
+export async function bumpCacheVersions(db: Kysely<CacheDatabase>, areas: readonly CacheArea[]): Promise<void> {
+  for (const area of areas) {
+    await sql`insert into stratus_cache_versions (area, version) values (${area}, 1) on conflict (area) do update set version = stratus_cache_versions.version + 1`.execute(db);
+  }
+}
 
 interface Box<V> {
   v: V;
@@ -156,9 +177,7 @@ export class CacheHub {
    */
   async changed(db: Kysely<CacheDatabase>, ...areas: CacheArea[]): Promise<void> {
     const list = areas.length ? areas : [...cacheAreas];
-    for (const area of list) {
-      await sql`insert into stratus_cache_versions (area, version) values (${area}, 1) on conflict (area) do update set version = stratus_cache_versions.version + 1`.execute(db);
-    }
+    await bumpCacheVersions(db, list);
     this.invalidate(...list);
   }
 

@@ -174,9 +174,9 @@ export async function listAdminDataflows(ctx: AppContext, req: FastifyRequest, r
   const skip = readCount(q, '$skip') ?? 0;
   const text = queryOption(q, '$filter');
   // Dataflows change only when the store is seeded (which changes every cache area): a page's
-  // text is kept per tenant and query in the `platform` area, made on first ask.
+  // text is kept per tenant and query in the `seeded` area, made on first ask.
   await ctx.cache.sync();
-  const pages = ctx.cache.shared<string>('analytics.dataflowPages', 'platform', 1000);
+  const pages = ctx.cache.shared<string>('analytics.dataflowPages', 'seeded', 1000);
   const origin = ctx.origin();
   const page = await pages.get(`${principal.tenantId}\u0000${origin}\u0000${text ?? ''}\u0000${skip}\u0000${top ?? ''}`, async () => {
     const filter = text === undefined ? undefined : dataflowFilter(text);

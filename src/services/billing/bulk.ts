@@ -7,6 +7,7 @@
 import type { Kysely } from 'kysely';
 import { fromJson, toJson } from '../../store/db.ts';
 import { transactionColumnValues } from './fields.ts';
+import { bumpCacheVersions } from '../../core/cache.ts';
 import type { Invoice } from './model.ts';
 import { generateTransactions } from './seed.ts';
 import type { Database } from '../../store/database.ts';
@@ -47,6 +48,8 @@ export async function seedTransactions(db: Kysely<Database>, accountName: string
     await o.transaction(async (trx) => {
       // SQLite binds at most 32766 parameters per statement; ~50 columns × 200 rows stays below.
       for (let i = 0; i < rows.length; i += 200) await trx.insertInto('billing_transactions').values(rows.slice(i, i + 200)).execute();
+      // A running server keeps transaction pages in the `seeded` cache area: it reads them again.
+      await bumpCacheVersions(trx, ['seeded']);
     });
     done += n;
     o.onProgress?.(done);
