@@ -350,6 +350,15 @@ test('consumer flow: invitation → share subscription → synchronize → run i
   const after = await call('POST', `${acctPath}/provider-acct/shares/orders/listSynchronizations`);
   assert.equal(after.body.value.length, 2);
   assert.equal((await call('GET', `${eveRg}/eve-acct/shareSubscriptions/orders-sub`, { token: eve })).status, 200);
+  // A new run shows in the next default listing of both sides (the pages just read are not answered again).
+  const consumerBefore = await call('POST', `${eveRg}/eve-acct/shareSubscriptions/orders-sub/listSynchronizations`, { token: eve });
+  assert.equal(consumerBefore.body.value.length, 2);
+  const sync3 = await call('POST', `${eveRg}/eve-acct/shareSubscriptions/orders-sub/synchronize`, { token: eve, body: { synchronizationMode: 'Incremental' } });
+  assert.equal(sync3.status, 202);
+  const withThird = await call('POST', `${acctPath}/provider-acct/shares/orders/listSynchronizations`);
+  assert.deepEqual(withThird.body.value.map((x: any) => x.status).sort(), ['InProgress', 'Succeeded', 'Succeeded']);
+  const consumerAfter = await call('POST', `${eveRg}/eve-acct/shareSubscriptions/orders-sub/listSynchronizations`, { token: eve });
+  assert.ok(consumerAfter.body.value.some((x: any) => x.synchronizationId === sync3.body.synchronizationId));
 
   // Deleting the share removes its runs; the consumer's synchronize then fails.
   const del = await call('DELETE', `${acctPath}/provider-acct/shares/orders`);

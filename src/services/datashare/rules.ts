@@ -77,7 +77,7 @@ export class DataShareResources extends TrackedResources {
 
   constructor(ctx: AppContext) {
     super(ctx, { pageSize: resourcePageSize, skipTokenNames, invalidSkipToken, concurrentCreate: (name) => errors.datashare.concurrentCreate({ name }) });
-    this.store = new DataShareStore(ctx.store.db);
+    this.store = new DataShareStore(ctx.store.db, ctx.cache);
   }
 
   /** The account of the path. @throws 404 `ResourceNotFound`. */

@@ -18,6 +18,7 @@ import { sql, type Expression, type Kysely, type SqlBool } from 'kysely';
 import { autoIncrementKey, type Migrations } from '../../store/db.ts';
 import type { CompiledOrderBy, FieldMap } from '../../core/odata/index.ts';
 import type { Database } from '../../store/database.ts';
+import type { CacheHub } from '../../core/cache.ts';
 import type { DatashareDatabase } from './tables.ts';
 
 /** A synchronization run as listed (spec §2.4 ShareSynchronization). */
@@ -136,9 +137,16 @@ function toSync(r: any): ShareSynchronization {
   return out;
 }
 
-/** Queries of the data share area. */
+/**
+ * Queries of the data share area. With the app's cache hub, the default-ordered pages of
+ * synchronization rows are kept in the `resources` cache area; every write of synchronizations
+ * (a run added, a share or account deleted) changes that area in its transaction.
+ */
 export class DataShareStore {
-  constructor(readonly db: Kysely<Database>) {}
+  constructor(
+    readonly db: Kysely<Database>,
+    private readonly cache?: CacheHub,
+  ) {}
 
   /** Records an invitation's lookup row. */
   async addInvitation(i: InvitationRow, db: Kysely<Database> = this.db): Promise<void> {
@@ -186,10 +194,12 @@ export class DataShareStore {
     for (const t of ['datashare_synchronizations', 'datashare_invitations'] as const) {
       await db.deleteFrom(t).where((eb) => eb.or([eb('share_id_lower', '=', idLower), eb(sql`substr(share_id_lower, 1, ${prefix.length})`, '=', prefix)])).execute();
     }
+    await this.cache?.changed(db, 'resources');
   }
 
-  /** Inserts a synchronization run. */
-  async addSynchronization(s: NewSynchronization, db: Kysely<Database> = this.db): Promise<void> {
+  /** Inserts a synchronization run (in `db`'s transaction when given, else in one of its own with the cache change). */
+  async addSynchronization(s: NewSynchronization, db?: Kysely<Database>): Promise<void> {
+    if (!db) return this.db.transaction().execute((trx) => this.addSynchronization(s, trx));
     await db
       .insertInto('datashare_synchronizations')
       .values({
@@ -210,6 +220,7 @@ export class DataShareStore {
         consumer_tenant_name: s.consumerTenantName ?? null,
       })
       .execute();
+    await this.cache?.changed(db, 'resources');
   }
 
   /**
@@ -269,12 +280,18 @@ export class DataShareStore {
    * format compare the same in JavaScript as in the databases).
    */
   private async listSynchronizationsByStart(opts: { now: string; shareIdLower?: string; tenantId?: string; shareSubscriptionIdLower?: string; offset: number; limit: number }): Promise<{ value: ShareSynchronization[]; more: boolean }> {
-    let q = this.db
-      .selectFrom('datashare_synchronizations')
-      .select(['seq', 'synchronization_id', 'synchronization_mode', 'start_time', 'consumer_name', 'consumer_email', 'consumer_tenant_name', 'status', 'message', 'end_time', 'duration_ms', 'due_at', 'planned_duration_ms']);
-    if (opts.shareSubscriptionIdLower !== undefined) q = q.where('share_subscription_id_lower', '=', opts.shareSubscriptionIdLower);
-    else q = q.where('tenant_id', '=', opts.tenantId!).where('share_id_lower', '=', opts.shareIdLower!);
-    const rows = await q.orderBy('start_time', 'desc').orderBy('seq', 'desc').limit(opts.limit + 1).offset(opts.offset).execute();
+    const read = async () => {
+      let q = this.db
+        .selectFrom('datashare_synchronizations')
+        .select(['seq', 'synchronization_id', 'synchronization_mode', 'start_time', 'consumer_name', 'consumer_email', 'consumer_tenant_name', 'status', 'message', 'end_time', 'duration_ms', 'due_at', 'planned_duration_ms']);
+      if (opts.shareSubscriptionIdLower !== undefined) q = q.where('share_subscription_id_lower', '=', opts.shareSubscriptionIdLower);
+      else q = q.where('tenant_id', '=', opts.tenantId!).where('share_id_lower', '=', opts.shareIdLower!);
+      return q.orderBy('start_time', 'desc').orderBy('seq', 'desc').limit(opts.limit + 1).offset(opts.offset).execute();
+    };
+    // The stored rows do not change with the clock (a due run is completed below): kept per page until a write.
+    const kept = this.cache?.shared<Awaited<ReturnType<typeof read>>>('datashare.synchronizationRows', 'resources', 1000);
+    const key = `${opts.shareSubscriptionIdLower ?? ''}\u0000${opts.tenantId ?? ''}\u0000${opts.shareIdLower ?? ''}\u0000${opts.offset}\u0000${opts.limit}`;
+    const rows = kept ? await kept.get(key, read) : await read();
     const value = rows.slice(0, opts.limit).map((r) =>
       r.status === 'InProgress' && r.due_at !== null && r.due_at <= opts.now ? toSync({ ...r, status: 'Succeeded', message: 'Synchronization completed.', end_time: r.due_at, duration_ms: r.planned_duration_ms }) : toSync(r),
     );
