@@ -74,6 +74,14 @@ export async function bumpCacheVersions(db: Kysely<CacheDatabase>, areas: readon
   }
 }
 
+/**
+ * A cache key of several parts (a tenant, an id, a query's options): the parts joined with NUL,
+ * which no part holds (ids and query texts are checked text); an undefined part is empty.
+ */
+export function cacheKey(...parts: (string | number | boolean | undefined)[]): string {
+  return parts.map((p) => (p === undefined ? '' : String(p))).join('\u0000');
+}
+
 interface Box<V> {
   v: V;
 }

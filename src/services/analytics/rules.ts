@@ -6,6 +6,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../context.ts';
+import { cacheKey } from '../../core/cache.ts';
 import { bearerChallenge, errors, type ApiError } from '../../core/errors/index.ts';
 import { authenticate, AuthFailure } from '../../core/auth.ts';
 import type { Principal } from '../../core/identity/identity.ts';
@@ -178,7 +179,7 @@ export async function listAdminDataflows(ctx: AppContext, req: FastifyRequest, r
   await ctx.cache.sync();
   const pages = ctx.cache.shared<string>('analytics.dataflowPages', 'seeded', 1000);
   const origin = ctx.origin();
-  const page = await pages.get(`${principal.tenantId}\u0000${origin}\u0000${text ?? ''}\u0000${skip}\u0000${top ?? ''}`, async () => {
+  const page = await pages.get(cacheKey(principal.tenantId, origin, text, skip, top), async () => {
     const filter = text === undefined ? undefined : dataflowFilter(text);
     const value = await listDataflows(ctx.store.db, principal.tenantId, filter, skip, top);
     return JSON.stringify({ '@odata.context': `${origin}/v1.0/myorg/admin/$metadata#dataflows`, value });

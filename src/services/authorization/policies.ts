@@ -11,7 +11,7 @@ import { ODataError, parseFilter } from '../../core/odata/index.ts';
 import { ArmStore } from '../arm/store.ts';
 import type { ArmCall } from '../arm/gateway.ts';
 import { builtInRoles, roleById, scopeAncestors, type RoleDefinition } from '../arm/rbac.ts';
-import { defaultRules, type PolicyRule } from './defaults.ts';
+import { defaultRules } from './defaults.ts';
 import type { PolicyPrincipal, StoredPolicy } from './store.ts';
 
 /** The resource type of a policy (reference §2.3: capital R and P). */
@@ -91,33 +91,6 @@ export function offsetForm(iso: string): string {
   return iso.endsWith('Z') ? `${iso.slice(0, -1)}+00:00` : iso;
 }
 
-/**
- * The `RoleManagementPolicy` record (reference §2.4, §2.5) of `role` at `scope`: the stored
- * rules when the policy was changed, else the default rule set; `effectiveRules` equal
- * `rules`. An unchanged policy shows `lastModifiedBy` as in the published example and
- * `lastModifiedDateTime: null`.
- */
-export function policyRecord(tenantId: string, s: ResolvedScope, role: RoleDefinition, stored?: StoredPolicy) {
-  const name = policyName(tenantId, s.scope, role.id);
-  const rules: PolicyRule[] = stored?.rules ?? defaultRules();
-  return {
-    properties: {
-      scope: s.scope,
-      displayName: null,
-      description: null,
-      isOrganizationDefault: false,
-      lastModifiedDateTime: stored ? offsetForm(stored.lastModifiedAt) : null,
-      lastModifiedBy: stored?.lastModifiedBy ?? { id: null, displayName: 'Admin', type: null, email: null },
-      rules,
-      effectiveRules: structuredClone(rules),
-      policyProperties: { scope: { id: s.scope, displayName: s.displayName, type: s.type } },
-    },
-    name,
-    id: `${s.scope}/providers/Vendor.Authorization/roleManagementPolicies/${name}`,
-    type: policyType,
-  };
-}
-
 /** The JSON text of the default rules (made once: {@link defaultRules} always gives the same rules). */
 let defaultRulesText: string | undefined;
 
@@ -125,9 +98,14 @@ let defaultRulesText: string | undefined;
 const computedTexts = new LRUCache<string, string>({ max: 10_000 });
 
 /**
- * The JSON text of {@link policyRecord} (the same members in the same order), made without
- * building the record: the rules are spliced as text — the stored row's own text for a changed
- * policy, the default rules' text (made once) for a computed one, whose whole text is kept.
+ * The JSON text of the `RoleManagementPolicy` (reference §2.4, §2.5) of `role` at `scope`: the stored
+ * rules when the policy was changed, else the default rule set; `effectiveRules` equal
+ * `rules`. An unchanged policy shows `lastModifiedBy` as in the published example and
+ * `lastModifiedDateTime: null`.
+ *
+ * Made as JSON text, without building a record: the rules are spliced as text — the stored
+ * row's own text for a changed policy, the default rules' text (made once) for a computed one,
+ * whose whole text is kept.
  */
 export function policyJson(tenantId: string, s: ResolvedScope, role: RoleDefinition, stored?: StoredPolicy): string {
   const key = stored ? undefined : `${tenantId}|${s.scope}|${s.type}|${s.displayName}|${role.id}`;

@@ -14,7 +14,7 @@ import { singleQueryValue } from '../arm/input.ts';
 import type { RoleDefinition } from '../arm/rbac.ts';
 import { defaultRules } from './defaults.ts';
 import { mergeRules } from './merge.ts';
-import { modifiedBy, policyJson, policyName, policyRecord, resolveScope, roleFromFilter, roleOfPolicy, rolesAtScope, type ResolvedScope } from './policies.ts';
+import { modifiedBy, policyJson, policyName, resolveScope, roleFromFilter, roleOfPolicy, rolesAtScope, type ResolvedScope } from './policies.ts';
 import { PolicyStore } from './store.ts';
 
 /** A policy operation's call: the gateway's, with the resolved scope of the path. */
@@ -81,7 +81,7 @@ export function policyRules(ctx: AppContext) {
     },
 
     /** PATCH: the body's rules merged into the current ones by id, under a row lock. */
-    async patch(req: FastifyRequest, _reply: FastifyReply, call: PolicyCall) {
+    async patch(req: FastifyRequest, reply: FastifyReply, call: PolicyCall) {
       checkJsonBody(req);
       const role = roleOf(req, call);
       const tenantId = call.principal.tenantId;
@@ -93,7 +93,8 @@ export function policyRules(ctx: AppContext) {
         await policies.put(next, trx);
         return next;
       });
-      return policyRecord(tenantId, call.resolved, role, saved);
+      reply.type('application/json; charset=utf-8');
+      return policyJson(tenantId, call.resolved, role, saved);
     },
 
     /** DELETE: back to the default (200), 204 for a name of no role. */

@@ -19,6 +19,7 @@ import type { Invoice, Transaction } from './model.ts';
 import { transactionFieldMap } from './fields.ts';
 import { BillingStore, type TransactionPage } from './store.ts';
 import { fromJson } from '../../store/db.ts';
+import { cacheKey } from '../../core/cache.ts';
 
 /** The api-versions answered in the 2020-05-01 shape. */
 const legacyVersions = new Set(['2020-05-01']);
@@ -168,7 +169,7 @@ export function billingRules(ctx: AppContext) {
       // Billing records change only by seeding (the demo data, `stratus seed transactions`), which
       // changes the `seeded` cache area: a page is kept per invoice and query (the gateway synced the caches).
       const pages = ctx.cache.shared<TransactionPage>('billing.transactionPages', 'seeded', 1000);
-      const key = [c.tenantId, c.account, c.invoice.name, q.filter, q.orderby, q.search, skip, top, count].map((v) => v ?? '').join('\u0000');
+      const key = cacheKey(c.tenantId, c.account, c.invoice.name, q.filter, q.orderby, q.search, skip, top, count);
       const page = await pages.get(key, () => store.listTransactions({ tenantId: c.tenantId, accountName: c.account, invoiceName: c.invoice.name, filter: c.filter, orderBy, search: c.search, skip, top, count }));
       const legacy = legacyVersions.has(call.apiVersion);
       let nextLink: string | undefined;

@@ -18,7 +18,7 @@ import { sql, type Expression, type Kysely, type SqlBool } from 'kysely';
 import { autoIncrementKey, type Migrations } from '../../store/db.ts';
 import type { CompiledOrderBy, FieldMap } from '../../core/odata/index.ts';
 import type { Database } from '../../store/database.ts';
-import type { CacheHub } from '../../core/cache.ts';
+import { cacheKey, type CacheHub } from '../../core/cache.ts';
 import type { DatashareDatabase } from './tables.ts';
 
 /** A synchronization run as listed (spec §2.4 ShareSynchronization). */
@@ -290,7 +290,7 @@ export class DataShareStore {
     };
     // The stored rows do not change with the clock (a due run is completed below): kept per page until a write.
     const kept = this.cache?.shared<Awaited<ReturnType<typeof read>>>('datashare.synchronizationRows', 'resources', 1000);
-    const key = `${opts.shareSubscriptionIdLower ?? ''}\u0000${opts.tenantId ?? ''}\u0000${opts.shareIdLower ?? ''}\u0000${opts.offset}\u0000${opts.limit}`;
+    const key = cacheKey(opts.shareSubscriptionIdLower, opts.tenantId, opts.shareIdLower, opts.offset, opts.limit);
     const rows = kept ? await kept.get(key, read) : await read();
     const value = rows.slice(0, opts.limit).map((r) =>
       r.status === 'InProgress' && r.due_at !== null && r.due_at <= opts.now ? toSync({ ...r, status: 'Succeeded', message: 'Synchronization completed.', end_time: r.due_at, duration_ms: r.planned_duration_ms }) : toSync(r),

@@ -27,6 +27,7 @@ export async function present(mr: MailRequest, recs: MessageRecord[], select: st
   });
 }
 
+/** One message rendered whole (the answers of writes: create, update, the reply family), with `$expand`-style extras. */
 export async function presentOne(mr: MailRequest, r: MessageRecord, expand: ExpandItem[] = []): Promise<Record<string, unknown>> {
   return (await present(mr, [r], undefined, expand))[0]!;
 }
