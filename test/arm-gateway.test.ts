@@ -108,7 +108,10 @@ describe('resource-manager gateway', () => {
     const flipped = sig!.startsWith('A') ? 'B' + sig!.slice(1) : 'A' + sig!.slice(1);
     const { privateKey } = await generateKeyPair('RS256');
     const foreignKid = await new SignJWT(decodeJwt(token)).setProtectedHeader({ alg: 'RS256', kid: JSON.parse(Buffer.from(h!, 'base64url').toString()).kid }).sign(privateKey);
-    for (const bad of ['not-a-jwt', `${h}.${p}.${flipped}`, foreignKid]) {
+    // The token was just accepted (its verification is kept): its signature under another payload is still refused.
+    assert.equal((await call(ok)).status, 200);
+    const otherPayload = Buffer.from(JSON.stringify({ ...decodeJwt(token), oid: '00000000-0000-4000-8000-000000000001' })).toString('base64url');
+    for (const bad of ['not-a-jwt', `${h}.${p}.${flipped}`, foreignKid, `${h}.${otherPayload}.${sig}`]) {
       const r = await call(ok, { auth: `Bearer ${bad}` });
       assertError(r, 401, 'InvalidAuthenticationToken', /^The access token is invalid\./);
       assertChallenge(r.headers);
