@@ -116,28 +116,49 @@ interface InvoiceCall {
   tenantId: string;
   account: string;
   invoice: Invoice;
-  filter?: Expression<SqlBool>;
-  search?: string;
+}
+
+/** The look-ups of {@link invoiceCall} for one caller, kept in the `seeded` cache area (only seeding writes billing data). */
+interface InvoiceAccess {
+  accountExists: boolean;
+  hasRole: boolean;
+  /** Frozen; undefined when there is no such invoice. */
+  invoice?: Invoice;
 }
 
 /**
  * The checks every invoice operation shares, after the gateway's: name patterns (400),
- * account in the caller's tenant (404), a billing role (403), the invoice (404), and the
- * compiled `filter` (400 with the position).
+ * account in the caller's tenant (404), a billing role (403), the invoice (404). The three
+ * look-ups are kept per tenant, account, invoice and caller in the `seeded` area.
  */
-async function invoiceCall(store: BillingStore, req: FastifyRequest, call: ArmCall, q: ReturnType<typeof billingQuery>, action: string, beforeLookup: () => void = () => {}): Promise<InvoiceCall> {
+async function invoiceCall(ctx: AppContext, store: BillingStore, req: FastifyRequest, call: ArmCall, action: string, beforeLookup: () => void = () => {}): Promise<InvoiceCall> {
   const { billingAccountName: account, invoiceName: invoiceName } = req.params as Record<string, string>;
   if (!billingAccountNamePattern.test(account!)) throw billingErrors.invalidName('billingAccountName', account!, billingAccountNamePattern);
   if (!invoiceNamePattern.test(invoiceName!)) throw billingErrors.invalidName('invoiceName', invoiceName!, invoiceNamePattern);
   beforeLookup();
   const tenantId = call.principal.tenantId;
-  if (!(await store.accountExists(tenantId, account!))) throw billingErrors.accountNotFound(account!);
-  if ((await store.rolesOf(tenantId, account!, call.principal.objectId)).length === 0) throw authorizationFailed(call.principal, action, call.scope);
-  const invoice = await store.invoice(tenantId, account!, invoiceName!);
-  if (!invoice) throw billingErrors.invoiceNotFound(account!, invoiceName!);
+  const access = await ctx.cache
+    .shared<InvoiceAccess>('billing.invoiceAccess', 'seeded', 1000)
+    .get(cacheKey(tenantId, account, invoiceName, call.principal.objectId), async () => {
+      if (!(await store.accountExists(tenantId, account!))) return { accountExists: false, hasRole: false };
+      if ((await store.rolesOf(tenantId, account!, call.principal.objectId)).length === 0) return { accountExists: true, hasRole: false };
+      const invoice = await store.invoice(tenantId, account!, invoiceName!);
+      return { accountExists: true, hasRole: true, invoice: invoice && Object.freeze(invoice) };
+    });
+  if (!access.accountExists) throw billingErrors.accountNotFound(account!);
+  if (!access.hasRole) throw authorizationFailed(call.principal, action, call.scope);
+  if (!access.invoice) throw billingErrors.invoiceNotFound(account!, invoiceName!);
+  return { tenantId, account: account!, invoice: access.invoice };
+}
+
+/**
+ * The compiled `filter` (400 with the position) and the checked `search` (400 for control characters).
+ * @throws ApiError as {@link compileExpression}, or `InvalidQuery` for the search text.
+ */
+function filterAndSearch(q: ReturnType<typeof billingQuery>): { filter?: Expression<SqlBool>; search?: string } {
   const filter = compileExpression('filter', q.filter, (text) => compileFilter(parseFilter(text), transactionFieldMap));
   if (q.search !== undefined && /[\u0000-\u001f\u007f]/.test(q.search)) throw billingErrors.invalidQuery('search', q.search.replace(/[\u0000-\u001f\u007f]/g, '?'), 'It must not contain control characters.');
-  return { tenantId, account: account!, invoice, filter, search: q.search };
+  return { filter, search: q.search };
 }
 
 /** The RBAC scope of a billing request: its billing account. */
@@ -154,7 +175,7 @@ export function billingRules(ctx: AppContext) {
       let top = maxTop;
       let skip = 0;
       let count = false;
-      const c = await invoiceCall(store, req, call, q, readTransactionsAction, () => {
+      const c = await invoiceCall(ctx, store, req, call, readTransactionsAction, () => {
         top = integer('top', q.top, topRule) ?? maxTop;
         if (top < 1 || top > maxTop) throw billingErrors.invalidQuery('top', q.top!, topRule);
         skip = integer('skip', q.skip, 'It must be an integer of 0 or more.') ?? 0;
@@ -164,17 +185,20 @@ export function billingRules(ctx: AppContext) {
           count = v === 'true';
         }
       });
-      const orderBy: CompiledOrderBy[] = compileExpression('orderBy', q.orderby, (text) => compileOrderBy(parseOrderBy(text), transactionFieldMap)) ?? [];
-
+      const legacy = legacyVersions.has(call.apiVersion);
+      const origin = ctx.origin();
       // Billing records change only by seeding (the demo data, `stratus seed transactions`), which
-      // changes the `seeded` cache area: a page is kept per invoice and query (the gateway synced the caches).
+      // changes the `seeded` cache area: a page is kept per invoice and query (the gateway synced
+      // the caches), and its answer text per origin and api-version too. A kept query compiled
+      // once already, so its filter and orderBy are not compiled again.
       const pages = ctx.cache.shared<TransactionPage>('billing.transactionPages', 'seeded', 1000);
       const key = cacheKey(c.tenantId, c.account, c.invoice.name, q.filter, q.orderby, q.search, skip, top, count);
-      const page = await pages.get(key, () => store.listTransactions({ tenantId: c.tenantId, accountName: c.account, invoiceName: c.invoice.name, filter: c.filter, orderBy, search: c.search, skip, top, count }));
-      const legacy = legacyVersions.has(call.apiVersion);
-      let nextLink: string | undefined;
-      if (page.more) {
-        nextLink = absoluteUrl(ctx.origin(), `/providers/Vendor.Billing/billingAccounts/${encodeURIComponent(c.account)}/invoices/${encodeURIComponent(c.invoice.name)}/transactions`, {
+      const load = async (): Promise<{ page: TransactionPage; nextLink?: string }> => {
+        const { filter, search } = filterAndSearch(q);
+        const orderBy: CompiledOrderBy[] = compileExpression('orderBy', q.orderby, (text) => compileOrderBy(parseOrderBy(text), transactionFieldMap)) ?? [];
+        const page = await pages.get(key, () => store.listTransactions({ tenantId: c.tenantId, accountName: c.account, invoiceName: c.invoice.name, filter, orderBy, search, skip, top, count }));
+        if (!page.more) return { page };
+        const nextLink = absoluteUrl(origin, `/providers/Vendor.Billing/billingAccounts/${encodeURIComponent(c.account)}/invoices/${encodeURIComponent(c.invoice.name)}/transactions`, {
           'api-version': call.apiVersion,
           filter: q.filter,
           orderBy: q.orderby,
@@ -183,24 +207,33 @@ export function billingRules(ctx: AppContext) {
           top: q.top,
           skip: skip + top,
         });
-      }
+        return { page, nextLink };
+      };
       if (legacy) {
+        const { page, nextLink } = await load();
         const body: Record<string, unknown> = { value: page.value.map((t) => legacyTransaction(fromJson<Transaction>(t))) };
         if (nextLink !== undefined) body.nextLink = nextLink;
         return body;
       }
-      // The stored documents are the transactions' JSON already: spliced into the answer, not parsed and serialized again.
-      let text = `{"value":[${page.value.join(',')}]`;
-      if (page.totalCount !== undefined) text += `,"totalCount":${page.totalCount}`;
-      if (nextLink !== undefined) text += `,"nextLink":${JSON.stringify(nextLink)}`;
+      const texts = ctx.cache.shared<string>('billing.transactionTexts', 'seeded', 1000);
+      const text = await texts.get(cacheKey(key, origin, call.apiVersion, q.top, q.count), async () => {
+        const { page, nextLink } = await load();
+        // The stored documents are the transactions' JSON already: spliced into the answer, not parsed and serialized again.
+        let t = `{"value":[${page.value.join(',')}]`;
+        if (page.totalCount !== undefined) t += `,"totalCount":${page.totalCount}`;
+        if (nextLink !== undefined) t += `,"nextLink":${JSON.stringify(nextLink)}`;
+        return `${t}}`;
+      });
       reply.type('application/json; charset=utf-8');
-      return `${text}}`;
+      return text;
     },
 
     /** Totals of an invoice's transactions, with the same `filter` and `search` (reference §4.4, outside the spec). */
     async transactionSummary(req: FastifyRequest, _reply: FastifyReply, call: ArmCall) {
-      const c = await invoiceCall(store, req, call, billingQuery(req), readTransactionsAction);
-      const t = await store.summarizeTransactions({ tenantId: c.tenantId, accountName: c.account, invoiceName: c.invoice.name, filter: c.filter, search: c.search });
+      const q = billingQuery(req);
+      const c = await invoiceCall(ctx, store, req, call, readTransactionsAction);
+      const { filter, search } = filterAndSearch(q);
+      const t = await store.summarizeTransactions({ tenantId: c.tenantId, accountName: c.account, invoiceName: c.invoice.name, filter, search });
       return { billingCurrency: c.invoice.currency, ...t };
     },
   };
