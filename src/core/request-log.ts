@@ -12,6 +12,7 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { familyOf } from './family.ts';
+import { ByteRing } from './byte-ring.ts';
 
 /** Bodies larger than this (bytes) are not kept; the entry says how large they were. */
 export const maxLoggedBodyBytes = 8 * 1024;
@@ -124,12 +125,6 @@ function bodyText(body: unknown, contentType: string, length: number | undefined
     if (body.length > maxLoggedBodyBytes) return `[${body.length} bytes, not kept]`;
     return /json|text|xml|form/i.test(contentType) ? redactText(body.toString('utf8'), controlKey, contentType) : `[${body.length} bytes of ${contentType || 'binary'}]`;
   }
-  if (typeof body === 'object') {
-    // A parsed body whose size is known small (content-length checked above): serialising it is cheap.
-    if (length === undefined) return '[body of unknown size, not kept]';
-    const text = /form/i.test(contentType) ? new URLSearchParams(body as Record<string, string>).toString() : JSON.stringify(body);
-    return redactText(text, controlKey, contentType);
-  }
   return undefined;
 }
 
@@ -162,36 +157,56 @@ function headTextRecord(head: string): Record<string, string> {
   return out;
 }
 
+/** Byte lengths of a record's fields, in this order, in {@link RequestLog}'s `lengths` (six a slot). */
+const enum Field {
+  Id,
+  Url,
+  RequestHead,
+  ResponseHead,
+  RequestBody,
+  ResponseBody,
+}
+const fieldCount = 6;
+
+/** How a record's request or response body was kept. */
+const enum BodyKind {
+  None,
+  Text,
+  Binary,
+  /** A note said instead of the body (too large, or of unknown size). */
+  Note,
+}
+
 /**
  * The ring buffer and its live subscribers.
  *
- * What the request path keeps of a finished request is references and numbers only, in one
- * column per field (typed arrays for the numbers, arrays of references for the rest): no object
- * is made per request. Measured (bench/README.md, fourth pass), one retained entry object and a
- * copy of the response headers per request cost about a sixth of `/_stratus/health`'s throughput,
- * mostly in garbage collection. The request headers are Node's `rawHeaders` array and the response headers the
- * head text Node wrote; redaction, JWT decoding, header records and body text are made when the
- * entry is first read ({@link RequestLog.list}, {@link RequestLog.get}, a live subscriber).
+ * What the request path keeps of a finished request is numbers and bytes: the numbers in typed
+ * arrays, and the request id, URL, request head (Node's `rawHeaders`), response head (the head
+ * text Node wrote) and small bodies copied into one preallocated {@link ByteRing} of
+ * `size` × {@link bytesPerEntry} bytes. No string or array made for the request is held past
+ * it, so all of them die young. Measured (bench/README.md, fifth pass): holding the header
+ * arrays and body strings by reference cost a webhook GET about 10 µs of CPU, mostly in
+ * garbage collection. Redaction, JWT decoding, header records and body text are made when the
+ * entry is first read ({@link RequestLog.list}, {@link RequestLog.get}, a live subscriber). An
+ * entry whose bytes were overwritten (requests with large heads or bodies use more than their
+ * share of the ring) is no longer listed.
  */
 export class RequestLog {
   private next = 0;
   private seq = 0;
+  private readonly ring: ByteRing;
   private readonly seqs: Float64Array;
   private readonly times: Float64Array;
   private readonly durations: Float64Array;
   private readonly statuses: Uint16Array;
-  private readonly ids: (string | undefined)[];
+  /** Absolute start of each slot's record in {@link ring}. */
+  private readonly starts: Float64Array;
+  /** Byte length of each field ({@link Field}) of each slot's record. */
+  private readonly lengths: Uint32Array;
+  /** Per slot: the response head's kind (0 head text, 1 header record as JSON), then the two {@link BodyKind}s. */
+  private readonly kinds: Uint8Array;
   private readonly families: string[];
   private readonly methods: string[];
-  private readonly urls: string[];
-  /** Node's `rawHeaders` of the request. */
-  private readonly requestHeads: (readonly string[])[];
-  /** The response head as written, or the reply's header record when the head text is not at hand. */
-  private readonly responseHeads: (string | Record<string, unknown>)[];
-  private readonly requestBodies: unknown[];
-  /** Said instead of the request body when it was not kept (too large, or of unknown size). */
-  private readonly requestNotes: (string | undefined)[];
-  private readonly responseBodies: unknown[];
   /** The entry made from a slot (once), until the slot is reused. */
   private readonly entries: (RequestEntry | undefined)[];
   private readonly listeners = new Set<(e: RequestEntry) => void>();
@@ -203,19 +218,16 @@ export class RequestLog {
     readonly size: number,
     private readonly controlKey: string,
   ) {
+    this.ring = new ByteRing(size === 0 ? 0 : Math.max(size * bytesPerEntry, 1024 * 1024));
     this.seqs = new Float64Array(size);
     this.times = new Float64Array(size);
     this.durations = new Float64Array(size);
     this.statuses = new Uint16Array(size);
-    this.ids = new Array(size);
+    this.starts = new Float64Array(size);
+    this.lengths = new Uint32Array(size * fieldCount);
+    this.kinds = new Uint8Array(size * 3);
     this.families = new Array(size);
     this.methods = new Array(size);
-    this.urls = new Array(size);
-    this.requestHeads = new Array(size);
-    this.responseHeads = new Array(size);
-    this.requestBodies = new Array(size);
-    this.requestNotes = new Array(size);
-    this.responseBodies = new Array(size);
     this.entries = new Array(size);
   }
 
@@ -225,8 +237,9 @@ export class RequestLog {
     const limit = f.limit ?? this.size;
     for (let i = 1; i <= this.size && out.length < limit; i++) {
       const slot = (this.next - i + this.size * 2) % this.size;
-      if (this.ids[slot] === undefined) break;
+      if (this.seqs[slot] === 0) break;
       const e = this.materialise(slot);
+      if (!e) break;
       if (matches(e, f)) out.push(e);
     }
     return out;
@@ -234,8 +247,12 @@ export class RequestLog {
 
   /** The entry with this request id, while it is still in the buffer. */
   get(id: string): RequestEntry | undefined {
-    const slot = this.ids.indexOf(id);
-    return slot < 0 ? undefined : this.materialise(slot);
+    for (let slot = 0; slot < this.size; slot++) {
+      if (this.seqs[slot] === 0 || !this.ring.intact(this.starts[slot]!)) continue;
+      const made = this.entries[slot];
+      if (made ? made.id === id : this.lengths[slot * fieldCount] === id.length && this.ring.readLatin1(this.starts[slot]!, id.length) === id) return this.materialise(slot);
+    }
+    return undefined;
   }
 
   /** Calls `fn` for every new entry until the returned function is called. */
@@ -244,59 +261,85 @@ export class RequestLog {
     return () => this.listeners.delete(fn);
   }
 
-  /** Keeps what a finished request's entry is made of (no redaction or copies of text yet), overwriting the oldest when full. */
+  /** Copies what a finished request's entry is made of into the ring (no redaction yet), overwriting the oldest when full. */
   record(req: FastifyRequest, reply: FastifyReply, responseBody: unknown): void {
     if (this.size === 0) return;
     const slot = this.next;
     this.next = (slot + 1) % this.size;
-    // A body is kept by reference only when it is known to be small; else only a note of its size.
+    // A body is kept only when it is known to be small; else only a note of its size.
     const body = req.body;
-    let requestBody: unknown;
-    let requestNote: string | undefined;
+    let requestBody: string | Buffer | undefined;
+    let requestKind = BodyKind.None;
     if (typeof body === 'string' || Buffer.isBuffer(body)) {
-      if (body.length <= maxLoggedBodyBytes) requestBody = body;
-      else requestNote = `[${body.length} ${typeof body === 'string' ? 'characters' : 'bytes'}, not kept]`;
+      if (body.length <= maxLoggedBodyBytes) [requestBody, requestKind] = [body, typeof body === 'string' ? BodyKind.Text : BodyKind.Binary];
+      else [requestBody, requestKind] = [`[${body.length} ${typeof body === 'string' ? 'characters' : 'bytes'}, not kept]`, BodyKind.Note];
     } else if (body !== undefined && body !== null) {
       const declared = req.headers['content-length'];
       const reqLen = declared !== undefined ? Number(declared) : undefined;
-      if (reqLen !== undefined && reqLen <= maxLoggedBodyBytes) requestBody = body;
-      else requestNote = reqLen !== undefined ? `[${reqLen} bytes, not kept]` : '[body of unknown size, not kept]';
+      if (reqLen !== undefined && reqLen <= maxLoggedBodyBytes) [requestBody, requestKind] = [parsedBodyText(body, req.headers['content-type'] ?? ''), BodyKind.Text];
+      else [requestBody, requestKind] = [reqLen !== undefined ? `[${reqLen} bytes, not kept]` : '[body of unknown size, not kept]', BodyKind.Note];
     }
-    const head = (reply.raw as unknown as { _header?: unknown })._header;
+    const responseKind = typeof responseBody === 'string' ? BodyKind.Text : Buffer.isBuffer(responseBody) ? BodyKind.Binary : BodyKind.None;
+    const written = (reply.raw as unknown as { _header?: unknown })._header;
+    const head = typeof written === 'string' ? written : JSON.stringify(reply.getHeaders());
+    const id = String(req.id);
+    const url = req.raw.url ?? req.url;
+    const rawHeaders = req.raw.rawHeaders.join('\n');
+    const bodySize = (b: string | Buffer | undefined) => (b === undefined ? 0 : typeof b === 'string' ? 3 * b.length : b.length);
+    const ring = this.ring;
+    const start = ring.begin(id.length + url.length + rawHeaders.length + 3 * head.length + bodySize(requestBody) + bodySize(responseBody as string | Buffer | undefined));
+    const f = slot * fieldCount;
+    this.starts[slot] = start;
+    if (start >= 0) {
+      this.lengths[f + Field.Id] = ring.latin1(id);
+      this.lengths[f + Field.Url] = ring.latin1(url);
+      this.lengths[f + Field.RequestHead] = ring.latin1(rawHeaders);
+      this.lengths[f + Field.ResponseHead] = typeof written === 'string' ? ring.latin1(head) : ring.utf8(head);
+      this.lengths[f + Field.RequestBody] = requestBody === undefined ? 0 : typeof requestBody === 'string' ? ring.utf8(requestBody) : ring.bytes(requestBody);
+      this.lengths[f + Field.ResponseBody] = responseKind === BodyKind.Text ? ring.utf8(responseBody as string) : responseKind === BodyKind.Binary ? ring.bytes(responseBody as Buffer) : 0;
+    }
+    this.kinds[slot * 3] = typeof written === 'string' ? 0 : 1;
+    this.kinds[slot * 3 + 1] = requestKind;
+    this.kinds[slot * 3 + 2] = responseKind;
     this.seqs[slot] = ++this.seq;
     this.times[slot] = Date.now();
     this.durations[slot] = Math.round(reply.elapsedTime * 100) / 100;
     this.statuses[slot] = reply.statusCode;
-    this.ids[slot] = req.id;
     this.families[slot] = familyOf(req);
     this.methods[slot] = req.method;
-    this.urls[slot] = req.raw.url ?? req.url;
-    this.requestHeads[slot] = req.raw.rawHeaders;
-    this.responseHeads[slot] = typeof head === 'string' ? head : (reply.getHeaders() as Record<string, unknown>);
-    this.requestBodies[slot] = requestBody;
-    this.requestNotes[slot] = requestNote;
-    this.responseBodies[slot] = responseBody;
     this.entries[slot] = undefined;
     if (this.listeners.size) {
       const entry = this.materialise(slot);
-      for (const l of this.listeners) l(entry);
+      if (entry) for (const l of this.listeners) l(entry);
     }
   }
 
-  /** The redacted entry of a slot, made once. */
-  private materialise(slot: number): RequestEntry {
+  /** The redacted entry of a slot, made once; undefined when its bytes were overwritten. */
+  private materialise(slot: number): RequestEntry | undefined {
     const made = this.entries[slot];
     if (made) return made;
+    const start = this.starts[slot]!;
+    if (!this.ring.intact(start)) return undefined;
+    const ring = this.ring;
+    const f = slot * fieldCount;
+    const at: number[] = [];
+    for (let i = 0, p = start; i < fieldCount; p += this.lengths[f + i]!, i++) at.push(p);
+    const len = (i: Field) => this.lengths[f + i]!;
+    const body = (i: Field, kind: number): string | Buffer | undefined =>
+      kind === BodyKind.Text || kind === BodyKind.Note ? ring.readUtf8(at[i]!, len(i)) : kind === BodyKind.Binary ? ring.readBytes(at[i]!, len(i)) : undefined;
     const k = this.controlKey;
-    const url = this.urls[slot]!;
+    const url = ring.readLatin1(at[Field.Url]!, len(Field.Url));
     const path = url.split('?')[0]!;
-    const requestHeaders = rawHeaderRecord(this.requestHeads[slot]!);
-    const head = this.responseHeads[slot]!;
-    const responseHeaders = typeof head === 'string' ? headTextRecord(head) : headerRecord(head, '');
+    const rawHeaders = ring.readLatin1(at[Field.RequestHead]!, len(Field.RequestHead));
+    const requestHeaders = rawHeaderRecord(rawHeaders === '' ? [] : rawHeaders.split('\n'));
+    const responseHeaders =
+      this.kinds[slot * 3] === 0 ? headTextRecord(ring.readLatin1(at[Field.ResponseHead]!, len(Field.ResponseHead))) : headerRecord(JSON.parse(ring.readUtf8(at[Field.ResponseHead]!, len(Field.ResponseHead))), '');
     const length = (v: string | undefined) => (v !== undefined && v !== '' && Number.isFinite(Number(v)) ? Number(v) : undefined);
+    const requestKind = this.kinds[slot * 3 + 1]!;
+    const requestBody = body(Field.RequestBody, requestKind);
     const entry: RequestEntry = {
       seq: this.seqs[slot]!,
-      id: this.ids[slot]!,
+      id: ring.readLatin1(at[Field.Id]!, len(Field.Id)),
       time: new Date(this.times[slot]!).toISOString(),
       family: this.families[slot]!,
       method: this.methods[slot]!,
@@ -307,15 +350,23 @@ export class RequestLog {
       ...callerOf(requestHeaders.authorization),
       requestHeaders: headerRecord(requestHeaders, k),
       responseHeaders: headerRecord(responseHeaders, k),
-      requestBody: this.requestNotes[slot] ?? bodyText(this.requestBodies[slot], requestHeaders['content-type'] ?? '', length(requestHeaders['content-length']), k),
-      responseBody: bodyText(this.responseBodies[slot], responseHeaders['content-type'] ?? '', length(responseHeaders['content-length']), k),
+      requestBody: requestKind === BodyKind.Note ? (requestBody as string) : bodyText(requestBody, requestHeaders['content-type'] ?? '', length(requestHeaders['content-length']), k),
+      responseBody: bodyText(body(Field.ResponseBody, this.kinds[slot * 3 + 2]!), responseHeaders['content-type'] ?? '', length(responseHeaders['content-length']), k),
     };
     this.entries[slot] = entry;
-    // The references are no longer needed once the entry is made.
-    this.requestHeads[slot] = [];
-    this.responseHeads[slot] = '';
-    this.requestBodies[slot] = this.responseBodies[slot] = undefined;
     return entry;
+  }
+}
+
+/** Ring bytes per entry of the request log: room for a typical request and answer with small bodies (larger ones take several entries' share). */
+const bytesPerEntry = 8 * 1024;
+
+/** A parsed request body as text (form fields as a query string, else JSON); a note when it cannot be written. */
+function parsedBodyText(body: unknown, contentType: string): string {
+  try {
+    return /form/i.test(contentType) ? new URLSearchParams(body as Record<string, string>).toString() : (JSON.stringify(body) ?? '');
+  } catch {
+    return '[body not kept]';
   }
 }
 
