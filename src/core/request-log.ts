@@ -13,9 +13,10 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { familyOf } from './family.ts';
 import { ByteRing } from './byte-ring.ts';
+import { bodyText, callerOf, headerRecord, headTextRecord, maxLoggedBodyBytes, rawHeaderRecord, redactUrl } from './request-log-text.ts';
 
-/** Bodies larger than this (bytes) are not kept; the entry says how large they were. */
-export const maxLoggedBodyBytes = 8 * 1024;
+export { maxLoggedBodyBytes };
+
 
 /** Header the console sets on its in-process requests (`app.inject`) so they stay out of the log. */
 export const consoleInternalHeader = 'x-stratus-console-internal';
@@ -59,102 +60,10 @@ export interface RequestFilter {
   limit?: number;
 }
 
-const secretNames = /^(client_secret|password|access_token|refresh_token|id_token|assertion|client_assertion|code|code_verifier|key|token|secret|sig|signature)$/i;
-const secretHeaders = new Set(['authorization', 'cookie', 'set-cookie', 'proxy-authorization', 'x-vendor-control-key']);
-
-/** Redacts secret-named fields in JSON or form text and the control key anywhere in it. */
-export function redactText(text: string, controlKey: string, contentType = ''): string {
-  let out = text;
-  if (/json/i.test(contentType) || /^\s*[[{]/.test(text)) {
-    out = out.replace(/("(?:client_secret|password|access_token|refresh_token|id_token|assertion|client_assertion|code_verifier|secret)"\s*:\s*)"(?:[^"\\]|\\.)*"/gi, '$1"[redacted]"');
-  }
-  if (/x-www-form-urlencoded/i.test(contentType) || (!/json/i.test(contentType) && /^[\w.%-]+=[^&]*(&[\w.%-]+=[^&]*)*$/.test(text.trim()))) {
-    out = out.replace(/(^|&)([^=&]+)=([^&]*)/g, (m, sep: string, name: string) => (secretNames.test(safeDecode(name)) ? `${sep}${name}=[redacted]` : m));
-  }
-  if (controlKey) out = out.split(controlKey).join('[control key]');
-  return out.replace(/eyJ[\w-]+\.[\w-]+\.[\w-]+/g, '[token]');
-}
-
-function safeDecode(s: string): string {
-  try {
-    return decodeURIComponent(s.replace(/\+/g, ' '));
-  } catch {
-    return s;
-  }
-}
-
-/** Redacts secret-named query values of a URL (path and query). */
-export function redactUrl(url: string, controlKey: string): string {
-  const i = url.indexOf('?');
-  if (i < 0) return url;
-  const query = url.slice(i + 1).replace(/(^|&)([^=&]+)=([^&]*)/g, (m, sep: string, name: string) => (secretNames.test(safeDecode(name)) ? `${sep}${name}=[redacted]` : m));
-  return redactText(url.slice(0, i + 1) + query, controlKey, 'text/plain');
-}
-
-function headerRecord(h: Record<string, unknown>, controlKey: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(h)) {
-    if (v === undefined) continue;
-    const name = k.toLowerCase();
-    const value = Array.isArray(v) ? v.join(', ') : String(v);
-    if (secretHeaders.has(name)) out[name] = name === 'authorization' ? value.replace(/^(\w+)\s.*$/s, '$1 [redacted]') : '[redacted]';
-    else out[name] = controlKey ? value.split(controlKey).join('[control key]') : value;
-  }
-  return out;
-}
-
-/** `appid`/`upn` of a bearer token's payload, decoded without verification (display only). */
-export function callerOf(authorization: string | undefined): { appId?: string; upn?: string } {
-  if (!authorization) return {};
-  const m = /^Bearer\s+[\w-]+\.([\w-]+)\.[\w-]*\s*$/i.exec(authorization);
-  if (!m) return {};
-  try {
-    const p = JSON.parse(Buffer.from(m[1]!, 'base64url').toString('utf8')) as Record<string, unknown>;
-    const str = (v: unknown) => (typeof v === 'string' && v ? v : undefined);
-    return { appId: str(p.appid) ?? str(p.azp), upn: str(p.upn) ?? str(p.preferred_username) ?? str(p.unique_name) };
-  } catch {
-    return {};
-  }
-}
-
-function bodyText(body: unknown, contentType: string, length: number | undefined, controlKey: string): string | undefined {
-  if (body === undefined || body === null) return undefined;
-  if (length !== undefined && length > maxLoggedBodyBytes) return `[${length} bytes, not kept]`;
-  if (typeof body === 'string') return body.length > maxLoggedBodyBytes ? `[${body.length} characters, not kept]` : redactText(body, controlKey, contentType);
-  if (Buffer.isBuffer(body)) {
-    if (body.length > maxLoggedBodyBytes) return `[${body.length} bytes, not kept]`;
-    return /json|text|xml|form/i.test(contentType) ? redactText(body.toString('utf8'), controlKey, contentType) : `[${body.length} bytes of ${contentType || 'binary'}]`;
-  }
-  return undefined;
-}
-
 /** True for paths of the console and the request log itself (not recorded). */
 export function isConsolePath(path: string): boolean {
   const p = path.toLowerCase();
   return p.startsWith('/_stratus/console') || p.startsWith('/_stratus/requests');
-}
-
-/** The request headers of Node's `rawHeaders` (names lower-cased, repeated names joined with `, `). */
-function rawHeaderRecord(raw: readonly string[]): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (let i = 0; i + 1 < raw.length; i += 2) {
-    const name = raw[i]!.toLowerCase();
-    out[name] = out[name] === undefined ? raw[i + 1]! : `${out[name]}, ${raw[i + 1]}`;
-  }
-  return out;
-}
-
-/** The headers of a response head as written (`HTTP/1.1 200 OK\r\nName: value\r\n…`). */
-function headTextRecord(head: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const line of head.split('\r\n').slice(1)) {
-    const colon = line.indexOf(':');
-    if (colon <= 0) continue;
-    const name = line.slice(0, colon).trim().toLowerCase();
-    const value = line.slice(colon + 1).trim();
-    out[name] = out[name] === undefined ? value : `${out[name]}, ${value}`;
-  }
-  return out;
 }
 
 /** Byte lengths of a record's fields, in this order, in {@link RequestLog}'s `lengths` (six a slot). */
