@@ -248,4 +248,20 @@ describe('two instances on one PostgreSQL schema', { skip: skipReason }, () => {
       await rx.stop();
     }
   });
+
+  test('a mail answer kept on one instance follows a write made on the other', async () => {
+    const mail = await userToken(a.url, identities.user, mailScopes);
+    const created = await fetch(`${a.url}/v1.0/me/messages`, { method: 'POST', headers: { authorization: `Bearer ${mail}`, 'content-type': 'application/json' }, body: JSON.stringify({ subject: 'kept on b' }) });
+    const msg = await created.json();
+    const page = '/v1.0/me/mailFolders/drafts/messages?$select=subject&$top=100';
+    // Read twice on B: the second answer is B's kept text.
+    for (let i = 0; i < 2; i++) {
+      assert.equal((await get(b.url, `/v1.0/me/messages/${msg.id}`, mail)).body.subject, 'kept on b');
+      assert.ok((await get(b.url, page, mail)).body.value.some((m: any) => m.subject === 'kept on b'));
+    }
+    const patched = await fetch(`${a.url}/v1.0/me/messages/${msg.id}`, { method: 'PATCH', headers: { authorization: `Bearer ${mail}`, 'content-type': 'application/json' }, body: JSON.stringify({ subject: 'changed on a' }) });
+    assert.equal(patched.status, 200);
+    assert.equal((await get(b.url, `/v1.0/me/messages/${msg.id}`, mail)).body.subject, 'changed on a');
+    assert.ok((await get(b.url, page, mail)).body.value.some((m: any) => m.subject === 'changed on a'));
+  });
 });

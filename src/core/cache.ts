@@ -113,6 +113,11 @@ export class AreaCache<V> {
     return v;
   }
 
+  /** The cached value of `key`, or undefined (no load). */
+  peek(key: string): V | undefined {
+    return this.lru.get(key)?.v;
+  }
+
   /** Sets a value directly (same generation rule as {@link get}: pass the generation read before loading). */
   set(key: string, v: V, gen: number): void {
     if (this.hub.generation(this.area) === gen) this.lru.set(key, { v });

@@ -109,6 +109,11 @@ export async function sendMail(mr: MailRequest): Promise<unknown> {
 
 const actionNames = ['copy', 'move', 'createReply', 'createReplyAll', 'createForward', 'reply', 'replyAll', 'forward', 'send', 'permanentDelete', 'recall', 'unsubscribe', 'reportMessage', 'markAsJunk', 'markAsNotJunk'];
 
+/** The JSON text of one message with the request's `$select` and `Prefer` options (no `$expand`). */
+export function messageText(mr: MailRequest, m: MessageRecord): string {
+  return withFirstMember('@odata.context', contextUrl(mr, 'messages/$entity'), messageJson(m, renderOptions(mr, parseSelect(mr.q))));
+}
+
 /** Everything under `messages/{id}`. */
 export async function messageItem(mr: MailRequest, method: string, m: MessageRecord, rest: string[]): Promise<unknown> {
   const db = mr.ctx.store.db;
@@ -118,7 +123,7 @@ export async function messageItem(mr: MailRequest, method: string, m: MessageRec
       need(mr, 'read');
       const select = parseSelect(mr.q);
       const expand = parseExpand(mr.q);
-      if (expand.length === 0) return sendJson(mr, 200, withFirstMember('@odata.context', contextUrl(mr, 'messages/$entity'), messageJson(m, renderOptions(mr, select))));
+      if (expand.length === 0) return sendJson(mr, 200, messageText(mr, m));
       const [out] = await present(mr, [m], select, expand, contextUrl(mr, 'messages/$entity'));
       return send(mr, 200, out);
     }

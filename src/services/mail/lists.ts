@@ -12,6 +12,7 @@ import { lightMessageColumns, rowProperties } from './columns.ts';
 import { pageJson, versionColumns, withFirstMember } from './rendered.ts';
 import * as att from './attachments.ts';
 import { keySegment } from './paths.ts';
+import { keptMailText } from './kept.ts';
 
 /** Renders messages with `$select`, `Prefer` and `$expand`. */
 export async function present(mr: MailRequest, recs: MessageRecord[], select: string[] | undefined, expand: ExpandItem[], context?: string): Promise<Record<string, unknown>[]> {
@@ -32,31 +33,42 @@ export async function presentOne(mr: MailRequest, r: MessageRecord, expand: Expa
   return (await present(mr, [r], undefined, expand))[0]!;
 }
 
-/** GET messages (mailbox-wide or one folder). */
+/**
+ * GET messages (mailbox-wide or one folder). Without `$expand` the answer depends only on the
+ * mailbox's messages and the request: its text is kept per mailbox version (`kept.ts`).
+ */
 export async function listMessages(mr: MailRequest, folder: FolderRow | undefined, exclude: string[]): Promise<unknown> {
   const select = parseSelect(mr.q);
   const expand = parseExpand(mr.q);
+  if (expand.length === 0) return sendJson(mr, 200, await keptMailText(mr, 'list', () => pageText(mr, folder, exclude)));
   const { pageSize, skip } = paging(mr);
-  // A page selecting only what the rows' own columns hold does not read the stored documents.
-  const light = select !== undefined && expand.length === 0 && select.every((s) => rowProperties.has(s)) ? lightMessageColumns(select) : undefined;
-  // Without `$expand`, a page reads its messages' versions and splices their cached texts.
-  const spliced = !light && expand.length === 0;
-  const db = mr.ctx.store.db;
-  const { rows, more, count } = await listMessageRows(db, { tenantId: mr.mb.tenantId, mailboxId: mr.mb.mailboxId, folderId: folder?.id, excludeFolderIds: exclude, q: mr.q, pageSize, skip }, light ?? (spliced ? versionColumns : undefined));
-  const ctxSuffix = (folder ? `${keySegment('mailFolders', folder.id)}/messages` : 'messages') + (select ? `(${select.join(',')})` : '');
-  if (spliced) {
-    const texts = (await pageJson(db, rows, renderOptions(mr, select))).filter((t) => t !== undefined);
-    let text = `{"@odata.context":${JSON.stringify(contextUrl(mr, ctxSuffix))}`;
-    if (count !== undefined) text += `,"@odata.count":${count}`;
-    text += `,"value":[${texts.join(',')}]`;
-    if (more) text += `,"@odata.nextLink":${JSON.stringify(nextLink(mr, skip + pageSize))}`;
-    return sendJson(mr, 200, `${text}}`);
-  }
-  const body: Record<string, unknown> = { '@odata.context': contextUrl(mr, ctxSuffix) };
+  const { rows, more, count } = await listMessageRows(mr.ctx.store.db, { tenantId: mr.mb.tenantId, mailboxId: mr.mb.mailboxId, folderId: folder?.id, excludeFolderIds: exclude, q: mr.q, pageSize, skip });
+  const body: Record<string, unknown> = { '@odata.context': contextUrl(mr, contextSuffix(folder, select)) };
   if (count !== undefined) body['@odata.count'] = count;
   body.value = await present(mr, rows.map(messageFromRow), select, expand);
   if (more) body['@odata.nextLink'] = nextLink(mr, skip + pageSize);
   return send(mr, 200, body);
+}
+
+function contextSuffix(folder: FolderRow | undefined, select: string[] | undefined): string {
+  return (folder ? `${keySegment('mailFolders', folder.id)}/messages` : 'messages') + (select ? `(${select.join(',')})` : '');
+}
+
+/** The JSON text of a page of messages without `$expand` (`exclude`: folders left out of a mailbox-wide page). */
+export async function pageText(mr: MailRequest, folder: FolderRow | undefined, exclude: string[]): Promise<string> {
+  const select = parseSelect(mr.q);
+  const { pageSize, skip } = paging(mr);
+  // A page selecting only what the rows' own columns hold does not read the stored documents;
+  // else a page reads its messages' versions and splices their cached texts.
+  const light = select !== undefined && select.every((s) => rowProperties.has(s)) ? lightMessageColumns(select) : undefined;
+  const db = mr.ctx.store.db;
+  const { rows, more, count } = await listMessageRows(db, { tenantId: mr.mb.tenantId, mailboxId: mr.mb.mailboxId, folderId: folder?.id, excludeFolderIds: exclude, q: mr.q, pageSize, skip }, light ?? versionColumns);
+  let text = `{"@odata.context":${JSON.stringify(contextUrl(mr, contextSuffix(folder, select)))}`;
+  if (count !== undefined) text += `,"@odata.count":${count}`;
+  if (light) text += `,"value":${JSON.stringify(await present(mr, rows.map(messageFromRow), select, []))}`;
+  else text += `,"value":[${(await pageJson(db, rows, renderOptions(mr, select))).filter((t) => t !== undefined).join(',')}]`;
+  if (more) text += `,"@odata.nextLink":${JSON.stringify(nextLink(mr, skip + pageSize))}`;
+  return `${text}}`;
 }
 
 /** The render options of a request (its `$select`, and its `Prefer` body type and id type). */

@@ -233,4 +233,38 @@ END $$`,
       }
     },
   },
+  mail_0007_mailbox_versions: {
+    /**
+     * A version per mailbox, incremented by triggers on `mail_messages` and `mail_folders` in the
+     * transaction of every insert, update and delete (whatever code path writes), read by the kept answer texts
+     * of `kept.ts`. Never cleared (not one of {@link mailTables}), so a version is never reused.
+     * PostgreSQL: one statement-level trigger per event over its transition table (a bulk insert
+     * adds one per mailbox, not one per message).
+     */
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('mail_mailbox_versions')
+        .addColumn('tenant_id', 'varchar(64)', (c) => c.notNull())
+        .addColumn('mailbox_id', 'varchar(64)', (c) => c.notNull())
+        .addColumn('version', 'bigint', (c) => c.notNull())
+        .addPrimaryKeyConstraint('mail_mailbox_versions_pk', ['tenant_id', 'mailbox_id'])
+        .execute();
+      const bump = (from: string) =>
+        `INSERT INTO mail_mailbox_versions (tenant_id, mailbox_id, version) ${from} ON CONFLICT (tenant_id, mailbox_id) DO UPDATE SET version = mail_mailbox_versions.version + 1`;
+      for (const table of ['mail_messages', 'mail_folders']) {
+        if (isPostgres(db)) {
+          for (const [event, rows] of [['INSERT', 'new_rows'], ['UPDATE', 'new_rows'], ['DELETE', 'old_rows']] as const) {
+            const fn = `${table}_version_${event.toLowerCase()}`;
+            await sql.raw(`CREATE FUNCTION ${fn}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN ${bump(`SELECT DISTINCT tenant_id, mailbox_id, 1 FROM ${rows}`)}; RETURN NULL; END $$`).execute(db);
+            const referencing = event === 'DELETE' ? 'OLD TABLE AS old_rows' : 'NEW TABLE AS new_rows';
+            await sql.raw(`CREATE TRIGGER ${fn} AFTER ${event} ON ${table} REFERENCING ${referencing} FOR EACH STATEMENT EXECUTE FUNCTION ${fn}()`).execute(db);
+          }
+        } else {
+          await sql.raw(`CREATE TRIGGER ${table}_version_ai AFTER INSERT ON ${table} BEGIN ${bump('VALUES (new.tenant_id, new.mailbox_id, 1)')}; END`).execute(db);
+          await sql.raw(`CREATE TRIGGER ${table}_version_ad AFTER DELETE ON ${table} BEGIN ${bump('VALUES (old.tenant_id, old.mailbox_id, 1)')}; END`).execute(db);
+          await sql.raw(`CREATE TRIGGER ${table}_version_au AFTER UPDATE ON ${table} BEGIN ${bump('VALUES (new.tenant_id, new.mailbox_id, 1)')}; END`).execute(db);
+        }
+      }
+    },
+  },
 };

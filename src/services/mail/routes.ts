@@ -15,7 +15,9 @@ import * as msg from './handlers.ts';
 import * as lists from './lists.ts';
 import { copyOrMoveFolder, folderChildren, folderItem } from './folder-handlers.ts';
 import { keySegment } from './paths.ts';
-import { checkRequestInput, eq, mailboxOwner, mailPrincipal, need, parsePrefer, pathSegments, type MailRequest } from './request.ts';
+import { checkRequestInput, eq, mailboxOwner, mailPrincipal, need, parsePrefer, pathSegments, sendJson, type MailRequest } from './request.ts';
+import { parseExpand } from './query.ts';
+import { keptMailText } from './kept.ts';
 
 async function handle(ctx: AppContext, req: FastifyRequest, reply: FastifyReply): Promise<unknown> {
   const raw = req.raw.url ?? req.url;
@@ -62,14 +64,20 @@ async function dispatch(mr: MailRequest, method: string, rest: string[]): Promis
       const root = await getFolder(db, mr.mb, 'msgfolderroot');
       return folderChildren(mr, method, root);
     }
-    let folder = await getFolder(db, mr.mb, tail[0]!);
     let i = 1;
-    while (eq(tail[i], 'childFolders') && tail[i + 1] !== undefined) {
-      const child = await getFolder(db, mr.mb, tail[i + 1]!);
-      if (child.parentId !== folder.id) throw errors.mail.folderNotFound();
-      folder = child;
-      i += 2;
+    while (eq(tail[i], 'childFolders') && tail[i + 1] !== undefined) i += 2;
+    if (method === 'GET' && i === tail.length - 1 && eq(tail[i], 'messages') && withoutExpand(mr)) {
+      // A page of a folder's messages: kept per mailbox version with its folder look-ups
+      // (folder writes change the version too; `kept.ts`), in the order of the path below.
+      const text = await keptMailText(mr, 'list', async () => {
+        const folder = await folderOfPath(mr, tail, i);
+        need(mr, 'read');
+        return lists.pageText(mr, folder, []);
+      });
+      need(mr, 'read');
+      return sendJson(mr, 200, text);
     }
+    const folder = await folderOfPath(mr, tail, i);
     const more = tail.slice(i);
     if (more.length === 0) return folderItem(mr, method, folder);
     if (eq(more[0], 'childFolders') && more.length === 1) return folderChildren(mr, method, folder);
@@ -78,6 +86,27 @@ async function dispatch(mr: MailRequest, method: string, rest: string[]): Promis
     throw errors.mail.segmentNotFound({ segment: more[0] ?? '' });
   }
   throw errors.mail.segmentNotFound({ segment: head ?? '' });
+}
+
+/** The folder named by `tail[0]` and the `childFolders/{id}` pairs up to `end`. @throws ApiError 404 `ErrorItemNotFound` */
+async function folderOfPath(mr: MailRequest, tail: string[], end: number): Promise<FolderRow> {
+  const db = mr.ctx.store.db;
+  let folder = await getFolder(db, mr.mb, tail[0]!);
+  for (let i = 1; i < end; i += 2) {
+    const child = await getFolder(db, mr.mb, tail[i + 1]!);
+    if (child.parentId !== folder.id) throw errors.mail.folderNotFound();
+    folder = child;
+  }
+  return folder;
+}
+
+/** True when the request has no `$expand` (false also when it is malformed: its error comes where the handlers check it). */
+function withoutExpand(mr: MailRequest): boolean {
+  try {
+    return parseExpand(mr.q).length === 0;
+  } catch {
+    return false;
+  }
 }
 
 async function messagesCollection(mr: MailRequest, method: string, tail: string[], folder: FolderRow | undefined): Promise<unknown> {
@@ -104,6 +133,17 @@ async function messagesCollection(mr: MailRequest, method: string, tail: string[
     need(mr, 'read');
     if (!folder) throw errors.mail.deltaNeedsFolder();
     return lists.delta(mr, folder);
+  }
+  if (method === 'GET' && tail.length === 1 && withoutExpand(mr)) {
+    // A message by id without `$expand`: its text is kept per mailbox version (`kept.ts`); a
+    // kept text exists only for a message that was found, so the 404 and 400 come first as below.
+    const text = await keptMailText(mr, 'message', async () => {
+      const m = await getMessage(mr.ctx.store.db, mr.mb, tail[0]!);
+      need(mr, 'read');
+      return msg.messageText(mr, m);
+    });
+    need(mr, 'read');
+    return sendJson(mr, 200, text);
   }
   const m = await getMessage(mr.ctx.store.db, mr.mb, tail[0]!);
   return msg.messageItem(mr, method, m, tail.slice(1));

@@ -145,6 +145,12 @@ export const mailColumns = defineTables({
     total: bigint(),
     unread: bigint(),
   },
+  /** Created by `mail_0007_mailbox_versions`. */
+  mail_mailbox_versions: {
+    tenant_id: text(),
+    mailbox_id: text(),
+    version: bigint(),
+  },
 });
 
 /** The mail tables as Kysely sees them. */

@@ -1,0 +1,43 @@
+/**
+ * Answer texts of mail reads kept per mailbox version (issue 9: reads at the framework's speed).
+ *
+ * Every insert, update or delete of a message or a folder increments its mailbox's row of
+ * `mail_mailbox_versions` in the same transaction (triggers of migration
+ * `mail_0007_mailbox_versions`, so no write path can forget it; the counter is never reset,
+ * also not by `POST /_stratus/reset`). A read that depends only on the mailbox's messages —
+ * a message by id, a page of messages without `$expand` — reads that one counter (a primary-key
+ * read) and answers the text kept for the same mailbox, version and request (URL as sent,
+ * origin, `Prefer` options). So a write is seen by the very next read, on this instance and on
+ * every other one sharing the database, and a text is never invalidated by time: none of these
+ * answers depends on the clock.
+ */
+import type { Kysely } from 'kysely';
+import { cacheKey } from '../../core/cache.ts';
+import { param, prepared } from '../../store/prepared.ts';
+import type { Database } from '../../store/database.ts';
+import type { MailRequest } from './request.ts';
+
+/** Texts longer than this (UTF-16 units) are answered but not kept (bounds the cache's memory: 1,000 × 32 Ki units). */
+const maxKeptChars = 32 * 1024;
+
+const mailboxVersion = prepared((db: Kysely<Database>) =>
+  db.selectFrom('mail_mailbox_versions').select('version').where('tenant_id', '=', param(0)).where('mailbox_id', '=', param(1)),
+);
+
+/**
+ * The answer text of a mailbox read: the one kept for this mailbox's current version and this
+ * request, else `produce()`'s (kept when at most {@link maxKeptChars} long). Errors of `produce`
+ * propagate and are not kept.
+ * @param what names the kind of read (part of the key).
+ */
+export async function keptMailText(mr: MailRequest, what: string, produce: () => Promise<string>): Promise<string> {
+  const texts = mr.ctx.cache.shared<string>('mail.keptTexts', 'directory', 1000);
+  const gen = mr.ctx.cache.generation('directory');
+  const [row] = await mailboxVersion(mr.ctx.store.db, mr.mb.tenantId, mr.mb.mailboxId);
+  const key = cacheKey(what, mr.mb.tenantId, mr.mb.mailboxId, row ? String(row.version) : '0', mr.req.raw.url ?? mr.req.url, mr.ctx.origin(), mr.bodyType, mr.immutable, mr.maxPageSize);
+  const kept = texts.peek(key);
+  if (kept !== undefined) return kept;
+  const text = await produce();
+  if (text.length <= maxKeptChars) texts.set(key, text, gen);
+  return text;
+}

@@ -1,0 +1,89 @@
+/**
+ * Mail answers kept per mailbox version (issue 9; `src/services/mail/kept.ts`): a message by
+ * id and pages of messages are answered from kept texts until any message or folder of the
+ * mailbox changes, whatever the write. Each read below is made twice first, so the second one
+ * is answered from the kept text; the read after the write must show the write.
+ */
+import { test, before, after, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { startTestServer, type TestServer } from './helpers/server.ts';
+import { tokens, call } from './helpers/mail.ts';
+import { identities, userToken } from './helpers/auth.ts';
+
+describe('mail answers kept per mailbox version', () => {
+  let s: TestServer;
+  let t: Awaited<ReturnType<typeof tokens>>;
+  const get = async (path: string, token = t.user, headers: Record<string, string> = {}) => {
+    const first = await call(s.url, token, 'GET', path, undefined, headers);
+    const again = await call(s.url, token, 'GET', path, undefined, headers);
+    assert.equal(again.status, first.status);
+    if (first.status === 200) assert.deepEqual(again.body, first.body, `the kept answer of ${path} is the answer`);
+    return again;
+  };
+  before(async () => {
+    s = await startTestServer();
+    t = await tokens(s.url);
+  });
+  after(async () => {
+    await s?.close();
+  });
+
+  test('a message by id and the pages that hold it follow its update, move and delete', async () => {
+    const m = (await call(s.url, t.user, 'POST', '/v1.0/me/messages', { subject: 'kept-1' })).body;
+    const page = '/v1.0/me/mailFolders/drafts/messages?$select=subject&$top=50';
+    const wide = '/v1.0/me/messages?$select=subject,isRead&$top=50';
+    assert.equal((await get(`/v1.0/me/messages/${m.id}`)).body.subject, 'kept-1');
+    assert.ok((await get(page)).body.value.some((v: any) => v.subject === 'kept-1'));
+    assert.ok((await get(wide)).body.value.some((v: any) => v.subject === 'kept-1'));
+
+    assert.equal((await call(s.url, t.user, 'PATCH', `/v1.0/me/messages/${m.id}`, { subject: 'kept-2' })).status, 200);
+    assert.equal((await get(`/v1.0/me/messages/${m.id}`)).body.subject, 'kept-2');
+    assert.ok((await get(page)).body.value.some((v: any) => v.subject === 'kept-2'));
+    assert.ok((await get(wide)).body.value.some((v: any) => v.subject === 'kept-2'));
+
+    // The Prefer options are part of what is kept: the immutable id is answered on request only.
+    const immutable = await get(`/v1.0/me/messages/${m.id}`, t.user, { prefer: 'IdType="ImmutableId"' });
+    assert.notEqual(immutable.body.id, m.id);
+    assert.equal((await get(`/v1.0/me/messages/${m.id}`)).body.id, m.id);
+
+    const moved = await call(s.url, t.user, 'POST', `/v1.0/me/messages/${m.id}/move`, { destinationId: 'archive' });
+    assert.equal(moved.status, 201);
+    assert.equal((await get(`/v1.0/me/messages/${m.id}`)).status, 404);
+    assert.ok(!(await get(page)).body.value.some((v: any) => v.subject === 'kept-2'));
+    assert.equal((await get(`/v1.0/me/messages/${moved.body.id}`)).body.subject, 'kept-2');
+
+    assert.equal((await call(s.url, t.user, 'DELETE', `/v1.0/me/messages/${moved.body.id}`)).status, 204);
+    assert.equal((await get(`/v1.0/me/messages/${moved.body.id}`)).status, 404);
+    assert.ok(!(await get(wide)).body.value.some((v: any) => v.subject === 'kept-2'));
+  });
+
+  test('a folder deleted changes its kept pages (folder writes change the version)', async () => {
+    const f = (await call(s.url, t.user, 'POST', '/v1.0/me/mailFolders/inbox/childFolders', { displayName: 'Kept folder' })).body;
+    const path = `/v1.0/me/mailFolders/inbox/childFolders/${f.id}/messages`;
+    const empty = await get(path);
+    assert.equal(empty.status, 200);
+    assert.deepEqual(empty.body.value, []);
+    // An empty folder's delete touches no message: only the folder's own version bump shows it.
+    assert.equal((await call(s.url, t.user, 'DELETE', `/v1.0/me/mailFolders/${f.id}`)).status, 204);
+    const gone = await get(path);
+    assert.equal(gone.status, 404);
+    assert.equal(gone.body.error.code, 'ErrorFolderNotFound');
+  });
+
+  test('scopes are checked on every kept answer, and one mailbox\'s writes leave the other\'s texts alone', async () => {
+    const m = (await call(s.url, t.user, 'POST', '/v1.0/me/messages', { subject: 'scoped' })).body;
+    assert.equal((await get(`/v1.0/me/messages/${m.id}`)).status, 200);
+    // The text is kept now; a token without a read scope is still refused.
+    const sendOnly = await userToken(s.url, identities.user, ['api://stratus/mail/Mail.Send']);
+    const refused = await call(s.url, sendOnly, 'GET', `/v1.0/me/messages/${m.id}`);
+    assert.equal(refused.status, 403);
+    assert.equal((await call(s.url, sendOnly, 'GET', '/v1.0/me/mailFolders/drafts/messages?$select=subject&$top=50')).status, 403);
+    assert.equal((await call(s.url, t.userRead, 'GET', `/v1.0/me/messages/${m.id}`)).status, 200, 'Mail.Read reads it');
+    // The same id in the administrator's mailbox is not found, and the user's writes leave the administrator's pages as they were.
+    assert.equal((await call(s.url, t.admin, 'GET', `/v1.0/me/messages/${m.id}`)).status, 404);
+    const adminPage = await get('/v1.0/me/mailFolders/drafts/messages?$select=subject', t.admin);
+    assert.ok(!adminPage.body.value.some((v: any) => v.subject === 'scoped'));
+    await call(s.url, t.user, 'PATCH', `/v1.0/me/messages/${m.id}`, { subject: 'scoped-2' });
+    assert.deepEqual((await get('/v1.0/me/mailFolders/drafts/messages?$select=subject', t.admin)).body, adminPage.body);
+  });
+});
