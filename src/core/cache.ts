@@ -25,6 +25,7 @@
 import { LRUCache } from 'lru-cache';
 import { sql, type Kysely } from 'kysely';
 import type { Migrations, Store } from '../store/db.ts';
+import { prepared } from '../store/prepared.ts';
 import { SignalBus } from './cache-bus.ts';
 import type { CacheDatabase } from './tables.ts';
 
@@ -81,6 +82,9 @@ export async function bumpCacheVersions(db: Kysely<CacheDatabase>, areas: readon
 export function cacheKey(...parts: (string | number | boolean | undefined)[]): string {
   return parts.map((p) => (p === undefined ? '' : String(p))).join('\u0000');
 }
+
+/** The version rows, compiled once (a prepared read on SQLite: no query building per read). */
+const versionRows = prepared((db: Kysely<CacheDatabase>) => db.selectFrom('stratus_cache_versions').select(['area', 'version']));
 
 interface Box<V> {
   v: V;
@@ -213,7 +217,7 @@ export class CacheHub {
   }
 
   private async readVersions(): Promise<void> {
-    const rows = (await sql<{ area: string; version: string | number }>`select area, version from stratus_cache_versions`.execute(this.store.db)).rows;
+    const rows = await versionRows(this.store.db as unknown as Kysely<CacheDatabase>);
     const now = new Map(rows.map((r) => [r.area, String(r.version)]));
     const before = this.seen;
     this.seen = now;
