@@ -102,6 +102,33 @@ test('listSynchronizations pages to the last page, newest first, with every §2.
   for (const k of ['synchronizationId', 'synchronizationMode', 'status', 'message', 'startTime', 'endTime', 'durationMs', 'consumerName', 'consumerEmail', 'consumerTenantName']) assert.ok(k in runs[0], k);
 });
 
+test('default listings kept between requests still answer each request: api-version and query texts in the next link, JSON', async () => {
+  const path = `${salesPath}/listSynchronizations`;
+  const a = await call('POST', path);
+  const again = await call('POST', path);
+  const older = await call('POST', path, { query: { 'api-version': '2020-09-01' } });
+  const oldest = await call('POST', path, { query: { 'api-version': '2019-11-01' } });
+  const blank = await call('POST', path, { query: { $filter: ' ' } });
+  const blankOrder = await call('GET', path, { query: { orderby: '' } });
+  for (const r of [a, again, older, oldest, blank, blankOrder]) {
+    assert.equal(r.status, 200);
+    assert.equal(r.headers.get('content-type'), 'application/json; charset=utf-8');
+    assert.deepEqual(r.body.value, a.body.value);
+  }
+  const next = (r: Res) => new URL(r.body.nextLink).searchParams;
+  assert.deepEqual([a, again, older, oldest].map((r) => next(r).get('api-version')), [api, api, '2020-09-01', '2019-11-01']);
+  assert.equal(next(a).get('$filter'), null);
+  assert.equal(next(blank).get('$filter'), ' ');
+  assert.equal(next(blankOrder).get('$orderby'), '');
+  assert.equal(next(a).get('$skipToken'), next(blank).get('$skipToken'));
+  // The second page (under each skip token spelling) is another kept page.
+  const second = await call('POST', path, { query: { $skipToken: next(a).get('$skipToken')! } });
+  const secondLower = await call('POST', path, { query: { $skiptoken: next(a).get('$skipToken')! } });
+  assert.deepEqual(second.body, secondLower.body);
+  assert.notDeepEqual(second.body.value, a.body.value);
+  assert.notEqual(next(second).get('$skipToken'), next(a).get('$skipToken'));
+});
+
 test('$filter and $orderby against known answers (also under filter / orderby)', async () => {
   const want = demo.filter((d) => d.status === 'Failed').map((d) => d.synchronizationId).sort();
   const r = await listAll(salesPath, { $filter: "status eq 'Failed'" });
@@ -295,6 +322,21 @@ test('consumer flow: invitation → share subscription → synchronize → run i
   );
   assert.equal(mine.body.value[0].consumerEmail, undefined);
   assert.equal((await call('POST', `${eveRg}/eve-acct/shareSubscriptions/orders-sub/listSynchronizations`, { token: eve, query: { $filter: "consumerName eq 'x'" } })).status, 400);
+  // The default listings of both sides before the clock moves: both runs running. (Their answers are kept as text per
+  // page and per phase of the page's running runs: the reads after the clock moves below must not get these again.)
+  const plainEarly = await call('POST', `${acctPath}/provider-acct/shares/orders/listSynchronizations`);
+  assert.deepEqual(
+    plainEarly.body.value.map((x: any) => x.status),
+    ['InProgress', 'InProgress'],
+  );
+  const mineEarly = await call('POST', `${eveRg}/eve-acct/shareSubscriptions/orders-sub/listSynchronizations`, { token: eve });
+  assert.deepEqual(
+    mineEarly.body.value.map((x: any) => [x.synchronizationId, x.status, x.consumerEmail]),
+    [
+      [sync2.body.synchronizationId, 'InProgress', undefined],
+      [sync.body.synchronizationId, 'InProgress', undefined],
+    ],
+  );
 
   // 60 s later the incremental run (30 s) is done, the full one (120 s) still running.
   await s.control(`/_stratus/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ advanceSeconds: 60 }) });
@@ -315,6 +357,14 @@ test('consumer flow: invitation → share subscription → synchronize → run i
   assert.equal(plainRuns.get(sync2.body.synchronizationId).durationMs, 30000);
   assert.equal(plainRuns.get(sync.body.synchronizationId).status, 'InProgress');
   assert.equal(plainRuns.get(sync.body.synchronizationId).endTime, undefined);
+  const mineMid = await call('POST', `${eveRg}/eve-acct/shareSubscriptions/orders-sub/listSynchronizations`, { token: eve });
+  assert.deepEqual(
+    mineMid.body.value.map((x: any) => [x.synchronizationId, x.status, x.endTime === undefined, x.durationMs, x.consumerEmail]),
+    [
+      [sync2.body.synchronizationId, 'Succeeded', false, 30000, undefined],
+      [sync.body.synchronizationId, 'InProgress', true, undefined, undefined],
+    ],
+  );
   // A run without an end time sorts last ascending and first descending (both databases).
   const asc = await call('POST', `${acctPath}/provider-acct/shares/orders/listSynchronizations`, { query: { $orderby: 'endTime asc' } });
   assert.deepEqual(
@@ -369,6 +419,9 @@ test('consumer flow: invitation → share subscription → synchronize → run i
   assert.equal((await call('GET', `${acctPath}/provider-acct/shares/orders`)).status, 404);
   const orphan = await call('POST', `${eveRg}/eve-acct/shareSubscriptions/orders-sub/synchronize`, { token: eve });
   assert.equal(orphan.status, 409);
+  // A share made again under the same name has no runs (the kept pages of the deleted one are gone).
+  assert.equal((await call('PUT', `${acctPath}/provider-acct/shares/orders`, { body: { properties: { shareKind: 'CopyBased' } } })).status, 201);
+  assert.deepEqual((await call('POST', `${acctPath}/provider-acct/shares/orders/listSynchronizations`)).body, { value: [] });
   const delAcct = await call('DELETE', `${acctPath}/provider-acct`);
   assert.equal(delAcct.status, 200);
   assert.equal(delAcct.body.status, 'Succeeded');

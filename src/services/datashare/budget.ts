@@ -6,7 +6,7 @@
  * `Retry-After`. Responses the gateway rejected carry the current remainder uncounted
  * (`RateLimiter.peek`), when the caller's valid token belongs to the subscription's tenant.
  */
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../context.ts';
 import { errors } from '../../core/errors/index.ts';
 import { isUuid } from '../../core/ids.ts';
@@ -47,20 +47,29 @@ export async function spendRead(ctx: AppContext, reply: FastifyReply, call: ArmC
  */
 export function addBudgetHeader(scoped: FastifyInstance, ctx: AppContext): void {
   const arm = new ArmStore(ctx.store.db, ctx.cache);
-  scoped.addHook('onSend', async (req, reply, payload) => {
-    if (reply.hasHeader(header)) return payload;
+  /** The remainder to show on a rejected answer, undefined when the caller may not learn it. */
+  const remainder = async (req: FastifyRequest): Promise<number | undefined> => {
     const sub = (req.params as Record<string, string> | undefined)?.subscriptionId;
-    if (typeof sub !== 'string' || !isUuid(sub)) return payload;
+    if (typeof sub !== 'string' || !isUuid(sub)) return undefined;
     let tenantId: string;
     try {
       tenantId = (await authenticate(req, ctx.identity, 'arm')).tenantId;
     } catch {
-      return payload;
+      return undefined;
     }
-    if ((await arm.subscription(sub))?.tenantId !== tenantId) return payload;
+    if ((await arm.subscription(sub))?.tenantId !== tenantId) return undefined;
     const { armReadsPerWindow, armReadWindowSeconds } = ctx.config.settings;
-    const d = await ctx.rateLimiter.peek(readBucket(sub), armReadsPerWindow, armReadWindowSeconds);
-    reply.header(header, String(d.remaining));
-    return payload;
+    return (await ctx.rateLimiter.peek(readBucket(sub), armReadsPerWindow, armReadWindowSeconds)).remaining;
+  };
+  // Callback style: an answer that passed the gateway (header set by spendRead) costs no promise.
+  scoped.addHook('onSend', (req, reply, payload, done) => {
+    if (reply.hasHeader(header)) return done(null, payload);
+    remainder(req).then(
+      (n) => {
+        if (n !== undefined) reply.header(header, String(n));
+        done(null, payload);
+      },
+      (e: Error) => done(e),
+    );
   });
 }

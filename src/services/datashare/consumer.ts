@@ -13,7 +13,9 @@ import { compileFilter, compileOrderBy, ODataError, parseFilter, parseOrderBy, t
 import type { ArmCall } from '../arm/gateway.ts';
 import { odataOption, queryValue, skipToken } from '../arm/input.ts';
 import { systemDataFor } from '../arm/kernel.ts';
+import { cacheKey } from '../../core/cache.ts';
 import { consumerSynchronizationFields, synchronizationFields } from './store.ts';
+import type { SynchronizationPage } from './pages.ts';
 import { checkName, input, invalidSkipToken, params, skipTokenNames, types, userOf, type DataShareResources } from './rules.ts';
 
 /** Synchronizations per page of `listSynchronizations`. */
@@ -64,7 +66,31 @@ export function consumerRules(r: DataShareResources) {
     const offset = skipToken<{ o: number }>(req, skipTokenNames, (t) => Number.isSafeInteger(t.o) && t.o >= 0, invalidSkipToken)?.o ?? 0;
     const nextLink = (path: string, apiVersion: string) =>
       absoluteUrl(ctx.origin(), path, { 'api-version': apiVersion, $filter: filterText, $orderby: orderText, $skipToken: encodeToken({ o: offset + synchronizationPageSize }) });
-    return { filter, orderBy, offset, nextLink };
+    // A blank `$filter` / `$orderby` compiles to nothing but is repeated in the next link.
+    const hasQueryTexts = filterText !== undefined || orderText !== undefined;
+    return { filter, orderBy, offset, nextLink, hasQueryTexts };
+  };
+
+  /**
+   * The JSON text of a default-ordered answer (no `$filter`, no `$orderby`) from its kept
+   * page, as UTF-8 bytes: kept with the page per everything else it holds — the phase of the
+   * page's pending runs at the Stratus clock's now (see `pages.ts`), the variant (with or
+   * without the consumer fields), and what the next link holds (origin, path, api-version).
+   * No object is built, serialized and encoded per request; the body has no `systemData`, so
+   * the api-versions without it answer the same bytes. A request spelling a blank `$filter` or
+   * `$orderby` (repeated in the next link) gets a text made for it and not kept: a caller
+   * cannot fill the page's texts with spellings.
+   */
+  const pageText = (reply: FastifyReply, page: SynchronizationPage, consumerFields: boolean, path: string, apiVersion: string, q: ReturnType<typeof listQuery>): Buffer => {
+    const now = page.due.length === 0 ? '' : nowIso();
+    const make = () => {
+      const body: Record<string, unknown> = { value: page.value(now, consumerFields) };
+      if (page.more) body.nextLink = q.nextLink(path, apiVersion);
+      return JSON.stringify(body);
+    };
+    const text = q.hasQueryTexts ? Buffer.from(make(), 'utf8') : page.text(cacheKey(page.due.length === 0 ? 0 : page.phase(now), consumerFields, ctx.origin(), path, apiVersion), make);
+    reply.type('application/json; charset=utf-8');
+    return text;
   };
 
   return {
@@ -175,9 +201,13 @@ export function consumerRules(r: DataShareResources) {
     },
 
     /** The provider's runs of a share (spec §4.5); the next link is fetched with GET by the official clients. */
-    async listShareSynchronizations(req: FastifyRequest, _reply: FastifyReply, call: ArmCall) {
+    async listShareSynchronizations(req: FastifyRequest, reply: FastifyReply, call: ArmCall) {
       const share = await r.share(req);
       const q = listQuery(req, synchronizationFields);
+      if (!q.filter && q.orderBy.length === 0) {
+        const kept = await store.synchronizationPage({ tenantId: share.tenantId, shareIdLower: share.id.toLowerCase() }, q.offset, synchronizationPageSize);
+        return pageText(reply, kept, true, `${share.id}/listSynchronizations`, call.apiVersion, q);
+      }
       const page = await store.listSynchronizations({ now: nowIso(), tenantId: share.tenantId, shareIdLower: share.id.toLowerCase(), filter: q.filter, orderBy: q.orderBy, offset: q.offset, limit: synchronizationPageSize });
       const body: Record<string, unknown> = { value: page.value };
       if (page.more) body.nextLink = q.nextLink(`${share.id}/listSynchronizations`, call.apiVersion);
@@ -185,9 +215,13 @@ export function consumerRules(r: DataShareResources) {
     },
 
     /** The consumer's runs (ShareSubscriptions_ListSynchronizations, outside the spec): without the consumer fields. */
-    async listShareSubscriptionSynchronizations(req: FastifyRequest, _reply: FastifyReply, call: ArmCall) {
+    async listShareSubscriptionSynchronizations(req: FastifyRequest, reply: FastifyReply, call: ArmCall) {
       const ss = await shareSubscription(req);
       const q = listQuery(req, consumerSynchronizationFields);
+      if (!q.filter && q.orderBy.length === 0) {
+        const kept = await store.synchronizationPage({ shareSubscriptionIdLower: ss.id.toLowerCase() }, q.offset, synchronizationPageSize);
+        return pageText(reply, kept, false, `${ss.id}/listSynchronizations`, call.apiVersion, q);
+      }
       const page = await store.listSynchronizations({ now: nowIso(), shareSubscriptionIdLower: ss.id.toLowerCase(), filter: q.filter, orderBy: q.orderBy, offset: q.offset, limit: synchronizationPageSize });
       const body: Record<string, unknown> = { value: page.value.map(({ consumerName: _n, consumerEmail: _e, consumerTenantName: _t, ...rest }) => rest) };
       if (page.more) body.nextLink = q.nextLink(`${ss.id}/listSynchronizations`, call.apiVersion);

@@ -11,15 +11,18 @@
  *   share through the `(share_id_lower, start_time, seq)` index.
  *
  * A run is stored `InProgress` with its `due_at`; from then on it reads as `Succeeded`
- * (clock-driven, computed at read time in the list's SQL, so `$filter` / `$orderby` see it):
- * a read never writes.
+ * (clock-driven, computed at read time: in the list's SQL when there is a `$filter` or an
+ * `$orderby`, so they see it; in JavaScript for the default order, whose pages are kept as
+ * stored — `pages.ts`): a read never writes.
  */
 import { sql, type Expression, type Kysely, type SqlBool } from 'kysely';
 import { autoIncrementKey, type Migrations } from '../../store/db.ts';
 import type { CompiledOrderBy, FieldMap } from '../../core/odata/index.ts';
 import type { Database } from '../../store/database.ts';
 import { cacheKey, type CacheHub } from '../../core/cache.ts';
+import { prepared, param } from '../../store/prepared.ts';
 import type { DatashareDatabase } from './tables.ts';
+import { storedRunColumns, SynchronizationPage, toSync, type StoredRun } from './pages.ts';
 
 /** A synchronization run as listed (spec §2.4 ShareSynchronization). */
 export interface ShareSynchronization {
@@ -126,20 +129,41 @@ export const synchronizationFields: FieldMap = {
 /** The OData properties of a consumer's ShareSubscriptionSynchronization (no consumer fields). */
 export const consumerSynchronizationFields: FieldMap = Object.fromEntries(Object.entries(synchronizationFields).filter(([k]) => !k.startsWith('consumer')));
 
-function toSync(r: any): ShareSynchronization {
-  const out: ShareSynchronization = { synchronizationId: r.synchronization_id, synchronizationMode: r.synchronization_mode, status: r.status, startTime: r.start_time };
-  if (r.message != null) out.message = r.message;
-  if (r.end_time != null) out.endTime = r.end_time;
-  if (r.duration_ms != null) out.durationMs = Number(r.duration_ms);
-  if (r.consumer_name != null) out.consumerName = r.consumer_name;
-  if (r.consumer_email != null) out.consumerEmail = r.consumer_email;
-  if (r.consumer_tenant_name != null) out.consumerTenantName = r.consumer_tenant_name;
-  return out;
+/** A scope of runs: a consumer share subscription when `shareSubscriptionIdLower` is given, else a provider share (scoped by its tenant). */
+export interface RunScope {
+  shareSubscriptionIdLower?: string;
+  shareIdLower?: string;
+  tenantId?: string;
 }
+
+/** A default-ordered page of a share's runs as stored (arguments: tenant, share id lower, limit, offset). */
+const runsOfShare = prepared((db: Kysely<Database>) =>
+  db
+    .selectFrom('datashare_synchronizations')
+    .select(storedRunColumns)
+    .where('tenant_id', '=', param(0))
+    .where('share_id_lower', '=', param(1))
+    .orderBy('start_time', 'desc')
+    .orderBy('seq', 'desc')
+    .limit(param<number>(2))
+    .offset(param<number>(3)),
+);
+/** A default-ordered page of a share subscription's runs as stored (arguments: share subscription id lower, limit, offset). */
+const runsOfShareSubscription = prepared((db: Kysely<Database>) =>
+  db
+    .selectFrom('datashare_synchronizations')
+    .select(storedRunColumns)
+    .where('share_subscription_id_lower', '=', param(0))
+    .orderBy('start_time', 'desc')
+    .orderBy('seq', 'desc')
+    .limit(param<number>(1))
+    .offset(param<number>(2)),
+);
 
 /**
  * Queries of the data share area. With the app's cache hub, the default-ordered pages of
- * synchronization rows are kept in the `resources` cache area; every write of synchronizations
+ * synchronization rows ({@link SynchronizationPage}, with the answer texts made from them) are
+ * kept in the `resources` cache area; every write of synchronizations
  * (a run added, a share or account deleted) changes that area in its transaction.
  */
 export class DataShareStore {
@@ -270,31 +294,35 @@ export class DataShareStore {
       q = q.orderBy('seq', 'asc');
     }
     const rows = await q.limit(opts.limit + 1).offset(opts.offset).execute();
-    return { value: rows.slice(0, opts.limit).map(toSync), more: rows.length > opts.limit };
+    return { value: rows.slice(0, opts.limit).map((r) => toSync(r)), more: rows.length > opts.limit };
   }
 
   /**
    * {@link listSynchronizations} without `$filter` and `$orderby` (newest start first): the
-   * stored columns are read as they are and a due run is completed here, not in SQL (measured:
-   * the four `case` columns cost as much as the rest of the read; ISO 8601 UTC texts of one
-   * format compare the same in JavaScript as in the databases).
+   * page as stored ({@link synchronizationPage}), a due run completed in JavaScript.
    */
-  private async listSynchronizationsByStart(opts: { now: string; shareIdLower?: string; tenantId?: string; shareSubscriptionIdLower?: string; offset: number; limit: number }): Promise<{ value: ShareSynchronization[]; more: boolean }> {
-    const read = async () => {
-      let q = this.db
-        .selectFrom('datashare_synchronizations')
-        .select(['seq', 'synchronization_id', 'synchronization_mode', 'start_time', 'consumer_name', 'consumer_email', 'consumer_tenant_name', 'status', 'message', 'end_time', 'duration_ms', 'due_at', 'planned_duration_ms']);
-      if (opts.shareSubscriptionIdLower !== undefined) q = q.where('share_subscription_id_lower', '=', opts.shareSubscriptionIdLower);
-      else q = q.where('tenant_id', '=', opts.tenantId!).where('share_id_lower', '=', opts.shareIdLower!);
-      return q.orderBy('start_time', 'desc').orderBy('seq', 'desc').limit(opts.limit + 1).offset(opts.offset).execute();
-    };
-    // The stored rows do not change with the clock (a due run is completed below): kept per page until a write.
-    const kept = this.cache?.shared<Awaited<ReturnType<typeof read>>>('datashare.synchronizationRows', 'resources', 1000);
-    const key = cacheKey(opts.shareSubscriptionIdLower, opts.tenantId, opts.shareIdLower, opts.offset, opts.limit);
-    const rows = kept ? await kept.get(key, read) : await read();
-    const value = rows.slice(0, opts.limit).map((r) =>
-      r.status === 'InProgress' && r.due_at !== null && r.due_at <= opts.now ? toSync({ ...r, status: 'Succeeded', message: 'Synchronization completed.', end_time: r.due_at, duration_ms: r.planned_duration_ms }) : toSync(r),
-    );
-    return { value, more: rows.length > opts.limit };
+  private async listSynchronizationsByStart(opts: RunScope & { now: string; offset: number; limit: number }): Promise<{ value: ShareSynchronization[]; more: boolean }> {
+    const page = await this.synchronizationPage(opts, opts.offset, opts.limit);
+    return { value: page.value(opts.now), more: page.more };
+  }
+
+  /**
+   * One page of the runs of `scope` in the default order (newest start first, ties by
+   * insertion, newest first), `offset` rows skipped, up to `limit`: the stored columns read as
+   * they are (measured: completing due runs in SQL costs as much as the rest of the read), a
+   * due run completed by {@link SynchronizationPage.value}. The stored rows do not change with
+   * the clock, so with the app's cache hub the page is kept in the `resources` cache area until
+   * a write of runs, shares or accounts.
+   */
+  async synchronizationPage(scope: RunScope, offset: number, limit: number): Promise<SynchronizationPage> {
+    const read = async () =>
+      new SynchronizationPage(
+        (scope.shareSubscriptionIdLower !== undefined
+          ? await runsOfShareSubscription(this.db, scope.shareSubscriptionIdLower, limit + 1, offset)
+          : await runsOfShare(this.db, scope.tenantId!, scope.shareIdLower!, limit + 1, offset)) as StoredRun[],
+        limit,
+      );
+    const kept = this.cache?.shared<SynchronizationPage>('datashare.synchronizationPages', 'resources', 1000);
+    return kept ? kept.get(cacheKey(scope.shareSubscriptionIdLower, scope.tenantId, scope.shareIdLower, offset, limit), read) : read();
   }
 }
