@@ -263,6 +263,8 @@ export class Identity {
    * @throws TokenError with the reason (malformed, invalid_signature, expired, not_yet_valid, audience, issuer).
    */
   async verify(token: string, expected: AudienceFamily | 'any'): Promise<Principal> {
+    const known = this.verifiedPrincipal(token, expected);
+    if (known) return known;
     const key = token.length > verifiedKeyChars ? token.slice(-verifiedKeyChars) : token;
     let entry = this.verified.get(key);
     if (!entry || entry.token !== token || !stillValid(entry.payload, nowMs())) {
@@ -270,11 +272,21 @@ export class Identity {
       this.verified.set(key, entry);
     }
     const origin = this.origin();
-    const kept = entry.principals.get(expected);
-    if (kept && kept.origin === origin) return kept.principal;
     const principal = Object.freeze(this.principalOf(entry.payload, expected));
     entry.principals.set(expected, { origin, principal });
     return principal;
+  }
+
+  /**
+   * The principal of a token verified before, made for the same family and origin and still
+   * within its `exp`/`nbf` (no promise, no signature check: the whole token must equal the
+   * verified one); undefined otherwise (then {@link verify} decides).
+   */
+  verifiedPrincipal(token: string, expected: AudienceFamily | 'any'): Principal | undefined {
+    const entry = this.verified.get(token.length > verifiedKeyChars ? token.slice(-verifiedKeyChars) : token);
+    if (!entry || entry.token !== token || !stillValid(entry.payload, nowMs())) return undefined;
+    const kept = entry.principals.get(expected);
+    return kept && kept.origin === this.origin() ? kept.principal : undefined;
   }
 
   /** Full verification (signature with the token's key, exp/nbf with 60 s tolerance on the Stratus clock). */

@@ -7,15 +7,18 @@
  * also not by `POST /_stratus/reset`). A read that depends only on the mailbox's messages —
  * a message by id, a page of messages without `$expand` — reads that one counter (a primary-key
  * read) and answers the text kept for the same mailbox, version and request (URL as sent,
- * origin, `Prefer` options). So a write is seen by the very next read, on this instance and on
- * every other one sharing the database, and a text is never invalidated by time: none of these
- * answers depends on the clock.
+ * origin, `Prefer` options). The versions wanted in one turn of the event loop are read in
+ * one batch (`tick-batch.ts`), never shared with a request that arrived after it was sent.
+ * So a write is seen by the very next read, on this instance and on every other one sharing
+ * the database, and a text is never invalidated by time: none of these answers depends on
+ * the clock.
  */
 import type { Kysely } from 'kysely';
 import { cacheKey } from '../../core/cache.ts';
 import { param, prepared } from '../../store/prepared.ts';
 import type { Database } from '../../store/database.ts';
 import type { MailRequest } from './request.ts';
+import { TickBatch } from '../../core/tick-batch.ts';
 
 /** Texts longer than this (UTF-16 units) are answered but not kept (bounds the cache's memory: 1,000 × 32 Ki units). */
 const maxKeptChars = 32 * 1024;
@@ -23,6 +26,25 @@ const maxKeptChars = 32 * 1024;
 const mailboxVersion = prepared((db: Kysely<Database>) =>
   db.selectFrom('mail_mailbox_versions').select('version').where('tenant_id', '=', param(0)).where('mailbox_id', '=', param(1)),
 );
+
+/** The mailbox versions read in one batch per event-loop turn (`tick-batch.ts`), per database handle; keys are `tenant NUL mailbox`. */
+const versionBatches = new WeakMap<Kysely<Database>, TickBatch<string, string>>();
+function versionBatch(db: Kysely<Database>): TickBatch<string, string> {
+  let b = versionBatches.get(db);
+  if (!b) {
+    b = new TickBatch(async (keys) => {
+      const out = new Map<string, string>();
+      for (const key of keys) {
+        const [tenantId, mailboxId] = key.split('\u0000') as [string, string];
+        const [row] = await mailboxVersion(db, tenantId, mailboxId);
+        if (row) out.set(key, String(row.version));
+      }
+      return out;
+    });
+    versionBatches.set(db, b);
+  }
+  return b;
+}
 
 /**
  * The answer text of a mailbox read: the one kept for this mailbox's current version and this
@@ -33,8 +55,8 @@ const mailboxVersion = prepared((db: Kysely<Database>) =>
 export async function keptMailText(mr: MailRequest, what: string, produce: () => Promise<string>): Promise<string> {
   const texts = mr.ctx.cache.shared<string>('mail.keptTexts', 'directory', 1000);
   const gen = mr.ctx.cache.generation('directory');
-  const [row] = await mailboxVersion(mr.ctx.store.db, mr.mb.tenantId, mr.mb.mailboxId);
-  const key = cacheKey(what, mr.mb.tenantId, mr.mb.mailboxId, row ? String(row.version) : '0', mr.req.raw.url ?? mr.req.url, mr.ctx.origin(), mr.bodyType, mr.immutable, mr.maxPageSize);
+  const version = (await versionBatch(mr.ctx.store.db).get(`${mr.mb.tenantId}\u0000${mr.mb.mailboxId}`)) ?? '0';
+  const key = cacheKey(what, mr.mb.tenantId, mr.mb.mailboxId, version, mr.req.raw.url ?? mr.req.url, mr.ctx.origin(), mr.bodyType, mr.immutable, mr.maxPageSize);
   const kept = texts.peek(key);
   if (kept !== undefined) return kept;
   const text = await produce();
