@@ -88,7 +88,7 @@ async function dispatch(mr: MailRequest, method: string, rest: string[]): Promis
   throw errors.mail.segmentNotFound({ segment: head ?? '' });
 }
 
-/** The folder named by `tail[0]` and the `childFolders/{id}` pairs up to `end`. @throws ApiError 404 `ErrorItemNotFound` */
+/** The folder named by `tail[0]` and the `childFolders/{id}` pairs up to `end`. @throws ApiError 404 `ErrorFolderNotFound` (also a child under another parent) */
 async function folderOfPath(mr: MailRequest, tail: string[], end: number): Promise<FolderRow> {
   const db = mr.ctx.store.db;
   let folder = await getFolder(db, mr.mb, tail[0]!);
