@@ -49,6 +49,8 @@ test('a budget is counted once across instances (PostgreSQL) or across a restart
     // 10 requests spread over both instances, 7 allowed: exactly 7 pass, whichever instance answers.
     const decisions = await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 ? limiterA : limiterB).hit(bucket, 7, 600)));
     assert.equal(decisions.filter((d) => d.allowed).length, 7);
+    // The hits of one turn share an upsert, and each still gets its own place in the count.
+    assert.deepEqual(decisions.map((d) => d.remaining).sort((x, y) => x - y), [0, 0, 0, 0, 1, 2, 3, 4, 5, 6]);
     assert.equal((await limiterB.peek(bucket, 7, 600)).remaining, 0);
     assert.equal((await limiterA.peek(bucket, 7, 600)).allowed, false);
     const kind = await sql<{ p: string }>`select relpersistence as p from pg_class where oid = 'rate_limits'::regclass`.execute(a.db);

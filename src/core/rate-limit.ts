@@ -6,12 +6,15 @@
  *   behind to `rate_limits` at most once per {@link flushIntervalMs} (one transaction for
  *   all of them, off the request path) and at shutdown, and read back at start, so a window
  *   survives a restart. A `kill -9` can forget the counts of the last second at most.
- * - **PostgreSQL** (several instances share one database): one atomic upsert per request on
- *   `rate_limits`, which is an UNLOGGED table. A transaction that writes only unlogged
- *   tables writes no WAL, so its commit does not wait for a WAL flush (no fsync, no
- *   replication wait): one round trip of ~0.1 ms. Every instance counts on the same row,
- *   so the limits hold across instances exactly (tolerance 0). An unlogged table is emptied
- *   by crash recovery of the database server: budgets restart after a PostgreSQL crash.
+ * - **PostgreSQL** (several instances share one database): atomic upserts on `rate_limits`,
+ *   which is an UNLOGGED table. A transaction that writes only unlogged tables writes no WAL,
+ *   so its commit does not wait for a WAL flush (no fsync, no replication wait): one round
+ *   trip of ~0.1 ms. The hits of one bucket in one event-loop turn are counted by one upsert
+ *   (`count + n`, sent from `setImmediate`; each request then gets its own place in the
+ *   returned count): 50 concurrent requests of one caller no longer queue on the row's lock
+ *   one by one. Every instance counts on the same row, so the limits hold across instances
+ *   exactly (tolerance 0). An unlogged table is emptied by crash recovery of the database
+ *   server: budgets restart after a PostgreSQL crash.
  */
 import { sql, type Kysely } from 'kysely';
 import { isPostgres, type Migrations } from '../store/db.ts';
@@ -69,6 +72,13 @@ function decision(start: number, count: number, limit: number, windowMs: number,
   };
 }
 
+/** The hits of one bucket waiting for their turn's upsert (PostgreSQL). */
+interface TurnHits {
+  bucket: string;
+  windowMs: number;
+  waiters: { limit: number; resolve: (d: RateDecision) => void; reject: (e: unknown) => void }[];
+}
+
 /** Fixed-window counters: in memory on SQLite, in the shared unlogged `rate_limits` table on PostgreSQL. */
 export class RateLimiter {
   private readonly shared: boolean;
@@ -78,6 +88,8 @@ export class RateLimiter {
   private readonly dirty = new Set<string>();
   private timer?: NodeJS.Timeout;
   private flushing: Promise<void> = Promise.resolve();
+  /** PostgreSQL: the hits of this event-loop turn by window length and bucket, not yet sent. */
+  private turn?: Map<string, TurnHits>;
 
   constructor(private readonly db: Kysely<RateLimitDatabase>) {
     this.shared = isPostgres(db);
@@ -154,15 +166,41 @@ export class RateLimiter {
       this.schedule();
       return decision(w.start, w.count, limit, windowMs, now);
     }
-    // One atomic upsert, shared by every instance: a new window starts when the old one has expired.
-    const r = await sql<{ window_start_ms: string | number; count: string | number }>`
-      INSERT INTO rate_limits (bucket, window_start_ms, count) VALUES (${bucket}, ${now}, 1)
-      ON CONFLICT (bucket) DO UPDATE SET
-        count = CASE WHEN excluded.window_start_ms - rate_limits.window_start_ms >= ${windowMs} THEN 1 ELSE rate_limits.count + 1 END,
-        window_start_ms = CASE WHEN excluded.window_start_ms - rate_limits.window_start_ms >= ${windowMs} THEN excluded.window_start_ms ELSE rate_limits.window_start_ms END
-      RETURNING window_start_ms, count`.execute(this.db);
-    const row = r.rows[0]!;
-    return decision(Number(row.window_start_ms), Number(row.count), limit, windowMs, now);
+    // Joins this turn's upsert of the bucket (see the module note).
+    return new Promise<RateDecision>((resolve, reject) => {
+      let turn = this.turn;
+      if (!turn) {
+        const t = (turn = this.turn = new Map());
+        setImmediate(() => {
+          if (this.turn === t) this.turn = undefined;
+          for (const hits of t.values()) void this.countHits(hits);
+        });
+      }
+      const key = `${windowMs}\u0000${bucket}`;
+      const hits = turn.get(key);
+      if (hits) hits.waiters.push({ limit, resolve, reject });
+      else turn.set(key, { bucket, windowMs, waiters: [{ limit, resolve, reject }] });
+    });
+  }
+
+  /** PostgreSQL: the hits of one bucket in one turn, one upsert, shared by every instance; a new window starts when the old one has expired. */
+  private async countHits(hits: TurnHits): Promise<void> {
+    const n = hits.waiters.length;
+    const now = nowMs();
+    try {
+      const r = await sql<{ window_start_ms: string | number; count: string | number }>`
+        INSERT INTO rate_limits (bucket, window_start_ms, count) VALUES (${hits.bucket}, ${now}, ${n})
+        ON CONFLICT (bucket) DO UPDATE SET
+          count = CASE WHEN excluded.window_start_ms - rate_limits.window_start_ms >= ${hits.windowMs} THEN ${n} ELSE rate_limits.count + ${n} END,
+          window_start_ms = CASE WHEN excluded.window_start_ms - rate_limits.window_start_ms >= ${hits.windowMs} THEN excluded.window_start_ms ELSE rate_limits.window_start_ms END
+        RETURNING window_start_ms, count`.execute(this.db);
+      const row = r.rows[0]!;
+      const last = Number(row.count);
+      // The turn's hits are the last n of the returned count, in the order they arrived.
+      hits.waiters.forEach((w, i) => w.resolve(decision(Number(row.window_start_ms), last - n + i + 1, w.limit, hits.windowMs, now)));
+    } catch (e) {
+      for (const w of hits.waiters) w.reject(e);
+    }
   }
 
   /**
