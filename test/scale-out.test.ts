@@ -264,4 +264,21 @@ describe('two instances on one PostgreSQL schema', { skip: skipReason }, () => {
     assert.equal((await get(b.url, `/v1.0/me/messages/${msg.id}`, mail)).body.subject, 'changed on a');
     assert.ok((await get(b.url, page, mail)).body.value.some((m: any) => m.subject === 'changed on a'));
   });
+
+  test('a role management policy changed on one instance is what the other answers next', async () => {
+    const admin = await userToken(a.url, identities.admin, ['api://stratus/arm/user_impersonation']);
+    const scope = `/subscriptions/${demoSubscription.id}`;
+    const filter = encodeURIComponent(`roleDefinitionId eq '${scope}/providers/Vendor.Authorization/roleDefinitions/${roleIds.reader}'`);
+    const list = `${scope}/providers/Vendor.Authorization/roleManagementPolicies?api-version=2020-10-01&$filter=${filter}`;
+    const rule = (p: any) => p.properties.rules.find((r: any) => r.id === 'Expiration_Admin_Assignment').maximumDuration;
+    // B reads (and keeps) the computed policy first.
+    const before = (await get(b.url, list, admin)).body.value[0];
+    assert.equal(rule((await get(b.url, list, admin)).body.value[0]), rule(before));
+    const url = `${a.url}${scope}/providers/Vendor.Authorization/roleManagementPolicies/${before.name}?api-version=2020-10-01`;
+    const patched = await fetch(url, { method: 'PATCH', headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' }, body: JSON.stringify({ properties: { rules: [{ id: 'Expiration_Admin_Assignment', ruleType: 'RoleManagementPolicyExpirationRule', maximumDuration: 'P97D' }] } }) });
+    assert.equal(patched.status, 200, await patched.clone().text());
+    assert.equal(rule((await get(b.url, list, admin)).body.value[0]), 'P97D');
+    assert.equal((await fetch(url, { method: 'DELETE', headers: { authorization: `Bearer ${admin}` } })).status, 200);
+    assert.equal(rule((await get(b.url, list, admin)).body.value[0]), rule(before));
+  });
 });

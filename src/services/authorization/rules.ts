@@ -15,7 +15,10 @@ import type { RoleDefinition } from '../arm/rbac.ts';
 import { defaultRules } from './defaults.ts';
 import { mergeRules } from './merge.ts';
 import { modifiedBy, policyJson, policyName, resolveScope, roleFromFilter, roleOfPolicy, rolesAtScope, type ResolvedScope } from './policies.ts';
-import { PolicyStore } from './store.ts';
+import type { Kysely } from 'kysely';
+import { cacheKey } from '../../core/cache.ts';
+import type { Database } from '../../store/database.ts';
+import { PolicyStore, type StoredPolicy } from './store.ts';
 
 /** A policy operation's call: the gateway's, with the resolved scope of the path. */
 export type PolicyCall = ArmCall & { resolved: ResolvedScope };
@@ -43,6 +46,24 @@ export function policyRules(ctx: AppContext) {
   // The gateway's cached hierarchy reader: the scope checks reuse what the gateway looked up.
   const arm = armReader(ctx);
   const policies = new PolicyStore(ctx.store.db);
+  /**
+   * Changed policies by tenant, scope and role (undefined: the policy is computed), kept in the
+   * `arm` cache area: a PATCH or DELETE changes the area in its transaction (other instances
+   * see it at their next request) and empties this instance's caches again once committed, so
+   * a read that overlapped the write does not keep the old row.
+   */
+  const storedPolicies = ctx.cache.shared<StoredPolicy | undefined>('authz.storedPolicies', 'arm', 1000);
+  const storedPolicy = (tenantId: string, scope: string, roleId: string) =>
+    storedPolicies.get(cacheKey(tenantId, scope.toLowerCase(), roleId.toLowerCase()), () => policies.get(tenantId, scope, roleId));
+  const policyWrite = async <T>(fn: (trx: Kysely<Database>) => Promise<T>): Promise<T> => {
+    const out = await ctx.store.transaction(async (trx) => {
+      const r = await fn(trx);
+      await ctx.cache.changed(trx, 'arm');
+      return r;
+    });
+    ctx.cache.invalidate('arm');
+    return out;
+  };
 
   /** The role of the path's policy name at the scope. @throws 404 `RoleManagementPolicyNotFound`. */
   const roleOf = (req: FastifyRequest, call: PolicyCall): RoleDefinition => {
@@ -65,7 +86,7 @@ export function policyRules(ctx: AppContext) {
       if (filter !== undefined && filter.trim() !== '') {
         // One role: its stored policy by primary key, not every changed policy of the scope.
         const role = await roleFromFilter(arm, filter, call.resolved.scope);
-        return `{"value":[${policyJson(tenantId, call.resolved, role, await policies.get(tenantId, call.resolved.scope, role.id))}]}`;
+        return `{"value":[${policyJson(tenantId, call.resolved, role, await storedPolicy(tenantId, call.resolved.scope, role.id))}]}`;
       }
       const stored = await policies.listForScope(tenantId, call.resolved.scope);
       return `{"value":[${rolesAtScope()
@@ -75,7 +96,7 @@ export function policyRules(ctx: AppContext) {
 
     async get(req: FastifyRequest, reply: FastifyReply, call: PolicyCall) {
       const role = roleOf(req, call);
-      const stored = await policies.get(call.principal.tenantId, call.resolved.scope, role.id);
+      const stored = await storedPolicy(call.principal.tenantId, call.resolved.scope, role.id);
       reply.type('application/json; charset=utf-8');
       return policyJson(call.principal.tenantId, call.resolved, role, stored);
     },
@@ -86,7 +107,7 @@ export function policyRules(ctx: AppContext) {
       const role = roleOf(req, call);
       const tenantId = call.principal.tenantId;
       const scope = call.resolved.scope;
-      const saved = await ctx.store.transaction(async (trx) => {
+      const saved = await policyWrite(async (trx) => {
         const next = { tenantId, scope, roleDefinitionId: role.id, name: policyName(tenantId, scope, role.id), rules: defaultRules(), lastModifiedBy: modifiedBy(call.principal), lastModifiedAt: nowIso() };
         const current = await policies.lockForUpdate(next, trx);
         next.rules = mergeRules(current?.rules ?? next.rules, req.body);
@@ -102,7 +123,7 @@ export function policyRules(ctx: AppContext) {
       const name = (req.params as Record<string, string>).roleManagementPolicyName!;
       const role = roleOfPolicy(call.principal.tenantId, call.resolved.scope, name);
       if (!role) return reply.code(204).send();
-      await policies.remove(call.principal.tenantId, call.resolved.scope, role.id);
+      await policyWrite((trx) => policies.remove(call.principal.tenantId, call.resolved.scope, role.id, trx));
       return reply.code(200).send();
     },
   };

@@ -132,8 +132,8 @@ export class PolicyStore {
   }
 
   /** Removes a changed policy (the role's policy at the scope is the default again); returns whether one was stored. */
-  async remove(tenantId: string, scope: string, roleDefinitionId: string): Promise<boolean> {
-    const r = await this.db
+  async remove(tenantId: string, scope: string, roleDefinitionId: string, db: Kysely<Database> = this.db): Promise<boolean> {
+    const r = await db
       .deleteFrom(policyTable)
       .where('tenant_id', '=', tenantId)
       .where('scope_lower', '=', scope.toLowerCase())
