@@ -52,6 +52,8 @@ function openAt(raw: string, i: number): number {
  * quote). Empty segments (`//`) are dropped.
  */
 function rawSegments(path: string): string[] {
+  // No quote (`'` or `%27`): no key can hold a `/`, so the path splits at every `/`.
+  if (!path.includes("'") && !path.includes('%27')) return path.split('/').filter((s) => s !== '');
   const out: string[] = [];
   let cur = '';
   let quoted = false;
