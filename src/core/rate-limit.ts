@@ -149,24 +149,35 @@ export class RateLimiter {
    * Counts one request against `bucket` (e.g. `analytics:<tenant>:<oid>`) with `limit`
    * requests per `windowSeconds`. A new window starts when the old one has expired.
    */
-  async hit(bucket: string, limit: number, windowSeconds: number): Promise<RateDecision> {
+  hit(bucket: string, limit: number, windowSeconds: number): RateDecision | Promise<RateDecision> {
+    if (!this.shared) {
+      // In memory once loaded: answered at once (no promise on the request path).
+      if (this.windows) return this.hitMemory(this.windows, bucket, limit, windowSeconds);
+      return this.memory().then((m) => this.hitMemory(m, bucket, limit, windowSeconds));
+    }
+    return this.hitShared(bucket, limit, windowSeconds);
+  }
+
+  /** SQLite: counts in the loaded windows; written behind by {@link flush}. */
+  private hitMemory(m: Map<string, Window>, bucket: string, limit: number, windowSeconds: number): RateDecision {
     const now = nowMs();
     const windowMs = windowSeconds * 1000;
-    if (!this.shared) {
-      const m = this.windows ?? (await this.memory());
-      let w = m.get(bucket);
-      if (!w || now - w.start >= windowMs) {
-        w = { start: now, count: 1, windowMs };
-        m.set(bucket, w);
-      } else {
-        w.count++;
-        w.windowMs = windowMs;
-      }
-      this.dirty.add(bucket);
-      this.schedule();
-      return decision(w.start, w.count, limit, windowMs, now);
+    let w = m.get(bucket);
+    if (!w || now - w.start >= windowMs) {
+      w = { start: now, count: 1, windowMs };
+      m.set(bucket, w);
+    } else {
+      w.count++;
+      w.windowMs = windowMs;
     }
-    // Joins this turn's upsert of the bucket (see the module note).
+    this.dirty.add(bucket);
+    this.schedule();
+    return decision(w.start, w.count, limit, windowMs, now);
+  }
+
+  /** PostgreSQL: joins this turn's upsert of the bucket (see the module note). */
+  private hitShared(bucket: string, limit: number, windowSeconds: number): Promise<RateDecision> {
+    const windowMs = windowSeconds * 1000;
     return new Promise<RateDecision>((resolve, reject) => {
       let turn = this.turn;
       if (!turn) {
