@@ -5,6 +5,8 @@ declare module 'autocannon' {
     url: string | string[];
     connections?: number;
     duration?: number;
+    /** Stop after this many requests (instead of `duration`). */
+    amount?: number;
     headers?: Record<string, string>;
     method?: string;
     body?: string;
