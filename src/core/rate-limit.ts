@@ -10,7 +10,7 @@
  *   which is an UNLOGGED table. A transaction that writes only unlogged tables writes no WAL,
  *   so its commit does not wait for a WAL flush (no fsync, no replication wait): one round
  *   trip of ~0.1 ms. The hits of one bucket in one event-loop turn are counted by one upsert
- *   (`count + n`, sent from `setImmediate`; each request then gets its own place in the
+ *   (`count + n`, a {@link TickBatch}; each request then gets its own place in the
  *   returned count): 50 concurrent requests of one caller no longer queue on the row's lock
  *   one by one. Every instance counts on the same row, so the limits hold across instances
  *   exactly (tolerance 0). An unlogged table is emptied by crash recovery of the database
@@ -20,6 +20,7 @@ import { sql, type Kysely } from 'kysely';
 import { isPostgres, type Migrations } from '../store/db.ts';
 import { nowMs } from './clock.ts';
 import type { RateLimitDatabase } from './tables.ts';
+import { TickBatch } from './tick-batch.ts';
 
 /** Outcome of one {@link RateLimiter.hit}. */
 export interface RateDecision {
@@ -72,11 +73,11 @@ function decision(start: number, count: number, limit: number, windowMs: number,
   };
 }
 
-/** The hits of one bucket waiting for their turn's upsert (PostgreSQL). */
-interface TurnHits {
-  bucket: string;
-  windowMs: number;
-  waiters: { limit: number; resolve: (d: RateDecision) => void; reject: (e: unknown) => void }[];
+/** A bucket's window after one turn's upsert (PostgreSQL): its start, its count with the turn's hits, and the time used. */
+interface TurnCount {
+  start: number;
+  count: number;
+  now: number;
 }
 
 /** Fixed-window counters: in memory on SQLite, in the shared unlogged `rate_limits` table on PostgreSQL. */
@@ -88,8 +89,8 @@ export class RateLimiter {
   private readonly dirty = new Set<string>();
   private timer?: NodeJS.Timeout;
   private flushing: Promise<void> = Promise.resolve();
-  /** PostgreSQL: the hits of this event-loop turn by window length and bucket, not yet sent. */
-  private turn?: Map<string, TurnHits>;
+  /** PostgreSQL: the hits of one event-loop turn, by window length and bucket (`windowMs NUL bucket`). */
+  private readonly turns = new TickBatch<string, TurnCount>((keys) => this.countTurn(keys));
 
   constructor(private readonly db: Kysely<RateLimitDatabase>) {
     this.shared = isPostgres(db);
@@ -175,43 +176,32 @@ export class RateLimiter {
     return decision(w.start, w.count, limit, windowMs, now);
   }
 
-  /** PostgreSQL: joins this turn's upsert of the bucket (see the module note). */
-  private hitShared(bucket: string, limit: number, windowSeconds: number): Promise<RateDecision> {
+  /** PostgreSQL: joins this turn's upsert of the bucket (see the module note); this request's count is its place among the turn's hits. */
+  private async hitShared(bucket: string, limit: number, windowSeconds: number): Promise<RateDecision> {
     const windowMs = windowSeconds * 1000;
-    return new Promise<RateDecision>((resolve, reject) => {
-      let turn = this.turn;
-      if (!turn) {
-        const t = (turn = this.turn = new Map());
-        setImmediate(() => {
-          if (this.turn === t) this.turn = undefined;
-          for (const hits of t.values()) void this.countHits(hits);
-        });
-      }
-      const key = `${windowMs}\u0000${bucket}`;
-      const hits = turn.get(key);
-      if (hits) hits.waiters.push({ limit, resolve, reject });
-      else turn.set(key, { bucket, windowMs, waiters: [{ limit, resolve, reject }] });
-    });
+    const { value, place, of } = await this.turns.join(`${windowMs}\u0000${bucket}`);
+    return decision(value!.start, value!.count - of + place + 1, limit, windowMs, value!.now);
   }
 
-  /** PostgreSQL: the hits of one bucket in one turn, one upsert, shared by every instance; a new window starts when the old one has expired. */
-  private async countHits(hits: TurnHits): Promise<void> {
-    const n = hits.waiters.length;
+  /** PostgreSQL: one upsert per bucket of the turn (`count + n`), shared by every instance; a new window starts when the old one has expired. */
+  private async countTurn(keys: Map<string, number>): Promise<Map<string, TurnCount>> {
     const now = nowMs();
-    try {
-      const r = await sql<{ window_start_ms: string | number; count: string | number }>`
-        INSERT INTO rate_limits (bucket, window_start_ms, count) VALUES (${hits.bucket}, ${now}, ${n})
-        ON CONFLICT (bucket) DO UPDATE SET
-          count = CASE WHEN excluded.window_start_ms - rate_limits.window_start_ms >= ${hits.windowMs} THEN ${n} ELSE rate_limits.count + ${n} END,
-          window_start_ms = CASE WHEN excluded.window_start_ms - rate_limits.window_start_ms >= ${hits.windowMs} THEN excluded.window_start_ms ELSE rate_limits.window_start_ms END
-        RETURNING window_start_ms, count`.execute(this.db);
-      const row = r.rows[0]!;
-      const last = Number(row.count);
-      // The turn's hits are the last n of the returned count, in the order they arrived.
-      hits.waiters.forEach((w, i) => w.resolve(decision(Number(row.window_start_ms), last - n + i + 1, w.limit, hits.windowMs, now)));
-    } catch (e) {
-      for (const w of hits.waiters) w.reject(e);
-    }
+    const out = new Map<string, TurnCount>();
+    await Promise.all(
+      [...keys].map(async ([key, n]) => {
+        const cut = key.indexOf('\u0000');
+        const windowMs = Number(key.slice(0, cut));
+        const r = await sql<{ window_start_ms: string | number; count: string | number }>`
+          INSERT INTO rate_limits (bucket, window_start_ms, count) VALUES (${key.slice(cut + 1)}, ${now}, ${n})
+          ON CONFLICT (bucket) DO UPDATE SET
+            count = CASE WHEN excluded.window_start_ms - rate_limits.window_start_ms >= ${windowMs} THEN ${n} ELSE rate_limits.count + ${n} END,
+            window_start_ms = CASE WHEN excluded.window_start_ms - rate_limits.window_start_ms >= ${windowMs} THEN excluded.window_start_ms ELSE rate_limits.window_start_ms END
+          RETURNING window_start_ms, count`.execute(this.db);
+        const row = r.rows[0]!;
+        out.set(key, { start: Number(row.window_start_ms), count: Number(row.count), now });
+      }),
+    );
+    return out;
   }
 
   /**

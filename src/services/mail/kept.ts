@@ -34,7 +34,7 @@ function versionBatch(db: Kysely<Database>): TickBatch<string, string> {
   if (!b) {
     b = new TickBatch(async (keys) => {
       const out = new Map<string, string>();
-      for (const key of keys) {
+      for (const key of keys.keys()) {
         const [tenantId, mailboxId] = key.split('\u0000') as [string, string];
         const [row] = await mailboxVersion(db, tenantId, mailboxId);
         if (row) out.set(key, String(row.version));

@@ -38,9 +38,9 @@ export async function presentOne(mr: MailRequest, r: MessageRecord, expand: Expa
  * mailbox's messages and the request: its text is kept per mailbox version (`kept.ts`).
  */
 export async function listMessages(mr: MailRequest, folder: FolderRow | undefined, exclude: string[]): Promise<unknown> {
+  if (withoutExpand(mr)) return sendJson(mr, 200, await keptMailText(mr, 'list', () => pageText(mr, folder, exclude)));
   const select = parseSelect(mr.q);
   const expand = parseExpand(mr.q);
-  if (expand.length === 0) return sendJson(mr, 200, await keptMailText(mr, 'list', () => pageText(mr, folder, exclude)));
   const { pageSize, skip } = paging(mr);
   const { rows, more, count } = await listMessageRows(mr.ctx.store.db, { tenantId: mr.mb.tenantId, mailboxId: mr.mb.mailboxId, folderId: folder?.id, excludeFolderIds: exclude, q: mr.q, pageSize, skip });
   const body: Record<string, unknown> = { '@odata.context': contextUrl(mr, contextSuffix(folder, select)) };
@@ -48,6 +48,15 @@ export async function listMessages(mr: MailRequest, folder: FolderRow | undefine
   body.value = await present(mr, rows.map(messageFromRow), select, expand);
   if (more) body['@odata.nextLink'] = nextLink(mr, skip + pageSize);
   return send(mr, 200, body);
+}
+
+/** True when the request has no `$expand` (false also when it is malformed: its error comes where the handlers check it, after `$select`'s). */
+export function withoutExpand(mr: MailRequest): boolean {
+  try {
+    return parseExpand(mr.q).length === 0;
+  } catch {
+    return false;
+  }
 }
 
 function contextSuffix(folder: FolderRow | undefined, select: string[] | undefined): string {

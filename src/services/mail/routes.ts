@@ -16,7 +16,6 @@ import * as lists from './lists.ts';
 import { copyOrMoveFolder, folderChildren, folderItem } from './folder-handlers.ts';
 import { keySegment } from './paths.ts';
 import { checkRequestInput, eq, mailboxOwner, mailPrincipal, need, parsePrefer, pathSegments, sendJson, type MailRequest } from './request.ts';
-import { parseExpand } from './query.ts';
 import { keptMailText } from './kept.ts';
 
 async function handle(ctx: AppContext, req: FastifyRequest, reply: FastifyReply): Promise<unknown> {
@@ -66,7 +65,7 @@ async function dispatch(mr: MailRequest, method: string, rest: string[]): Promis
     }
     let i = 1;
     while (eq(tail[i], 'childFolders') && tail[i + 1] !== undefined) i += 2;
-    if (method === 'GET' && i === tail.length - 1 && eq(tail[i], 'messages') && withoutExpand(mr)) {
+    if (method === 'GET' && i === tail.length - 1 && eq(tail[i], 'messages') && lists.withoutExpand(mr)) {
       // A page of a folder's messages: kept per mailbox version with its folder look-ups
       // (folder writes change the version too; `kept.ts`), in the order of the path below.
       const text = await keptMailText(mr, 'list', async () => {
@@ -100,15 +99,6 @@ async function folderOfPath(mr: MailRequest, tail: string[], end: number): Promi
   return folder;
 }
 
-/** True when the request has no `$expand` (false also when it is malformed: its error comes where the handlers check it). */
-function withoutExpand(mr: MailRequest): boolean {
-  try {
-    return parseExpand(mr.q).length === 0;
-  } catch {
-    return false;
-  }
-}
-
 async function messagesCollection(mr: MailRequest, method: string, tail: string[], folder: FolderRow | undefined): Promise<unknown> {
   if (tail.length === 0) {
     if (method === 'GET') {
@@ -134,7 +124,7 @@ async function messagesCollection(mr: MailRequest, method: string, tail: string[
     if (!folder) throw errors.mail.deltaNeedsFolder();
     return lists.delta(mr, folder);
   }
-  if (method === 'GET' && tail.length === 1 && withoutExpand(mr)) {
+  if (method === 'GET' && tail.length === 1 && lists.withoutExpand(mr)) {
     // A message by id without `$expand`: its text is kept per mailbox version (`kept.ts`); a
     // kept text exists only for a message that was found, so the 404 and 400 come first as below.
     const text = await keptMailText(mr, 'message', async () => {
