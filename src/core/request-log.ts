@@ -196,7 +196,7 @@ export class RequestLog {
     const rawHeaders = req.raw.rawHeaders.join('\n');
     const bodySize = (b: string | Buffer | undefined) => (b === undefined ? 0 : typeof b === 'string' ? 3 * b.length : b.length);
     const ring = this.ring;
-    const start = ring.begin(id.length + url.length + rawHeaders.length + 3 * head.length + bodySize(requestBody) + bodySize(responseBody as string | Buffer | undefined));
+    const start = ring.begin(id.length + url.length + rawHeaders.length + (typeof written === 'string' ? 1 : 3) * head.length + bodySize(requestBody) + bodySize(responseBody as string | Buffer | undefined));
     const f = slot * fieldCount;
     this.starts[slot] = start;
     if (start >= 0) {
