@@ -263,15 +263,14 @@ export class Identity {
    * @throws TokenError with the reason (malformed, invalid_signature, expired, not_yet_valid, audience, issuer).
    */
   async verify(token: string, expected: AudienceFamily | 'any'): Promise<Principal> {
-    const known = this.verifiedPrincipal(token, expected);
-    if (known) return known;
-    const key = token.length > verifiedKeyChars ? token.slice(-verifiedKeyChars) : token;
-    let entry = this.verified.get(key);
-    if (!entry || entry.token !== token || !stillValid(entry.payload, nowMs())) {
-      entry = { token, payload: await this.verifySignature(token), principals: new Map() };
-      this.verified.set(key, entry);
-    }
+    let entry = this.verifiedEntry(token);
     const origin = this.origin();
+    const kept = entry?.principals.get(expected);
+    if (kept && kept.origin === origin) return kept.principal;
+    if (!entry) {
+      entry = { token, payload: await this.verifySignature(token), principals: new Map() };
+      this.verified.set(token.length > verifiedKeyChars ? token.slice(-verifiedKeyChars) : token, entry);
+    }
     const principal = Object.freeze(this.principalOf(entry.payload, expected));
     entry.principals.set(expected, { origin, principal });
     return principal;
@@ -283,10 +282,14 @@ export class Identity {
    * verified one); undefined otherwise (then {@link verify} decides).
    */
   verifiedPrincipal(token: string, expected: AudienceFamily | 'any'): Principal | undefined {
-    const entry = this.verified.get(token.length > verifiedKeyChars ? token.slice(-verifiedKeyChars) : token);
-    if (!entry || entry.token !== token || !stillValid(entry.payload, nowMs())) return undefined;
-    const kept = entry.principals.get(expected);
+    const kept = this.verifiedEntry(token)?.principals.get(expected);
     return kept && kept.origin === this.origin() ? kept.principal : undefined;
+  }
+
+  /** The kept verification of exactly this token, while its `exp`/`nbf` hold. */
+  private verifiedEntry(token: string): VerifiedToken | undefined {
+    const entry = this.verified.get(token.length > verifiedKeyChars ? token.slice(-verifiedKeyChars) : token);
+    return entry && entry.token === token && stillValid(entry.payload, nowMs()) ? entry : undefined;
   }
 
   /** Full verification (signature with the token's key, exp/nbf with 60 s tolerance on the Stratus clock). */
