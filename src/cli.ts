@@ -58,7 +58,7 @@ serverFlags(program.command('serve', { isDefault: true }).description('start the
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    server.app.log.info({ signal }, 'shutting down');
+    server.ctx.log.info({ signal }, 'shutting down');
     await server.close();
     process.exit(0);
   };

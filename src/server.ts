@@ -31,10 +31,10 @@ export async function start(config: Config): Promise<RunningServer> {
   let httpsUrl: string | undefined;
   const host = hostForUrl(config.host);
   // The certificate names localhost, so the HTTPS origin says localhost for 127.0.0.1; the
-  // listener lines print the same URLs as the banner.
+  // listener lines (logged below) print the same URLs as the banner.
   const httpsHost = host === '127.0.0.1' ? 'localhost' : host;
   if (tls) {
-    await app.listen({ port: config.httpsPort, host: config.host, listenTextResolver: (a) => `Server listening at https://${httpsHost}:${new URL(a).port}` });
+    await app.listen({ port: config.httpsPort, host: config.host });
     const port = (app.server.address() as AddressInfo).port;
     httpsUrl = `https://${httpsHost}:${port}`;
     await new Promise<void>((resolve, reject) => {
@@ -42,11 +42,12 @@ export async function start(config: Config): Promise<RunningServer> {
       httpServer.listen(config.httpPort, config.host, () => resolve());
     });
   } else {
-    await app.listen({ port: config.httpPort, host: config.host, listenTextResolver: (a) => `Server listening at http://${host}:${new URL(a).port}` });
+    await app.listen({ port: config.httpPort, host: config.host });
   }
   const httpPort = (httpServer.address() as AddressInfo).port;
   const httpUrl = `http://${host}:${httpPort}`;
-  if (httpsUrl) app.log.info(`Server listening at ${httpUrl}`);
+  if (httpsUrl) built.ctx.log.info(`Server listening at ${httpsUrl}`);
+  built.ctx.log.info(`Server listening at ${httpUrl}`);
   built.setListeningOrigin(httpsUrl ?? httpUrl);
   writeRuntimeInfo(config.dataDir, { origin: built.ctx.origin(), httpsUrl, httpUrl, pid: process.pid, startedAt: new Date().toISOString() });
   return {

@@ -1,19 +1,24 @@
 /**
  * The request log of the console (issue 12 item 1, "Requests"): the last N requests in
  * memory, a ring buffer (setting `requestLogSize`, env `STRATUS_REQUEST_LOG_SIZE`, default
- * 1,000; 0 turns it off). Recorded in an `onResponse` hook: no copies of large bodies (bodies
- * are kept only when small, {@link maxLoggedBodyBytes}), secrets redacted before anything is
- * stored (bearer tokens, `client_secret`, `password`, `access_token`, `refresh_token`,
- * `id_token`, `assertion`, `code`, cookies, the control key).
+ * 1,000; 0 turns it off). Recorded when the response ends ({@link loggedResponseClass}: the
+ * servers' `ServerResponse` records in `end`, after Node wrote the head, so the entry holds the
+ * head exactly as sent, every plugin's headers included) — no Fastify hook and no `finish`
+ * listener per request. No copies of large bodies (bodies are kept only when small,
+ * {@link maxLoggedBodyBytes}), secrets redacted before anything is shown (bearer tokens,
+ * `client_secret`, `password`, `access_token`, `refresh_token`, `id_token`, `assertion`,
+ * `code`, cookies, the control key).
  *
  * The console's own requests (`/_stratus/console…`, `/_stratus/requests…`) and requests the
  * console makes in-process (header {@link consoleInternalHeader}) are not recorded.
  */
+import http from 'node:http';
 import { randomBytes } from 'node:crypto';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { familyOf } from './family.ts';
+import type { FastifyRequest } from 'fastify';
+import { familyOf, familyOfPath } from './family.ts';
 import { ByteRing } from './byte-ring.ts';
 import { bodyText, callerOf, headerRecord, headTextRecord, maxLoggedBodyBytes, rawHeaderRecord, redactUrl } from './request-log-text.ts';
+import { newUuid } from './ids.ts';
 
 export { maxLoggedBodyBytes };
 
@@ -119,6 +124,8 @@ export class RequestLog {
   /** The entry made from a slot (once), until the slot is reused. */
   private readonly entries: (RequestEntry | undefined)[];
   private readonly listeners = new Set<(e: RequestEntry) => void>();
+  /** Called when an entry could not be recorded (the app logs a warning); the request is unaffected. */
+  onError: (e: Error, requestId: string) => void = () => undefined;
   /** Value of {@link consoleInternalHeader} on the console's in-process requests (random per process). */
   readonly internalToken = randomBytes(16).toString('base64url');
 
@@ -170,30 +177,34 @@ export class RequestLog {
     return () => this.listeners.delete(fn);
   }
 
-  /** Copies what a finished request's entry is made of into the ring (no redaction yet), overwriting the oldest when full. */
-  record(req: FastifyRequest, reply: FastifyReply, responseBody: unknown): void {
+  /**
+   * Copies what a finished request's entry is made of into the ring (no redaction yet),
+   * overwriting the oldest when full. `id` is the request id; `req` is the Fastify request when the request reached the
+   * hooks (else the entry is made from the raw request alone: no body); `res` has ended.
+   */
+  record(raw: http.IncomingMessage, id: string, req: FastifyRequest | undefined, res: http.ServerResponse, responseBody: unknown): void {
     if (this.size === 0) return;
     const slot = this.next;
     this.next = (slot + 1) % this.size;
     // A body is kept only when it is known to be small; else only a note of its size.
-    const body = req.body;
+    const body = req?.body;
     let requestBody: string | Buffer | undefined;
     let requestKind = BodyKind.None;
     if (typeof body === 'string' || Buffer.isBuffer(body)) {
       if (body.length <= maxLoggedBodyBytes) [requestBody, requestKind] = [body, typeof body === 'string' ? BodyKind.Text : BodyKind.Binary];
       else [requestBody, requestKind] = [`[${body.length} ${typeof body === 'string' ? 'characters' : 'bytes'}, not kept]`, BodyKind.Note];
     } else if (body !== undefined && body !== null) {
-      const declared = req.headers['content-length'];
+      const declared = raw.headers['content-length'];
       const reqLen = declared !== undefined ? Number(declared) : undefined;
-      if (reqLen !== undefined && reqLen <= maxLoggedBodyBytes) [requestBody, requestKind] = [parsedBodyText(body, req.headers['content-type'] ?? ''), BodyKind.Text];
+      if (reqLen !== undefined && reqLen <= maxLoggedBodyBytes) [requestBody, requestKind] = [parsedBodyText(body, raw.headers['content-type'] ?? ''), BodyKind.Text];
       else [requestBody, requestKind] = [reqLen !== undefined ? `[${reqLen} bytes, not kept]` : '[body of unknown size, not kept]', BodyKind.Note];
     }
     const responseKind = typeof responseBody === 'string' ? BodyKind.Text : Buffer.isBuffer(responseBody) ? BodyKind.Binary : BodyKind.None;
-    const written = (reply.raw as unknown as { _header?: unknown })._header;
-    const head = typeof written === 'string' ? written : JSON.stringify(reply.getHeaders());
-    const id = String(req.id);
-    const url = req.raw.url ?? req.url;
-    const rawHeaders = req.raw.rawHeaders.join('\n');
+    const written = (res as unknown as { _header?: unknown })._header;
+    const head = typeof written === 'string' ? written : JSON.stringify(res.getHeaders());
+    const marks = raw as unknown as RequestMarks;
+    const url = raw.url ?? '/';
+    const rawHeaders = raw.rawHeaders.join('\n');
     const bodySize = (b: string | Buffer | undefined) => (b === undefined ? 0 : typeof b === 'string' ? 3 * b.length : b.length);
     const ring = this.ring;
     const start = ring.begin(id.length + url.length + rawHeaders.length + (typeof written === 'string' ? 1 : 3) * head.length + bodySize(requestBody) + bodySize(responseBody as string | Buffer | undefined));
@@ -212,10 +223,10 @@ export class RequestLog {
     this.kinds[slot * 3 + 2] = responseKind;
     this.seqs[slot] = ++this.seq;
     this.times[slot] = Date.now();
-    this.durations[slot] = Math.round(reply.elapsedTime * 100) / 100;
-    this.statuses[slot] = reply.statusCode;
-    this.families[slot] = familyOf(req);
-    this.methods[slot] = req.method;
+    this.durations[slot] = Math.round((performance.now() - (marks[startKey] ?? performance.now())) * 100) / 100;
+    this.statuses[slot] = res.statusCode;
+    this.families[slot] = req ? familyOf(req) : familyOfPath(url.split('?')[0]!);
+    this.methods[slot] = raw.method ?? 'GET';
     this.entries[slot] = undefined;
     if (this.listeners.size) {
       const entry = this.materialise(slot);
@@ -295,29 +306,55 @@ function matches(e: RequestEntry, f: RequestFilter): boolean {
   return true;
 }
 
+/** What the request log marks on a raw request: its id and start (set by {@link newRequestId}) and its Fastify request ({@link RequestLog.link}). */
+type RequestMarks = { [idKey]?: string; [startKey]?: number; [requestKey]?: FastifyRequest };
+const idKey = Symbol('stratus.requestId');
+const startKey = Symbol('stratus.requestStart');
+const requestKey = Symbol('stratus.request');
+
 /**
- * Registers the hooks that fill `log`: `onSend` keeps a small textual response payload,
- * `onResponse` records the entry. Nothing is recorded when the log's size is 0.
+ * The app's `genReqId`: a new request id (a UUID), marked on the raw request with the time the
+ * request was routed (the request log's id and duration).
  */
-export function registerRequestLog(app: FastifyInstance, log: RequestLog): void {
-  if (log.size === 0) return;
-  // The small response payload rides on the request (a symbol property: cheaper than a WeakMap).
-  const keptKey = Symbol('stratus.loggedPayload');
-  type Kept = { [keptKey]?: unknown };
-  // Callback-style hooks: no promise per request on the hot path.
-  app.addHook('onSend', (req, _reply, payload, done) => {
-    if ((typeof payload === 'string' || Buffer.isBuffer(payload)) && payload.length <= maxLoggedBodyBytes) (req as unknown as Kept)[keptKey] = payload;
-    done(null, payload);
-  });
-  app.addHook('onResponse', (req, reply, done) => {
-    const path = (req.raw.url ?? req.url).split('?')[0]!;
-    if (req.headers[consoleInternalHeader] !== log.internalToken && !isConsolePath(path)) {
+export function newRequestId(raw: http.IncomingMessage): string {
+  const marks = raw as unknown as RequestMarks;
+  marks[startKey] = performance.now();
+  return (marks[idKey] = newUuid());
+}
+
+/**
+ * Links a request to its raw request, so that the log's entry has its body and family: called
+ * first by the app's one `onRequest` hook (http/guards.ts). A request that never reaches the
+ * hooks (the router refused its URL) is still recorded, from the raw request alone.
+ */
+export function linkRequest(req: FastifyRequest): void {
+  (req.raw as unknown as RequestMarks)[requestKey] = req;
+}
+
+/**
+ * The `ServerResponse` class of the app's servers when the log is on: `end` records the
+ * request after Node wrote the head. Nothing is recorded for the console's own requests.
+ */
+export function loggedResponseClass(log: RequestLog): typeof http.ServerResponse {
+  class LoggedResponse extends http.ServerResponse {
+    override end(...args: unknown[]): this {
+      const out = (super.end as (...a: unknown[]) => this)(...args);
+      const raw = this.req as http.IncomingMessage & RequestMarks;
+      const id = raw[idKey];
+      if (id === undefined) return out;
+      const req = raw[requestKey];
+      raw[idKey] = undefined;
+      raw[requestKey] = undefined;
+      const url = raw.url ?? '/';
+      if (raw.headers[consoleInternalHeader] === log.internalToken || isConsolePath(url.split('?')[0]!)) return out;
+      const body = typeof args[0] === 'function' ? undefined : args[0];
       try {
-        log.record(req, reply, (req as unknown as Kept)[keptKey]);
+        log.record(raw, id, req, this, (typeof body === 'string' || Buffer.isBuffer(body)) && body.length <= maxLoggedBodyBytes ? body : undefined);
       } catch (e) {
-        req.log.warn({ err: e, reqId: req.id }, 'request log entry failed');
+        log.onError(e as Error, id);
       }
+      return out;
     }
-    done();
-  });
+  }
+  return LoggedResponse as unknown as typeof http.ServerResponse;
 }

@@ -4,14 +4,14 @@
  * whatever a route throws in the family's envelope (never a stack trace, never a 500 for bad
  * input), and the not-found answer of each family.
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { ApiError, errors, invalidInputDetail, withStatus, type Family } from '../core/errors/index.ts';
 import { familyOf, familyOfPath } from '../core/family.ts';
 import { knownMethods } from './raw.ts';
 import { httpDate, sendError } from './respond.ts';
 
-/** Registers the response-header hook and the per-request debug line. */
-export function registerResponseHeaders(app: FastifyInstance): void {
+/** Registers the response-header hook and, when `log` is at `debug`, the per-request debug line. */
+export function registerResponseHeaders(app: FastifyInstance, log: FastifyBaseLogger): void {
   // Callback style: no promise per request.
   app.addHook('onSend', (req, reply, payload, done) => {
     const family = familyOf(req);
@@ -36,11 +36,11 @@ export function registerResponseHeaders(app: FastifyInstance): void {
   // nothing per request at `info` and above: measured, the line cost about 40 % of the
   // throughput of the lightest routes (bench/README.md). The console and `stratus requests`
   // show every request instead.
-  if ((app.log as unknown as { isLevelEnabled(l: string): boolean }).isLevelEnabled('debug')) {
+  if ((log as unknown as { isLevelEnabled(l: string): boolean }).isLevelEnabled('debug')) {
     app.addHook('onResponse', (req, reply, done) => {
       const url = req.raw.url ?? req.url;
       const q = url.indexOf('?');
-      req.log.debug(
+      log.debug(
         {
           reqId: req.id,
           method: req.method,
@@ -57,8 +57,8 @@ export function registerResponseHeaders(app: FastifyInstance): void {
   }
 }
 
-/** Registers the error handler. */
-export function registerErrorHandler(app: FastifyInstance): void {
+/** Registers the error handler (`log` gets the unexpected errors). */
+export function registerErrorHandler(app: FastifyInstance, log: FastifyBaseLogger): void {
   app.setErrorHandler(async (error: any, req, reply) => {
     const family: Family = error instanceof ApiError && error.options.family ? error.options.family : familyOf(req);
     let apiError: ApiError;
@@ -82,7 +82,7 @@ export function registerErrorHandler(app: FastifyInstance): void {
     } else if (typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500) {
       apiError = withStatus(errors[family].requestRejected({ message: error.message }), error.statusCode);
     } else {
-      req.log.error({ err: error, reqId: req.id }, 'unhandled error');
+      log.error({ err: error, reqId: req.id }, 'unhandled error');
       apiError = errors[family].internalError();
     }
     return sendError(family, apiError, req, reply);

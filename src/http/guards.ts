@@ -12,14 +12,17 @@ import { familyOf, familyOfPath } from '../core/family.ts';
 import { badTextPath, isBadText, repeatedParameter } from '../core/input.ts';
 import { faultError } from '../core/faults.ts';
 import { hasControlKey, isConsoleLogin, isControlPath, isPublicControlRoute, normalizePath } from '../core/control-key.ts';
+import { linkRequest } from '../core/request-log.ts';
 import { maxRequestHeadBytes } from './raw.ts';
 import { sendError } from './respond.ts';
 
 /** Registers the `onRequest` guards of every request (see the file comment). */
 export function registerRequestGuards(app: FastifyInstance, ctx: AppContext): void {
-  // One onRequest hook, callback style (no promise per request), running in order: the control
-  // key check, injected faults, the request-head size limit.
+  // The app's one global onRequest hook, callback style (no promise per request), running in
+  // order: the request log's link to the request, the control key check, injected faults, the
+  // request-head size limit.
   app.addHook('onRequest', (req, reply, done) => {
+    linkRequest(req);
     if (refusedControl(req, reply)) return;
     if (!ctx.faults.empty && injectedFault(req, reply, done)) return;
     const tooLarge = headTooLarge(req);
