@@ -179,8 +179,16 @@ export class CacheHub {
     return this.gens.get(area)!;
   }
 
+  /**
+   * Incremented by every invalidation of any area (this instance's, and those {@link sync} finds
+   * another instance made): what is derived from several areas at once is current while this
+   * number is the one read before it was derived.
+   */
+  epoch = 0;
+
   /** Empties the caches of `areas` (all when none is named) of this instance. */
   invalidate(...areas: CacheArea[]): void {
+    this.epoch++;
     for (const a of areas.length ? areas : cacheAreas) {
       this.gens.set(a, this.gens.get(a)! + 1);
       for (const c of this.caches.get(a)!) c.clear();

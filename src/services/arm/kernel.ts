@@ -24,6 +24,7 @@ import { isUniqueViolation } from '../../store/db.ts';
 import { armCheck, armReader, authorizationFailed, type ArmCall, type ArmChecks } from './gateway.ts';
 import { ArmStore, type ArmResourceRow } from './store.ts';
 import { pathNamesCheck, skipToken } from './input.ts';
+import { LRUCache } from 'lru-cache';
 
 /** A transaction handle of the app's store (what `ctx.store.transaction` hands its callback). */
 export type Tx = Parameters<Parameters<AppContext['store']['transaction']>[0]>[0];
@@ -53,6 +54,12 @@ export interface ArmOperation<R extends Resolved | undefined = undefined> extend
    */
   resolve?: (req: FastifyRequest, call: ArmCall) => Promise<R>;
   handler: ArmHandler<ArmCall & { resolved: R }>;
+  /**
+   * A GET whose 200 answer is a function of the stored data (cache areas), the URL and the
+   * caller alone — not of the clock, the origin or other request headers — and whose handler
+   * sets no header but `Content-Type`: its answers are kept ({@link KeptAnswers}).
+   */
+  keep?: boolean;
 }
 
 /** An operation with everything the gateway needs: api-versions and the envelope. */
@@ -65,19 +72,74 @@ export interface ArmRouteOptions<R extends Resolved | undefined = undefined> ext
 
 /** The gateway's result rides on the request (a symbol property: cheaper than a WeakMap per route). */
 const armCallKey = Symbol('stratus.armCall');
+/** A kept answer found for the request, or the {@link CacheHub.epoch} its answer may be kept at. */
+const keptKey = Symbol('stratus.armKept');
+
+/** A kept 200 answer of a `keep` operation. */
+interface KeptAnswer {
+  text: string;
+  contentType: string;
+  /** The cache epoch the answer was made at (valid while the hub's epoch is still this). */
+  epoch: number;
+}
+
+/**
+ * Kept answers of the `keep` operations (issue 9: a webhook GET at the framework's speed), by
+ * caller (tenant and object id), method and URL as sent; at most 16 Mi characters in all, none
+ * over 32 Ki. An answer is used only while no cache area changed since it was made (the
+ * hub's epoch, brought up to date with other instances first), for a caller whose token is
+ * known valid (the identity provider's kept verification: whole token, `exp`, origin); the
+ * gateway's checks passed when it was made and depend on nothing else, so a kept answer skips
+ * them and the handler.
+ */
+class KeptAnswers {
+  private readonly answers = new LRUCache<string, KeptAnswer>({ maxSize: 16 * 1024 * 1024, sizeCalculation: (a) => a.text.length + 64 });
+
+  /** The caller's kept principal and the key of the request's answer; undefined when the token is not a known one. */
+  keyOf(req: FastifyRequest, ctx: AppContext): string | undefined {
+    const header = req.headers.authorization;
+    if (header === undefined || !header.startsWith('Bearer ')) return undefined;
+    const p = ctx.identity.verifiedPrincipal(header.slice(7), 'arm');
+    return p && `${p.tenantId}|${p.objectId}|${req.method}|${req.raw.url}`;
+  }
+
+  get(key: string, epoch: number): KeptAnswer | undefined {
+    const a = this.answers.get(key);
+    return a && a.epoch === epoch ? a : undefined;
+  }
+
+  keep(key: string, a: KeptAnswer): void {
+    if (a.text.length <= 32 * 1024) this.answers.set(key, a);
+  }
+}
+const keptAnswers = new WeakMap<AppContext, KeptAnswers>();
 
 /**
  * Declares one resource-manager operation on `app` (the only way an ARM route is declared).
  * @param opts the operation; errors of the checks are `errors.arm`'s, rendered in `opts.family`.
  */
 export function armRoute<R extends Resolved | undefined = undefined>(app: FastifyInstance, ctx: AppContext, opts: ArmRouteOptions<R>): void {
-  type Carrier = { [armCallKey]?: ArmCall & { resolved: R } };
+  type Carrier = { [armCallKey]?: ArmCall & { resolved: R }; [keptKey]?: KeptAnswer | { key: string; epoch: number } };
+  let kept: KeptAnswers | undefined;
+  if (opts.keep && opts.method === 'GET' && !opts.schema?.response) {
+    kept = keptAnswers.get(ctx);
+    if (!kept) keptAnswers.set(ctx, (kept = new KeptAnswers()));
+  }
   app.route({
     method: opts.method,
     url: opts.url,
     schema: opts.schema,
     config: { family: opts.family ?? 'arm' },
     onRequest: async (req) => {
+      const key = kept?.keyOf(req, ctx);
+      if (key !== undefined) {
+        // Other instances' writes first (one version read per event-loop turn), then the epoch.
+        await ctx.cache.sync();
+        const epoch = ctx.cache.epoch;
+        const hit = kept!.get(key, epoch);
+        (req as Carrier)[keptKey] = hit ?? { key, epoch };
+        if (hit) return;
+      }
       const { resolve } = opts;
       if (!resolve) {
         (req as Carrier)[armCallKey] = { ...(await armCheck(req, ctx, opts)), resolved: undefined as R };
@@ -93,7 +155,21 @@ export function armRoute<R extends Resolved | undefined = undefined>(app: Fastif
       }
       (req as Carrier)[armCallKey] = { ...call, scope, resolved };
     },
-    handler: async (req, reply) => opts.handler(req, reply, (req as Carrier)[armCallKey]!),
+    handler: async (req, reply) => {
+      const k = (req as Carrier)[keptKey];
+      if (k !== undefined && 'text' in k) {
+        reply.type(k.contentType);
+        return k.text;
+      }
+      const out = await opts.handler(req, reply, (req as Carrier)[armCallKey]!);
+      // Kept when nothing changed while it was made (the epoch read before the checks).
+      if (k !== undefined && reply.statusCode === 200 && ctx.cache.epoch === k.epoch) {
+        const text = typeof out === 'string' ? out : out !== null && typeof out === 'object' ? JSON.stringify(out) : undefined;
+        const contentType = reply.getHeader('content-type') ?? (typeof out === 'string' ? undefined : 'application/json; charset=utf-8');
+        if (text !== undefined && typeof contentType === 'string') kept!.keep(k.key, { text, contentType, epoch: k.epoch });
+      }
+      return out;
+    },
   });
 }
 
@@ -125,6 +201,8 @@ export function armArea(app: FastifyInstance, ctx: AppContext, area: ArmArea): <
   return (op) =>
     armRoute(app, ctx, {
       ...op,
+      // An area step runs on every request (a budget, a header): its operations' answers are not kept.
+      keep: op.keep && !area.before,
       apiVersions: area.apiVersions,
       family: area.family,
       handler: async (req, reply, call) => {

@@ -48,7 +48,8 @@ export function registerAutomationRoutes(app: FastifyInstance, ctx: AppContext):
 
   // ---- webhooks (spec §4.6; reference §6.1) ----
   route({ method: 'POST', url: `${accountUrl}/webhooks/generateUri`, action: action('webhooks/action'), handler: webhooks.generateUri });
-  route({ method: 'GET', url: webhookUrl, action: action('webhooks/read'), handler: webhooks.getWebhook });
+  // A webhook's read is a function of its stored row and the caller: its answers are kept (kernel.ts `keep`).
+  route({ method: 'GET', url: webhookUrl, action: action('webhooks/read'), handler: webhooks.getWebhook, keep: true });
   route({ method: 'PUT', url: webhookUrl, action: action('webhooks/write'), handler: webhooks.putWebhook });
   route({ method: 'PATCH', url: webhookUrl, action: action('webhooks/write'), handler: webhooks.patchWebhook });
   route({ method: 'DELETE', url: webhookUrl, action: action('webhooks/delete'), handler: webhooks.deleteWebhook });
