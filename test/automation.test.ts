@@ -492,3 +492,40 @@ test('the published createOrUpdateWebhook and getWebhook examples, field by fiel
   assert.equal(read.body.properties.uri, get.responses['200'].body.properties.uri);
   assert.equal((await call('DELETE', hook)).status, 200);
 });
+
+test('kept webhook answers (issue 9): per caller, per api-version, and never past a role or webhook change', async () => {
+  const { ArmStore } = await import('../src/services/arm/store.ts');
+  const { roleIds } = await import('../src/services/arm/index.ts');
+  const { demoTenant, demoUser } = await import('../src/seed/demo.ts');
+  const hook = `${demoAcct}/webhooks/nightly-hook`;
+  // The admin's answer is kept (read twice); the user, with no role, still gets 403 for the same URL.
+  assert.equal((await call('GET', hook)).status, 200);
+  const kept = await call('GET', hook);
+  assert.equal(kept.status, 200);
+  assert.equal(kept.body.name, 'nightly-hook');
+  assert.match(kept.headers.get('content-type') ?? '', /^application\/json/);
+  assert.ok(kept.headers.get('x-vendor-request-id'));
+  assert.equal((await call('GET', hook, { token: user })).status, 403);
+  // The older api-version's shape (no systemData) is its own answer, also when kept.
+  for (let i = 0; i < 2; i++) {
+    const old = await call('GET', hook, { query: { 'api-version': '2015-10-31' } });
+    assert.equal(old.status, 200);
+    assert.equal(old.body.systemData, undefined);
+  }
+  assert.ok((await call('GET', hook)).body.systemData);
+  // A role given and taken away counts on the very next request.
+  const arm = new ArmStore(s.server.ctx.store.db, s.server.ctx.cache);
+  const id = crypto.randomUUID();
+  await arm.addAssignment({ id, tenantId: demoTenant.id, scope: `/subscriptions/${demoSubscription.id}`, roleDefinitionId: roleIds.reader, principalId: demoUser.id, principalType: 'User' });
+  assert.equal((await call('GET', hook, { token: user })).status, 200);
+  assert.equal((await call('GET', hook, { token: user })).status, 200);
+  assert.equal(await arm.deleteAssignment(id), true);
+  assert.equal((await call('GET', hook, { token: user })).status, 403);
+  // A change of the webhook is what the next read answers.
+  const patched = await call('PATCH', hook, { body: { properties: { description: 'kept answers follow writes' } } });
+  assert.equal(patched.status, 200);
+  assert.equal((await call('GET', hook)).body.properties.description, 'kept answers follow writes');
+  // No token, or a forged one: 401 whatever was kept.
+  assert.equal((await call('GET', hook, { token: null })).status, 401);
+  assert.equal((await call('GET', hook, { token: admin.slice(0, -4) + 'AAAA' })).status, 401);
+});

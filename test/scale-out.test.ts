@@ -265,6 +265,16 @@ describe('two instances on one PostgreSQL schema', { skip: skipReason }, () => {
     assert.ok((await get(b.url, page, mail)).body.value.some((m: any) => m.subject === 'changed on a'));
   });
 
+  test('a webhook answer kept on one instance follows a write made on the other', async () => {
+    const hook = `/subscriptions/${demoSubscription.id}/resourceGroups/${demoSubscription.resourceGroup}/providers/Vendor.Automation/automationAccounts/stratus-automation/webhooks/nightly-hook?api-version=2024-10-23`;
+    // B keeps its answer (read twice), then A changes the webhook: B answers the change next.
+    for (let i = 0; i < 2; i++) assert.equal((await get(b.url, hook, armApp)).status, 200);
+    const description = `changed on A ${crypto.randomUUID()}`;
+    const patch = await fetch(a.url + hook, { method: 'PATCH', headers: { authorization: `Bearer ${armApp}`, 'content-type': 'application/json' }, body: JSON.stringify({ properties: { description } }) });
+    assert.equal(patch.status, 200);
+    assert.equal((await get(b.url, hook, armApp)).body.properties.description, description);
+  });
+
   test('a role management policy changed on one instance is what the other answers next', async () => {
     const admin = await userToken(a.url, identities.admin, ['api://stratus/arm/user_impersonation']);
     const scope = `/subscriptions/${demoSubscription.id}`;
