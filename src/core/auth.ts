@@ -34,15 +34,20 @@ export function bearerToken(header: string | undefined, allowColon = false): str
  * @throws AuthFailure for a missing or malformed header, or a token that does not verify.
  */
 export async function authenticate(req: FastifyRequest, identity: Identity, audience: AudienceFamily): Promise<Principal> {
-  const header = req.headers.authorization;
-  // A token verified before for this family (kept by the identity provider, which compares the
-  // whole token, so it has the token syntax): no header pattern, no signature check.
-  if (header !== undefined && header.startsWith('Bearer ')) {
-    const known = identity.verifiedPrincipal(header.slice(7), audience);
-    if (known) return known;
-  }
-  const token = bearerToken(header);
+  const known = knownPrincipal(req, identity, audience);
+  if (known) return known;
+  const token = bearerToken(req.headers.authorization);
   return verifyToken(identity, token, audience);
+}
+
+/**
+ * The principal of the request's bearer token when the identity provider verified exactly this
+ * token for `audience` before and it is still valid (no header pattern, no signature check, no
+ * promise); undefined otherwise ({@link authenticate} then decides).
+ */
+export function knownPrincipal(req: FastifyRequest, identity: Identity, audience: AudienceFamily): Principal | undefined {
+  const header = req.headers.authorization;
+  return header !== undefined && header.startsWith('Bearer ') ? identity.verifiedPrincipal(header.slice(7), audience) : undefined;
 }
 
 /**

@@ -107,17 +107,21 @@ const keyForm = /^([^()']+)\((?:'((?:[^']|'')*)'|([^()']*))\)$/s;
 export function splitPath(path: string, opts: SplitOptions): string[] {
   const out: string[] = [];
   for (const raw of rawSegments(path)) {
-    let s: string;
-    try {
-      s = decodeURIComponent(raw);
-    } catch {
-      throw opts.badEncoding(raw);
+    // Fast paths (issue 9): a segment without '%' decodes to itself, one without '(' is no key
+    // form, and only a segment starting with 'v' can carry the `vendor.graph.` prefix.
+    let s = raw;
+    if (raw.includes('%')) {
+      try {
+        s = decodeURIComponent(raw);
+      } catch {
+        throw opts.badEncoding(raw);
+      }
     }
     // eslint-disable-next-line no-control-regex
     if (opts.controlCharacter && /[\u0000-\u001f\u007f]/.test(s)) throw opts.controlCharacter(raw);
-    const m = keyForm.exec(s);
+    const m = s.includes('(') ? keyForm.exec(s) : null;
     if (!m) {
-      out.push(s.replace(/^vendor\.graph\./i, ''));
+      out.push(s.charCodeAt(0) === 118 || s.charCodeAt(0) === 86 ? s.replace(/^vendor\.graph\./i, '') : s);
       continue;
     }
     const name = m[1]!.replace(/^vendor\.graph\./i, '');

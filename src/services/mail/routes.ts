@@ -10,6 +10,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../context.ts';
 import { errors } from '../../core/errors/index.ts';
+import { knownPrincipal } from '../../core/auth.ts';
 import { openCachedMailbox, getFolder, type FolderRow, hiddenFromMailboxList, getMessage } from './store.ts';
 import * as msg from './handlers.ts';
 import * as lists from './lists.ts';
@@ -27,7 +28,9 @@ async function handle(ctx: AppContext, req: FastifyRequest, reply: FastifyReply)
   const version = segs[0]!.toLowerCase() === 'beta' ? 'beta' : 'v1.0';
   // The routes match `/{version}/me…` and `/{version}/users…` (so that key syntax `users('…')` reaches here too).
   if (segs.length < 3 || !(eq(segs[1], 'me') || eq(segs[1], 'users'))) throw errors.mail.segmentNotFound({ segment: segs[Math.min(segs.length - 1, 1)] ?? '' });
-  const principal = await mailPrincipal(ctx, req);
+  // A token verified before: no promise (issue 9); else the full check with its errors.
+  const known = knownPrincipal(req, ctx.identity, 'mail');
+  const principal = known !== undefined && known.audience === 'mail' ? known : await mailPrincipal(ctx, req);
   checkRequestInput(segs, q, req.body);
   const me = eq(segs[1], 'me');
   const rest = segs.slice(me ? 2 : 3);
@@ -35,7 +38,8 @@ async function handle(ctx: AppContext, req: FastifyRequest, reply: FastifyReply)
   const userSegment = me ? 'me' : keySegment('users', user.id);
 
   const s = ctx.config.settings;
-  const rl = await ctx.rateLimiter.hit(`mail:${principal.tenantId}:${principal.appId}:${user.id}`, s.mailRequestsPerWindow, s.mailWindowSeconds);
+  const hit = ctx.rateLimiter.hit(`mail:${principal.tenantId}:${principal.appId}:${user.id}`, s.mailRequestsPerWindow, s.mailWindowSeconds);
+  const rl = hit instanceof Promise ? await hit : hit;
   if (!rl.allowed) throw errors.mail.throttled({}, { headers: { 'Retry-After': String(rl.retryAfterSeconds) } });
 
   const mb = await openCachedMailbox(ctx.store.db, ctx.cache, { tenantId: user.tenantId, id: user.id, mail: user.mail, displayName: user.displayName });
