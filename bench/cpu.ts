@@ -9,8 +9,9 @@
  * helper threads) divided by the count.
  *
  * Environment: `DATA` (a data folder to reuse; default a fresh one, removed afterwards),
- * `PROF` (a folder: the server runs under `--cpu-prof`), plus any Stratus setting (e.g.
- * `STRATUS_DATABASE_URL`).
+ * `PROF` (a folder: the server runs under `--cpu-prof`), `NODE_FLAGS` (more Node flags for the
+ * server, e.g. `--trace-gc`), `SERVER_OUT=1` (the server's stdout is shown), plus any Stratus
+ * setting (e.g. `STRATUS_DATABASE_URL`).
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -25,9 +26,9 @@ const dir = path.resolve(process.env.STRATUS_DIR ?? path.join(import.meta.dirnam
 const data = process.env.DATA ?? fs.mkdtempSync(path.join(os.tmpdir(), 'stratus-cpu-'));
 const port = 20000 + Math.floor(Math.random() * 10000);
 const budgets = { STRATUS_ANALYTICS_REQUESTS_PER_WINDOW: '1000000000', STRATUS_MAIL_REQUESTS_PER_WINDOW: '1000000000', STRATUS_ARM_READS_PER_WINDOW: '1000000000', STRATUS_PLATFORM_REQUESTS_PER_WINDOW: '1000000000' };
-const child = spawn(process.execPath, [...(process.env.PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.PROF] : []), 'dist/stratus.mjs', 'serve', '--data-dir', data, '--http-port', String(port), '--https-port', '-1'], {
+const child = spawn(process.execPath, [...(process.env.PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.PROF] : []), ...(process.env.NODE_FLAGS ? process.env.NODE_FLAGS.split(' ') : []), 'dist/stratus.mjs', 'serve', '--data-dir', data, '--http-port', String(port), '--https-port', '-1'], {
   cwd: dir,
-  stdio: ['ignore', 'ignore', 'inherit'],
+  stdio: ['ignore', process.env.SERVER_OUT ? 'inherit' : 'ignore', 'inherit'],
   env: { ...process.env, ...budgets },
 });
 const origin = `http://127.0.0.1:${port}`;
