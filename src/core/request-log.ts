@@ -179,8 +179,9 @@ export class RequestLog {
 
   /**
    * Copies what a finished request's entry is made of into the ring (no redaction yet),
-   * overwriting the oldest when full. `id` is the request id; `req` is the Fastify request when the request reached the
-   * hooks (else the entry is made from the raw request alone: no body); `res` has ended.
+   * overwriting the oldest when full. `id` is the request id; `req` is the Fastify request when
+   * the request reached the hooks (else the entry is made from the raw request alone: no
+   * body); `res` has ended; `responseBody` is the small body it ended with, if any.
    */
   record(raw: http.IncomingMessage, id: string, req: FastifyRequest | undefined, res: http.ServerResponse, responseBody: unknown): void {
     if (this.size === 0) return;
@@ -306,7 +307,7 @@ function matches(e: RequestEntry, f: RequestFilter): boolean {
   return true;
 }
 
-/** What the request log marks on a raw request: its id and start (set by {@link newRequestId}) and its Fastify request ({@link RequestLog.link}). */
+/** What the request log marks on a raw request: its id and start (set by {@link newRequestId}) and its Fastify request ({@link linkRequest}). */
 type RequestMarks = { [idKey]?: string; [startKey]?: number; [requestKey]?: FastifyRequest };
 const idKey = Symbol('stratus.requestId');
 const startKey = Symbol('stratus.requestStart');

@@ -15,16 +15,17 @@
  * Input helpers (query values, skip tokens, JSON bodies, members) are in `input.ts`.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
+import { LRUCache } from 'lru-cache';
 import type { AppContext } from '../../context.ts';
 import type { ApiError, Family } from '../../core/errors/index.ts';
 import type { Principal } from '../../core/identity/identity.ts';
+import { knownPrincipal } from '../../core/auth.ts';
 import { nowIso } from '../../core/clock.ts';
 import { absoluteUrl, encodeToken } from '../../core/paging.ts';
 import { isUniqueViolation } from '../../store/db.ts';
 import { armCheck, armReader, authorizationFailed, type ArmCall, type ArmChecks } from './gateway.ts';
 import { ArmStore, type ArmResourceRow } from './store.ts';
 import { pathNamesCheck, skipToken } from './input.ts';
-import { LRUCache } from 'lru-cache';
 
 /** A transaction handle of the app's store (what `ctx.store.transaction` hands its callback). */
 export type Tx = Parameters<Parameters<AppContext['store']['transaction']>[0]>[0];
@@ -95,11 +96,9 @@ interface KeptAnswer {
 class KeptAnswers {
   private readonly answers = new LRUCache<string, KeptAnswer>({ maxSize: 16 * 1024 * 1024, sizeCalculation: (a) => a.text.length + 64 });
 
-  /** The caller's kept principal and the key of the request's answer; undefined when the token is not a known one. */
+  /** The key of the request's answer: its caller by a token verified before, method and URL; undefined when the token is not a known one. */
   keyOf(req: FastifyRequest, ctx: AppContext): string | undefined {
-    const header = req.headers.authorization;
-    if (header === undefined || !header.startsWith('Bearer ')) return undefined;
-    const p = ctx.identity.verifiedPrincipal(header.slice(7), 'arm');
+    const p = knownPrincipal(req, ctx.identity, 'arm');
     return p && `${p.tenantId}|${p.objectId}|${req.method}|${req.raw.url}`;
   }
 
