@@ -35,8 +35,16 @@ for (const v of vs) {
   const bare = name!.startsWith('bare');
   const args = bare ? ['--import', 'tsx', path.resolve(dir!)] : ['dist/stratus.mjs', 'serve', '--data-dir', data, '--http-port', String(port), '--https-port', '-1'];
   const child = spawn('valgrind', ['--tool=callgrind', '--separate-threads=yes', `--callgrind-out-file=${out}/cg.%p`, process.execPath, ...(process.env.PERFMAP ? ['--perf-basic-prof'] : []), ...args], { cwd: bare ? process.cwd() : path.resolve(dir!), stdio: ['ignore', 'pipe', 'ignore'], env: { ...process.env, ...budgets, ...env, PORT: String(port) } });
-  child.stdout!.resume();
-  const origin = `http://127.0.0.1:${port}`;
+  // A bare floor (bench/bare.ts) prints `listening <port>`; Stratus listens on the port given.
+  const listening = new Promise<string>((resolve) => {
+    let o = '';
+    child.stdout!.on('data', (d) => {
+      o += d;
+      const m = /listening (\d+)/.exec(o);
+      if (m) resolve(m[1]!);
+    });
+  });
+  const origin = `http://127.0.0.1:${bare ? await listening : port}`;
   let url = origin + (bare ? '/bare' : '');
   let headers: Record<string, string> = {};
   for (let i = 0; i < 1200 && !(await fetch(bare ? url : `${origin}/_stratus/health`).then((r) => r.ok).catch(() => false)); i++) await new Promise((r) => setTimeout(r, 250));
