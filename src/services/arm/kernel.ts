@@ -165,7 +165,12 @@ export function armRoute<R extends Resolved | undefined = undefined>(app: Fastif
       if (k !== undefined && reply.statusCode === 200 && ctx.cache.epoch === k.epoch) {
         const text = typeof out === 'string' ? out : out !== null && typeof out === 'object' ? JSON.stringify(out) : undefined;
         const contentType = reply.getHeader('content-type') ?? (typeof out === 'string' ? undefined : 'application/json; charset=utf-8');
-        if (text !== undefined && typeof contentType === 'string') kept!.keep(k.key, { text, contentType, epoch: k.epoch });
+        if (text !== undefined && typeof contentType === 'string') {
+          kept!.keep(k.key, { text, contentType, epoch: k.epoch });
+          // The text just made is what is sent (an object is not serialised a second time).
+          reply.type(contentType);
+          return text;
+        }
       }
       return out;
     },
