@@ -11,7 +11,8 @@
  * Environment: `DATA` (a data folder to reuse; default a fresh one, removed afterwards),
  * `PROF` (a folder: the server runs under `--cpu-prof`), `NODE_FLAGS` (more Node flags for the
  * server, e.g. `--trace-gc`), `SERVER_OUT=1` (the server's stdout is shown), plus any Stratus
- * setting (e.g. `STRATUS_DATABASE_URL`).
+ * setting (e.g. `STRATUS_DATABASE_URL`: then the CPU time of every `postgres` process on the
+ * machine per request is printed too).
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -37,7 +38,28 @@ for (let i = 0; i < 300 && !(await fetch(`${origin}/_stratus/health`).then((r) =
 /** The server's user + system CPU time so far, in µs (`/proc/<pid>/stat`, clock ticks of 10 ms). */
 const cpuMicros = () => {
   const f = fs.readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return ((Number(f[11]) + Number(f[12])) * 1e6) / 100;
+  return { user: (Number(f[11]) * 1e6) / 100, system: (Number(f[12]) * 1e6) / 100 };
+};
+/** The user + system CPU time so far of every `postgres` process on the machine, in clock ticks by pid (the database server's share when `STRATUS_DATABASE_URL` is set). */
+const databaseMicros = () => {
+  const now = new Map<string, number>();
+  for (const pid of fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      const [head, rest] = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ');
+      if (!head!.endsWith('(postgres')) continue;
+      const f = rest!.split(' ');
+      now.set(pid, Number(f[11]) + Number(f[12]));
+    } catch {
+      // The process ended meanwhile.
+    }
+  }
+  return now;
+};
+/** CPU µs the `postgres` processes used between two {@link databaseMicros} readings (a process that ended meanwhile is left out). */
+const databaseSpent = (before: Map<string, number>, after: Map<string, number>) => {
+  let ticks = 0;
+  for (const [pid, t] of after) ticks += t - (before.get(pid) ?? 0);
+  return (ticks * 1e6) / 100;
 };
 try {
   const tokens = new Map<TokenKind, string>();
@@ -53,8 +75,12 @@ try {
     const run = (amount: number) => autocannon({ url: origin + p, connections: 50, amount, method: s.method ?? 'GET', headers });
     await run(20000);
     const before = cpuMicros();
+    const dbBefore = process.env.STRATUS_DATABASE_URL ? databaseMicros() : new Map<string, number>();
     const r = await run(requests);
-    console.log(`${id}: ${((cpuMicros() - before) / requests).toFixed(1)} µs CPU/req, ${Math.round(r.requests.average)} req/s, non2xx ${r.non2xx}`);
+    const db = process.env.STRATUS_DATABASE_URL ? `, database server ${(databaseSpent(dbBefore, databaseMicros()) / requests).toFixed(1)} µs CPU/req` : '';
+    const after = cpuMicros();
+    const per = (a: number, b: number) => ((a - b) / requests).toFixed(1);
+    console.log(`${id}: ${per(after.user + after.system, before.user + before.system)} µs CPU/req (user ${per(after.user, before.user)}, system ${per(after.system, before.system)})${db}, ${Math.round(r.requests.average)} req/s, non2xx ${r.non2xx}`);
   }
 } finally {
   child.kill('SIGINT');

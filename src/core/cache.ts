@@ -27,6 +27,7 @@ import { sql, type Kysely } from 'kysely';
 import type { Migrations, Store } from '../store/db.ts';
 import { prepared } from '../store/prepared.ts';
 import { SignalBus } from './cache-bus.ts';
+import { TickBatch, type TripPart } from './tick-batch.ts';
 import type { CacheDatabase } from './tables.ts';
 
 /**
@@ -85,6 +86,19 @@ export function cacheKey(...parts: (string | number | boolean | undefined)[]): s
 
 /** The version rows, compiled once (a prepared read on SQLite: no query building per read). */
 const versionRows = prepared((db: Kysely<CacheDatabase>) => db.selectFrom('stratus_cache_versions').select(['area', 'version']));
+
+/** The version rows as a branch of the turn's PostgreSQL statement (`tick-batch.ts`): area in `k1`, version in `v1`. */
+function versionPart(sent: () => void): TripPart<'all', Map<string, string>> {
+  return {
+    branch() {
+      sent();
+      return sql`select area::text as k1, null::text as k2, version::text as v1, null::text as v2 from stratus_cache_versions`;
+    },
+    decode(rows) {
+      return new Map([['all', new Map(rows.map((r) => [r.k1!, r.v1!]))]]);
+    },
+  };
+}
 
 interface Box<V> {
   v: V;
@@ -152,10 +166,25 @@ export class CacheHub {
   private seen: Map<string, string> | undefined;
   /** A version read that callers may still join (not yet sent). */
   private pending: Promise<void> | undefined;
+  /** The version reads: one per turn, on PostgreSQL in the turn's one statement with the other batches. */
+  private readonly versions: TickBatch<'all', Map<string, string>>;
   /** Wake-up signals for background workers (started and closed by the app). */
   readonly bus = new SignalBus();
 
-  constructor(private readonly store: Store) {}
+  constructor(store: Store) {
+    const db = store.db as unknown as Kysely<CacheDatabase>;
+    const sent = () => {
+      this.pending = undefined;
+    };
+    this.versions = new TickBatch(
+      async () => {
+        sent();
+        const rows = await versionRows(db);
+        return new Map([['all', new Map(rows.map((r) => [r.area, String(r.version)]))]]);
+      },
+      { db, part: versionPart(sent) },
+    );
+  }
 
   /** A new cache of `area` holding at most `max` entries. */
   cache<V>(area: CacheArea, max = 10_000): AreaCache<V> {
@@ -213,20 +242,15 @@ export class CacheHub {
    */
   sync(): Promise<void> {
     if (this.pending) return this.pending;
-    const p = new Promise<void>((resolve, reject) => {
-      // Callers of this tick join; the read is sent after all of them arrived.
-      setImmediate(() => {
-        if (this.pending === p) this.pending = undefined;
-        this.readVersions().then(resolve, reject);
-      });
-    });
+    // Callers of this turn join; the read is sent after all of them arrived (and `pending` is cleared then).
+    const p = this.versions.get('all').then((now) => this.apply(now!));
     this.pending = p;
     return p;
   }
 
-  private async readVersions(): Promise<void> {
-    const rows = await versionRows(this.store.db as unknown as Kysely<CacheDatabase>);
-    const now = new Map(rows.map((r) => [r.area, String(r.version)]));
+  /** Empties the areas whose version moved since the last read (every area at the first read). */
+  private apply(now: Map<string, string>): void {
+    if (now === this.seen) return;
     const before = this.seen;
     this.seen = now;
     if (!before) {

@@ -6,21 +6,34 @@
  *   behind to `rate_limits` at most once per {@link flushIntervalMs} (one transaction for
  *   all of them, off the request path) and at shutdown, and read back at start, so a window
  *   survives a restart. A `kill -9` can forget the counts of the last second at most.
- * - **PostgreSQL** (several instances share one database): atomic upserts on `rate_limits`,
- *   which is an UNLOGGED table. A transaction that writes only unlogged tables writes no WAL,
- *   so its commit does not wait for a WAL flush (no fsync, no replication wait): one round
- *   trip of ~0.1 ms. The hits of one bucket in one event-loop turn are counted by one upsert
- *   (`count + n`, a {@link TickBatch}; each request then gets its own place in the
- *   returned count): 50 concurrent requests of one caller no longer queue on the row's lock
- *   one by one. Every instance counts on the same row, so the limits hold across instances
- *   exactly (tolerance 0). An unlogged table is emptied by crash recovery of the database
- *   server: budgets restart after a PostgreSQL crash.
+ * - **PostgreSQL** (several instances share one database): the window's count lives in
+ *   `rate_limits`, an UNLOGGED table (a transaction that writes only unlogged tables writes no
+ *   WAL, so its commit waits for no flush). Every instance counts on the same row with atomic
+ *   upserts, so a request is never admitted past the limit, whichever instance it reaches.
+ *   - The hits of one bucket in one event-loop turn are counted by one upsert (`count + n`, a
+ *     {@link TickBatch}), sent in the turn's one statement with the cache and mailbox versions
+ *     (`tick-batch.ts`); each request gets its own place in the returned count.
+ *   - **Leases.** An upsert also reserves a few more requests of the budget for this instance
+ *     ({@link leaseFor}: at most {@link maxLease}, at most 1/{@link leaseShare} of what was
+ *     left at this instance's last count of the window — of the whole budget before its first —
+ *     and none for a budget under {@link leaseShare} requests). The next
+ *     hits are answered from the reservation at once, with no database round trip, until it
+ *     is used up or its window ends; then the next turn counts again. A busy caller costs one
+ *     upsert per {@link maxLease} requests instead of one per turn.
+ *   - **Tolerance.** The limit is never exceeded. A reservation not yet used by one instance
+ *     is not available to the others: near the end of a budget a caller may be refused up to
+ *     that many requests early on another instance (per instance at most 64, and at most 1/16
+ *     of the budget), and an instance that stops holds its unused reservation until the
+ *     window ends. One instance alone counts exactly. After `POST /_stratus/reset`, another
+ *     instance may still use what it had reserved before the reset.
+ *   - An unlogged table is emptied by crash recovery of the database server: budgets restart
+ *     after a PostgreSQL crash.
  */
 import { sql, type Kysely } from 'kysely';
 import { isPostgres, type Migrations } from '../store/db.ts';
 import { nowMs } from './clock.ts';
 import type { RateLimitDatabase } from './tables.ts';
-import { TickBatch } from './tick-batch.ts';
+import { TickBatch, type TripPart } from './tick-batch.ts';
 
 /** Outcome of one {@link RateLimiter.hit}. */
 export interface RateDecision {
@@ -73,11 +86,78 @@ function decision(start: number, count: number, limit: number, windowMs: number,
   };
 }
 
-/** A bucket's window after one turn's upsert (PostgreSQL): its start, its count with the turn's hits, and the time used. */
+/** At most this many requests of a budget are reserved ahead by one upsert (PostgreSQL leases, see the module note). */
+export const maxLease = 64;
+/** A lease takes at most 1/`leaseShare` of the budget left at the last count. */
+export const leaseShare = 16;
+
+/** How many requests to reserve ahead for a bucket whose last known count was `seen` (0 when unknown). */
+export function leaseFor(limit: number, seen: number): number {
+  return Math.max(0, Math.min(maxLease, Math.floor((limit - seen) / leaseShare)));
+}
+
+/** A bucket's window after one turn's upsert (PostgreSQL): its start, its count with the turn's hits and lease, the time used and the lease asked for. */
 interface TurnCount {
   start: number;
   count: number;
   now: number;
+  lease: number;
+}
+
+/** Requests of one window reserved by this instance (PostgreSQL): the count numbers `next`…`end` are its own. */
+interface Lease {
+  start: number;
+  windowMs: number;
+  limit: number;
+  /** Reserved count ranges not yet used, oldest first. */
+  ranges: { next: number; end: number }[];
+  /** The window's count as last returned by the database (sizes the next lease). */
+  seen: number;
+}
+
+/** Splits a batch key `windowMs NUL limit NUL bucket`. */
+function keyParts(key: string): { windowMs: number; limit: number; bucket: string } {
+  const a = key.indexOf('\u0000');
+  const b = key.indexOf('\u0000', a + 1);
+  return { windowMs: Number(key.slice(0, a)), limit: Number(key.slice(a + 1, b)), bucket: key.slice(b + 1) };
+}
+
+/**
+ * PostgreSQL: the turn's hits as a branch of the turn's one statement (`tick-batch.ts`). Each
+ * bucket of the turn is one upsert (`count + n + lease`; a new window when the old one has
+ * expired) in a data-modifying `WITH` item, shared by every instance; the branch yields the
+ * key's index and the lease asked for in `k1`, the time used in `k2`, the window's start in
+ * `v1` and its count in `v2`. The values are parameters, so the statement's text (and its
+ * prepared statement) depends only on how many buckets the turn has.
+ * @param leaseOf the lease to ask for a batch key.
+ */
+function countPart(leaseOf: (key: string) => number): TripPart<string, TurnCount> {
+  return {
+    branch(keys, cte) {
+      const now = nowMs();
+      const selects = [...keys].map(([key, n], i) => {
+        const { windowMs, bucket } = keyParts(key);
+        const add = n + leaseOf(key);
+        const name = cte(sql`
+          INSERT INTO rate_limits (bucket, window_start_ms, count) VALUES (${bucket}, ${now}, ${add})
+          ON CONFLICT (bucket) DO UPDATE SET
+            count = CASE WHEN excluded.window_start_ms - rate_limits.window_start_ms >= ${windowMs} THEN ${add} ELSE rate_limits.count + ${add} END,
+            window_start_ms = CASE WHEN excluded.window_start_ms - rate_limits.window_start_ms >= ${windowMs} THEN excluded.window_start_ms ELSE rate_limits.window_start_ms END
+          RETURNING window_start_ms, count`);
+        return sql`select ${`${i} ${add - n}`}::text as k1, ${String(now)}::text as k2, window_start_ms::text as v1, count::text as v2 from ${sql.raw(name)}`;
+      });
+      return sql.join(selects, sql` union all `);
+    },
+    decode(rows, keys) {
+      const list = [...keys.keys()];
+      const out = new Map<string, TurnCount>();
+      for (const r of rows) {
+        const [i, lease] = r.k1!.split(' ');
+        out.set(list[Number(i)]!, { start: Number(r.v1), count: Number(r.v2), now: Number(r.k2), lease: Number(lease) });
+      }
+      return out;
+    },
+  };
 }
 
 /** Fixed-window counters: in memory on SQLite, in the shared unlogged `rate_limits` table on PostgreSQL. */
@@ -90,10 +170,21 @@ export class RateLimiter {
   private timer?: NodeJS.Timeout;
   private flushing: Promise<void> = Promise.resolve();
   /** PostgreSQL: the hits of one event-loop turn, by window length and bucket (`windowMs NUL bucket`). */
-  private readonly turns = new TickBatch<string, TurnCount>((keys) => this.countTurn(keys));
+  private readonly turns: TickBatch<string, TurnCount>;
+  /** PostgreSQL: this instance's reservations by bucket (see the module note). */
+  private readonly leases = new Map<string, Lease>();
 
   constructor(private readonly db: Kysely<RateLimitDatabase>) {
     this.shared = isPostgres(db);
+    // Used on PostgreSQL only, where every batch goes in the turn's one statement (never to `load`).
+    this.turns = new TickBatch<string, TurnCount>(() => Promise.reject(new Error('rate-limit turns are counted in the turn statement')), {
+      db,
+      part: countPart((key) => {
+        const { limit, bucket } = keyParts(key);
+        const l = this.leases.get(bucket);
+        return leaseFor(limit, l && l.limit === limit ? l.seen : 0);
+      }),
+    });
   }
 
   private async memory(): Promise<Map<string, Window>> {
@@ -176,32 +267,54 @@ export class RateLimiter {
     return decision(w.start, w.count, limit, windowMs, now);
   }
 
-  /** PostgreSQL: joins this turn's upsert of the bucket (see the module note); this request's count is its place among the turn's hits. */
-  private async hitShared(bucket: string, limit: number, windowSeconds: number): Promise<RateDecision> {
+  /**
+   * PostgreSQL: answered from this instance's lease when it holds one for the current window,
+   * else joins this turn's upsert of the bucket (see the module note); this request's count is
+   * its place among the turn's hits, and what the upsert reserved beyond them becomes the lease.
+   */
+  private hitShared(bucket: string, limit: number, windowSeconds: number): RateDecision | Promise<RateDecision> {
     const windowMs = windowSeconds * 1000;
-    const { value, place, of } = await this.turns.join(`${windowMs}\u0000${bucket}`);
-    return decision(value!.start, value!.count - of + place + 1, limit, windowMs, value!.now);
+    const l = this.leases.get(bucket);
+    if (l !== undefined) {
+      const now = nowMs();
+      if (now - l.start >= windowMs || l.limit !== limit || l.windowMs !== windowMs) this.leases.delete(bucket);
+      else {
+        const range = l.ranges[0];
+        if (range !== undefined) {
+          const count = range.next++;
+          if (range.next > range.end) l.ranges.shift();
+          return decision(l.start, count, limit, windowMs, now);
+        }
+      }
+    }
+    return this.countShared(bucket, limit, windowMs);
   }
 
-  /** PostgreSQL: one upsert per bucket of the turn (`count + n`), shared by every instance; a new window starts when the old one has expired. */
-  private async countTurn(keys: Map<string, number>): Promise<Map<string, TurnCount>> {
-    const now = nowMs();
-    const out = new Map<string, TurnCount>();
-    await Promise.all(
-      [...keys].map(async ([key, n]) => {
-        const cut = key.indexOf('\u0000');
-        const windowMs = Number(key.slice(0, cut));
-        const r = await sql<{ window_start_ms: string | number; count: string | number }>`
-          INSERT INTO rate_limits (bucket, window_start_ms, count) VALUES (${key.slice(cut + 1)}, ${now}, ${n})
-          ON CONFLICT (bucket) DO UPDATE SET
-            count = CASE WHEN excluded.window_start_ms - rate_limits.window_start_ms >= ${windowMs} THEN ${n} ELSE rate_limits.count + ${n} END,
-            window_start_ms = CASE WHEN excluded.window_start_ms - rate_limits.window_start_ms >= ${windowMs} THEN excluded.window_start_ms ELSE rate_limits.window_start_ms END
-          RETURNING window_start_ms, count`.execute(this.db);
-        const row = r.rows[0]!;
-        out.set(key, { start: Number(row.window_start_ms), count: Number(row.count), now });
-      }),
-    );
-    return out;
+  private async countShared(bucket: string, limit: number, windowMs: number): Promise<RateDecision> {
+    const { value, place, of } = await this.turns.join(`${windowMs}\u0000${limit}\u0000${bucket}`);
+    const v = value!;
+    if (place === 0) this.keepLease(bucket, limit, windowMs, v);
+    return decision(v.start, v.count - v.lease - of + place + 1, limit, windowMs, v.now);
+  }
+
+  /** Records the lease an upsert reserved (the counts after the turn's hits, up to the limit). */
+  private keepLease(bucket: string, limit: number, windowMs: number, v: TurnCount): void {
+    let l = this.leases.get(bucket);
+    if (l === undefined || l.start !== v.start || l.limit !== limit || l.windowMs !== windowMs) {
+      l = { start: v.start, windowMs, limit, ranges: [], seen: v.count };
+      this.leases.set(bucket, l);
+    }
+    l.seen = Math.max(l.seen, v.count);
+    const next = v.count - v.lease + 1;
+    const end = Math.min(v.count, limit);
+    if (next <= end) l.ranges.push({ next, end });
+  }
+
+  /** PostgreSQL: the requests this instance reserved and has not used in `bucket`'s current window. */
+  private unusedLease(bucket: string, start: number): number {
+    const l = this.leases.get(bucket);
+    if (l === undefined || l.start !== start) return 0;
+    return l.ranges.reduce((sum, r) => sum + (r.end - r.next + 1), 0);
   }
 
   /**
@@ -222,7 +335,8 @@ export class RateLimiter {
       r = await this.db.selectFrom('rate_limits').select(['window_start_ms', 'count']).where('bucket', '=', bucket).executeTakeFirst();
     }
     const start = r ? Number(r.window_start_ms) : now;
-    const count = r && now - start < windowMs ? Number(r.count) : 0;
+    // What this instance reserved and has not used is still available to its callers.
+    const count = r && now - start < windowMs ? Number(r.count) - (this.shared ? this.unusedLease(bucket, start) : 0) : 0;
     return {
       allowed: count < limit,
       remaining: Math.max(0, limit - count),
@@ -233,6 +347,7 @@ export class RateLimiter {
 
   /** Forgets every window (control-plane reset). */
   async clear(): Promise<void> {
+    this.leases.clear();
     if (!this.shared) {
       await this.flushing.catch(() => undefined);
       this.dirty.clear();

@@ -8,17 +8,18 @@
  * a message by id, a page of messages without `$expand` — reads that one counter (a primary-key
  * read) and answers the text kept for the same mailbox, version and request (URL as sent,
  * origin, `Prefer` options). The versions wanted in one turn of the event loop are read in
- * one batch (`tick-batch.ts`), never shared with a request that arrived after it was sent.
+ * one batch (`tick-batch.ts`), never shared with a request that arrived after it was sent; on
+ * PostgreSQL in the turn's one statement, with the cache versions and the rate-limit counts.
  * So a write is seen by the very next read, on this instance and on every other one sharing
  * the database, and a text is never invalidated by time: none of these answers depends on
  * the clock.
  */
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { cacheKey } from '../../core/cache.ts';
 import { param, prepared } from '../../store/prepared.ts';
 import type { Database } from '../../store/database.ts';
 import type { MailRequest } from './request.ts';
-import { TickBatch } from '../../core/tick-batch.ts';
+import { TickBatch, type TripPart } from '../../core/tick-batch.ts';
 
 /** Texts longer than this (UTF-16 units) are answered but not kept (bounds the cache's memory: 1,000 × 32 Ki units). */
 const maxKeptChars = 32 * 1024;
@@ -27,23 +28,60 @@ const mailboxVersion = prepared((db: Kysely<Database>) =>
   db.selectFrom('mail_mailbox_versions').select('version').where('tenant_id', '=', param(0)).where('mailbox_id', '=', param(1)),
 );
 
-/** The mailbox versions read in one batch per event-loop turn (`tick-batch.ts`), per database handle; keys are `tenant NUL mailbox`. */
+/**
+ * The mailbox versions as a branch of the turn's PostgreSQL statement (`tick-batch.ts`):
+ * tenant in `k1`, mailbox in `k2`, version in `v1`; a mailbox never written has no row.
+ */
+const versionPart: TripPart<string, string> = {
+  branch(keys) {
+    const pairs = [...keys.keys()].map((key) => {
+      const [tenantId, mailboxId] = key.split('\u0000') as [string, string];
+      return sql`(${tenantId}, ${mailboxId})`;
+    });
+    return sql`select tenant_id::text as k1, mailbox_id::text as k2, version::text as v1, null::text as v2 from mail_mailbox_versions where (tenant_id, mailbox_id) in (${sql.join(pairs)})`;
+  },
+  decode(rows) {
+    return new Map(rows.map((r) => [`${r.k1}\u0000${r.k2}`, r.v1!]));
+  },
+};
+
+/**
+ * The mailbox versions read in one batch per event-loop turn (`tick-batch.ts`; on PostgreSQL in
+ * the turn's one statement), per database handle; keys are `tenant NUL mailbox`.
+ */
 const versionBatches = new WeakMap<Kysely<Database>, TickBatch<string, string>>();
 function versionBatch(db: Kysely<Database>): TickBatch<string, string> {
   let b = versionBatches.get(db);
   if (!b) {
-    b = new TickBatch(async (keys) => {
-      const out = new Map<string, string>();
-      for (const key of keys.keys()) {
-        const [tenantId, mailboxId] = key.split('\u0000') as [string, string];
-        const [row] = await mailboxVersion(db, tenantId, mailboxId);
-        if (row) out.set(key, String(row.version));
-      }
-      return out;
-    });
+    b = new TickBatch(
+      async (keys) => {
+        const out = new Map<string, string>();
+        for (const key of keys.keys()) {
+          const [tenantId, mailboxId] = key.split('\u0000') as [string, string];
+          const [row] = await mailboxVersion(db, tenantId, mailboxId);
+          if (row) out.set(key, String(row.version));
+        }
+        return out;
+      },
+      { db, part: versionPart },
+    );
     versionBatches.set(db, b);
   }
   return b;
+}
+
+/**
+ * A mailbox's version as read by this turn's batch ('0' for a mailbox never written), asked
+ * for ahead: a request that knows its mailbox before it has checked its caller asks here, so
+ * that the read joins the turn's cache-version read (one round trip), and hands the result to
+ * {@link keptMailText} through {@link MailRequest.versionAhead}.
+ * @throws the database error of the read (also when awaited later).
+ */
+export function mailboxVersionAhead(db: Kysely<Database>, tenantId: string, mailboxId: string): NonNullable<MailRequest['versionAhead']> {
+  const version = versionBatch(db).get(`${tenantId}\u0000${mailboxId}`);
+  // Awaited only when the request gets that far; an error is then thrown there.
+  version.catch(() => undefined);
+  return { tenantId, mailboxId, version };
 }
 
 /**
@@ -55,7 +93,9 @@ function versionBatch(db: Kysely<Database>): TickBatch<string, string> {
 export async function keptMailText(mr: MailRequest, what: string, produce: () => Promise<string>): Promise<string> {
   const texts = mr.ctx.cache.shared<string>('mail.keptTexts', 'directory', 1000);
   const gen = mr.ctx.cache.generation('directory');
-  const version = (await versionBatch(mr.ctx.store.db).get(`${mr.mb.tenantId}\u0000${mr.mb.mailboxId}`)) ?? '0';
+  const ahead = mr.versionAhead;
+  const read = ahead && ahead.tenantId === mr.mb.tenantId && ahead.mailboxId === mr.mb.mailboxId ? ahead.version : versionBatch(mr.ctx.store.db).get(`${mr.mb.tenantId}\u0000${mr.mb.mailboxId}`);
+  const version = (await read) ?? '0';
   const key = cacheKey(what, mr.mb.tenantId, mr.mb.mailboxId, version, mr.req.raw.url ?? mr.req.url, mr.ctx.origin(), mr.bodyType, mr.immutable, mr.maxPageSize);
   const kept = texts.peek(key);
   if (kept !== undefined) return kept;

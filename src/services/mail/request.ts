@@ -37,6 +37,8 @@ export interface MailRequest {
   bodyTypeToken?: string;
   maxPageSize?: number;
   body: unknown;
+  /** The mailbox's version, asked for before the caller was checked (`kept.ts` `mailboxVersionAhead`); used when it is this request's mailbox. */
+  versionAhead?: { tenantId: string; mailboxId: string; version: Promise<string | undefined> };
 }
 
 /** What a method needs: read, write or send (reference mail §9). */
