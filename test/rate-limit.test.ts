@@ -2,7 +2,9 @@
  * The rate limiter and the store's statement handling on the real database (SQLite, or
  * PostgreSQL when STRATUS_TEST_DATABASE_URL is set):
  * - on PostgreSQL two stores on one schema (as two instances) count one budget: the
- *   limit holds exactly across them, and `rate_limits` is an unlogged table;
+ *   limit holds exactly across them, and `rate_limits` is an unlogged table; an upsert
+ *   reserves a lease ahead for a large budget, and one turn's counts and cache-version read
+ *   are one statement;
  * - on SQLite the budget is counted in memory, written behind, and a window survives
  *   closing and reopening the store (a restart);
  * - the same SQL text runs from one prepared statement (SQLite: the cached statement;
@@ -18,7 +20,8 @@ import { dropSchemas } from './helpers/server.ts';
 import { sql } from 'kysely';
 import SQLite from 'better-sqlite3';
 import { cachingSqlite, openStore, type Store } from '../src/store/db.ts';
-import { RateLimiter, rateLimitMigrations } from '../src/core/rate-limit.ts';
+import { leaseFor, maxLease, RateLimiter, rateLimitMigrations } from '../src/core/rate-limit.ts';
+import { bumpCacheVersions, CacheHub, cacheMigrations } from '../src/core/cache.ts';
 import type { RateLimitDatabase } from '../src/core/tables.ts';
 
 const dbUrl = process.env.STRATUS_TEST_DATABASE_URL;
@@ -95,4 +98,92 @@ test('one SQL text runs from one prepared statement', async () => {
     it.return();
     database.close();
   }
+});
+
+test('PostgreSQL: an upsert reserves a lease ahead, answered without a round trip; the limit holds across instances and one instance counts exactly', async (t) => {
+  if (!dbUrl) return t.skip('PostgreSQL only (SQLite counts in memory)');
+  const a = await open();
+  const b = await open();
+  const limiterA = new RateLimiter(a.db);
+  const limiterB = new RateLimiter(b.db);
+  const row = async (bucket: string) => Number((await a.db.selectFrom('rate_limits').select('count').where('bucket', '=', bucket).executeTakeFirst())?.count ?? 0);
+
+  // A large budget: the first hit also reserves `maxLease` requests, and the next ones are answered from them.
+  const big = `lease:${randomBytes(4).toString('hex')}`;
+  const limit = 1600;
+  assert.equal(leaseFor(limit, 0), maxLease);
+  assert.equal((await limiterA.hit(big, limit, 600)).remaining, limit - 1);
+  assert.equal(await row(big), 1 + maxLease);
+  for (let i = 2; i <= 1 + maxLease; i++) {
+    const d = limiterA.hit(big, limit, 600);
+    assert.ok(!(d instanceof Promise), 'answered from the lease, no round trip');
+    assert.equal(d.remaining, limit - i);
+  }
+  assert.equal(await row(big), 1 + maxLease, 'the lease was used without touching the row');
+  // B counts after what A reserved; A's next hit counts after B's reservation.
+  assert.equal((await limiterB.hit(big, limit, 600)).remaining, limit - (1 + maxLease) - 1);
+  const next = limiterA.hit(big, limit, 600);
+  assert.ok(next instanceof Promise, 'a used-up lease goes back to the database');
+  assert.ok((await next).remaining < limit - 2 * (1 + maxLease));
+  // peek counts what this instance reserved and has not used as still available.
+  const peekA = await limiterA.peek(big, limit, 600);
+  assert.equal(peekA.remaining, limit - (await row(big)) + maxLease);
+
+  // One instance alone counts exactly, lease or not: 50 allowed of 50, remaining 49 … 0.
+  const alone = `alone:${randomBytes(4).toString('hex')}`;
+  const seen: number[] = [];
+  let allowed = 0;
+  for (let i = 0; i < 60; i++) {
+    const d = await limiterA.hit(alone, 50, 600);
+    if (d.allowed) {
+      allowed++;
+      seen.push(d.remaining);
+    }
+  }
+  assert.equal(allowed, 50);
+  assert.deepEqual(seen, Array.from({ length: 50 }, (_, i) => 49 - i));
+
+  // Two instances, concurrent and alternating: never more than the limit; refused early by at most the other's lease.
+  const shared = `shared:${randomBytes(4).toString('hex')}`;
+  const decisions = await Promise.all(Array.from({ length: 120 }, (_, i) => (i % 2 ? limiterA : limiterB).hit(shared, 50, 600)));
+  let more = 0;
+  for (let i = 0; i < 40; i++) if ((await (i % 2 ? limiterA : limiterB).hit(shared, 50, 600)).allowed) more++;
+  const total = decisions.filter((d) => d.allowed).length + more;
+  assert.ok(total <= 50, `allowed ${total} of 50`);
+  assert.ok(total >= 50 - 2 * leaseFor(50, 0), `allowed ${total} of 50 (tolerance: the leases)`);
+
+  // A reset forgets this instance's lease with the rows.
+  await limiterA.clear();
+  assert.equal((await limiterA.hit(big, limit, 600)).remaining, limit - 1);
+});
+
+test('PostgreSQL: the cache-version read and the rate-limit counts of one turn are one statement', async (t) => {
+  if (!dbUrl) return t.skip('PostgreSQL only (SQLite has no round trip to share)');
+  const s = await open();
+  await s.migrate(cacheMigrations);
+  let statements = 0;
+  // The real components over a handle that counts the statements it compiles.
+  const counted = s.db.withPlugin({
+    transformQuery: (args) => {
+      statements++;
+      return args.node;
+    },
+    transformResult: async (args) => args.result,
+  });
+  const hub = new CacheHub({ db: counted } as unknown as Store);
+  const limiter = new RateLimiter(counted);
+  const bucket = `trip:${randomBytes(4).toString('hex')}`;
+  await hub.sync();
+  statements = 0;
+  const [, d1, d2] = await Promise.all([hub.sync(), limiter.hit(bucket, 5, 600), limiter.hit(`${bucket}:other`, 5, 600)]);
+  assert.equal(statements, 1, 'one statement for the versions and both buckets');
+  assert.equal(d1.remaining, 4);
+  assert.equal(d2.remaining, 4);
+  // A version bumped by another writer is seen by the next turn's statement.
+  const gen = hub.generation('arm');
+  await bumpCacheVersions(s.db as never, ['arm']);
+  statements = 0;
+  await hub.sync();
+  assert.equal(statements, 1);
+  assert.equal(hub.generation('arm'), gen + 1, 'the arm caches were emptied');
 });
