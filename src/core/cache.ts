@@ -27,7 +27,7 @@ import { sql, type Kysely } from 'kysely';
 import type { Migrations, Store } from '../store/db.ts';
 import { prepared } from '../store/prepared.ts';
 import { SignalBus } from './cache-bus.ts';
-import { TickBatch, type TripPart } from './tick-batch.ts';
+import { TickBatch, turnTrip, type TripPart } from './tick-batch.ts';
 import type { CacheDatabase } from './tables.ts';
 
 /**
@@ -182,7 +182,7 @@ export class CacheHub {
         const rows = await versionRows(db);
         return new Map([['all', new Map(rows.map((r) => [r.area, String(r.version)]))]]);
       },
-      { db, part: versionPart(sent) },
+      { trip: turnTrip(db), part: versionPart(sent) },
     );
   }
 

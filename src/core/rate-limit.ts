@@ -33,7 +33,7 @@ import { sql, type Kysely } from 'kysely';
 import { isPostgres, type Migrations } from '../store/db.ts';
 import { nowMs } from './clock.ts';
 import type { RateLimitDatabase } from './tables.ts';
-import { TickBatch, type TripPart } from './tick-batch.ts';
+import { TickBatch, turnTrip, type TripPart } from './tick-batch.ts';
 
 /** Outcome of one {@link RateLimiter.hit}. */
 export interface RateDecision {
@@ -178,7 +178,7 @@ export class RateLimiter {
     this.shared = isPostgres(db);
     // Used on PostgreSQL only, where every batch goes in the turn's one statement (never to `load`).
     this.turns = new TickBatch<string, TurnCount>(() => Promise.reject(new Error('rate-limit turns are counted in the turn statement')), {
-      db,
+      trip: turnTrip(db),
       part: countPart((key) => {
         const { limit, bucket } = keyParts(key);
         const l = this.leases.get(bucket);

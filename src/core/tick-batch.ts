@@ -17,7 +17,7 @@
  * request waits once, not three times, and the database parses and answers one statement).
  * SQLite has no round trip to save: there each batch runs its own `load`.
  */
-import { sql, type Kysely, type RawBuilder } from 'kysely';
+import { sql, type Kysely, type QueryExecutorProvider, type RawBuilder } from 'kysely';
 import { isPostgres } from '../store/db.ts';
 
 /** What {@link TickBatch.join} resolves to: the key's value and the caller's place among the batch's callers of that key. */
@@ -76,7 +76,7 @@ interface Enlisted {
 export class TurnTrip {
   private pending: Enlisted[] | undefined;
 
-  constructor(private readonly db: Kysely<any>) {}
+  constructor(private readonly db: QueryExecutorProvider) {}
 
   /** Adds a batch to this turn's statement (sent from `setImmediate`, after the turn's callers arrived). */
   enlist(batch: Enlisted): void {
@@ -119,10 +119,10 @@ export class TurnTrip {
   }
 }
 
-const trips = new WeakMap<Kysely<any>, TurnTrip>();
+const trips = new WeakMap<object, TurnTrip>();
 
 /** The {@link TurnTrip} of a PostgreSQL handle (one per handle), or undefined on SQLite. */
-export function turnTrip(db: Kysely<any>): TurnTrip | undefined {
+export function turnTrip<DB>(db: Kysely<DB>): TurnTrip | undefined {
   if (!isPostgres(db)) return undefined;
   let t = trips.get(db);
   if (!t) trips.set(db, (t = new TurnTrip(db)));
@@ -133,18 +133,20 @@ export function turnTrip(db: Kysely<any>): TurnTrip | undefined {
  * A batched loader of values by key.
  * @param load reads (or writes) the distinct keys of one batch at once, given how many callers
  *   asked for each; a key missing from its result reads as `undefined`. Its error rejects every caller of the batch.
- * @param trip on PostgreSQL, the handle whose {@link TurnTrip} carries the batch and the part it
- *   is there (then `load` is not used on that handle).
+ * @param via the {@link TurnTrip} that carries the batch (`turnTrip(db)`: undefined on SQLite)
+ *   and the part it is there; with a trip, `load` is not used.
  */
 export class TickBatch<K, V> {
   private pending: Map<K, Waiter<V>[]> | undefined;
   private readonly trip: TurnTrip | undefined;
+  private readonly part: TripPart<K, V> | undefined;
 
   constructor(
     private readonly load: (keys: Map<K, number>) => Promise<Map<K, V>>,
-    private readonly via?: { db: Kysely<any>; part: TripPart<K, V> },
+    via?: { trip: TurnTrip | undefined; part: TripPart<K, V> },
   ) {
-    this.trip = via ? turnTrip(via.db) : undefined;
+    this.trip = via?.trip;
+    this.part = via?.part;
   }
 
   /** The value of `key` as loaded by this turn's batch. @throws what `load` throws. */
@@ -172,7 +174,7 @@ export class TickBatch<K, V> {
         return new Map([...b].map(([k, waiters]) => [k, waiters.length]));
       };
       // On PostgreSQL sent with the turn's other batches, else alone; closed to new callers when sent.
-      if (this.trip) this.trip.enlist({ part: this.via!.part, take, settle, fail });
+      if (this.trip) this.trip.enlist({ part: this.part!, take, settle, fail });
       else setImmediate(() => void this.load(take()).then(settle, fail));
     }
     const waiters = batch.get(key);

@@ -19,7 +19,7 @@ import { cacheKey } from '../../core/cache.ts';
 import { param, prepared } from '../../store/prepared.ts';
 import type { Database } from '../../store/database.ts';
 import type { MailRequest } from './request.ts';
-import { TickBatch, type TripPart } from '../../core/tick-batch.ts';
+import { TickBatch, turnTrip, type TripPart } from '../../core/tick-batch.ts';
 
 /** Texts longer than this (UTF-16 units) are answered but not kept (bounds the cache's memory: 1,000 × 32 Ki units). */
 const maxKeptChars = 32 * 1024;
@@ -63,7 +63,7 @@ function versionBatch(db: Kysely<Database>): TickBatch<string, string> {
         }
         return out;
       },
-      { db, part: versionPart },
+      { trip: turnTrip(db), part: versionPart },
     );
     versionBatches.set(db, b);
   }

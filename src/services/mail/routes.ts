@@ -37,12 +37,12 @@ async function handle(ctx: AppContext, req: FastifyRequest, reply: FastifyReply)
   const s = ctx.config.settings;
   const count = (userId: string) => ctx.rateLimiter.hit(`mail:${principal.tenantId}:${principal.appId}:${userId}`, s.mailRequestsPerWindow, s.mailWindowSeconds);
   // `/me` names the caller's own mailbox (the only one a delegated token reaches): its rate-limit
-  // count and mailbox version are asked for now, so that on PostgreSQL they go in one statement
+  // count and (for a read) its mailbox version are asked for now, so that on PostgreSQL they go in one statement
   // with the cache-version read the owner's look-up waits for (`tick-batch.ts`). Their answers
   // are used only after the checks below, in the same order as for any other path.
   const ahead = me && principal.kind === 'user' ? count(principal.objectId) : undefined;
   if (ahead instanceof Promise) ahead.catch(() => undefined);
-  const versionAhead = ahead ? mailboxVersionAhead(ctx.store.db, principal.tenantId, principal.objectId) : undefined;
+  const versionAhead = ahead && req.method === 'GET' ? mailboxVersionAhead(ctx.store.db, principal.tenantId, principal.objectId) : undefined;
   const user = await mailboxOwner(ctx, principal, me ? 'me' : { idOrUpn: segs[2]! });
   const userSegment = me ? 'me' : keySegment('users', user.id);
 
