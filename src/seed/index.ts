@@ -19,20 +19,23 @@ async function seedDirectory(ctx: AppContext): Promise<void> {
   const d = ctx.identity.directory;
   await d.addTenant(demoTenant);
   await d.addTenant(otherTenant);
-  await d.addUser({ ...demoAdmin, tenantId: demoTenant.id, mail: demoAdmin.userPrincipalName, isTenantAdmin: true }, demoAdmin.password);
-  await d.addUser({ ...demoUser, tenantId: demoTenant.id, mail: demoUser.userPrincipalName, isTenantAdmin: false }, demoUser.password);
-  await d.addUser({ ...otherUser, tenantId: otherTenant.id, mail: otherUser.userPrincipalName, isTenantAdmin: true }, otherUser.password);
-  await d.addApp(
-    { ...demoServicePrincipal, tenantId: demoTenant.id, kind: 'ServicePrincipal', redirectUris: [] },
-    demoServicePrincipal.secret,
-    [
-      { audience: 'mail', role: 'Mail.Read' },
-      { audience: 'mail', role: 'Mail.ReadWrite' },
-      { audience: 'mail', role: 'Mail.Send' },
-    ],
-  );
-  await d.addApp({ ...demoManagedIdentity, tenantId: demoTenant.id, kind: 'ManagedIdentity', redirectUris: [] }, demoManagedIdentity.secret);
-  await d.addApp({ ...demoPublicClient, redirectUris: [...demoPublicClient.redirectUris], tenantId: demoTenant.id, kind: 'PublicClient' }, undefined);
+  // Each add hashes a password or secret on the thread pool: the five run at once.
+  await Promise.all([
+    d.addUser({ ...demoAdmin, tenantId: demoTenant.id, mail: demoAdmin.userPrincipalName, isTenantAdmin: true }, demoAdmin.password),
+    d.addUser({ ...demoUser, tenantId: demoTenant.id, mail: demoUser.userPrincipalName, isTenantAdmin: false }, demoUser.password),
+    d.addUser({ ...otherUser, tenantId: otherTenant.id, mail: otherUser.userPrincipalName, isTenantAdmin: true }, otherUser.password),
+    d.addApp(
+      { ...demoServicePrincipal, tenantId: demoTenant.id, kind: 'ServicePrincipal', redirectUris: [] },
+      demoServicePrincipal.secret,
+      [
+        { audience: 'mail', role: 'Mail.Read' },
+        { audience: 'mail', role: 'Mail.ReadWrite' },
+        { audience: 'mail', role: 'Mail.Send' },
+      ],
+    ),
+    d.addApp({ ...demoManagedIdentity, tenantId: demoTenant.id, kind: 'ManagedIdentity', redirectUris: [] }, demoManagedIdentity.secret),
+    d.addApp({ ...demoPublicClient, redirectUris: [...demoPublicClient.redirectUris], tenantId: demoTenant.id, kind: 'PublicClient' }, undefined),
+  ]);
 }
 
 /** Loads the whole demo data set (directory first, then each area in order) and marks the store seeded. */

@@ -3,7 +3,7 @@
  * public clients), their application-role grants per audience, and the token signing keys.
  * Tables are owned by the identity provider (spec: resource-manager §5).
  */
-import { scryptSync, timingSafeEqual, randomBytes } from 'node:crypto';
+import { scrypt, timingSafeEqual, randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Migrations } from '../../store/db.ts';
 import { bool, fromJson } from '../../store/db.ts';
@@ -104,20 +104,29 @@ export const directoryMigrations: Migrations = {
 /** Tables of the directory cleared by a reset (signing keys and meta are kept). */
 export const directoryTables: (keyof IdentityDatabase)[] = [...grantTables, 'app_role_grants', 'directory_apps', 'directory_users', 'tenants'];
 
-/** scrypt hash `scrypt$<salt>$<hash>` of a password or client secret. */
-export function hashSecret(secret: string): string {
+/** scrypt of `secret` (Node's defaults: N = 16384, r = 8, p = 1), computed on the libuv thread pool, not the event loop. */
+function scryptAsync(secret: string, salt: Buffer, length: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => scrypt(secret, salt, length, (e, key) => (e ? reject(e) : resolve(key))));
+}
+
+/**
+ * scrypt hash `scrypt$<salt>$<hash>` of a password or client secret. Computed on the thread
+ * pool (~50–100 ms of CPU each): the event loop serves other requests meanwhile, and several
+ * hashes (the demo data set's five) run at once.
+ */
+export async function hashSecret(secret: string): Promise<string> {
   const salt = randomBytes(16);
-  const hash = scryptSync(secret, salt, 32);
+  const hash = await scryptAsync(secret, salt, 32);
   return `scrypt$${salt.toString('base64')}$${hash.toString('base64')}`;
 }
 
-/** True when `secret` matches a {@link hashSecret} value (constant time). */
-export function verifySecret(secret: string, stored: string | null | undefined): boolean {
+/** True when `secret` matches a {@link hashSecret} value (constant time; computed on the thread pool). */
+export async function verifySecret(secret: string, stored: string | null | undefined): Promise<boolean> {
   if (!stored) return false;
   const [scheme, saltB64, hashB64] = stored.split('$');
   if (scheme !== 'scrypt' || !saltB64 || !hashB64) return false;
   const expected = Buffer.from(hashB64, 'base64');
-  const actual = scryptSync(secret, Buffer.from(saltB64, 'base64'), expected.length);
+  const actual = await scryptAsync(secret, Buffer.from(saltB64, 'base64'), expected.length);
   return timingSafeEqual(expected, actual);
 }
 
@@ -197,7 +206,7 @@ export class Directory {
   /** The user when `password` is right, else undefined. */
   async checkPassword(upn: string, password: string): Promise<DirectoryUser | undefined> {
     const r = await this.db.selectFrom('directory_users').selectAll().where('upn_lower', '=', upn.toLowerCase()).executeTakeFirst();
-    if (!r || !verifySecret(password, r.password_hash)) return undefined;
+    if (!r || !(await verifySecret(password, r.password_hash))) return undefined;
     return toUser(r);
   }
 
@@ -211,19 +220,19 @@ export class Directory {
   /** The application when `secret` is its client secret, else undefined. */
   async checkClientSecret(appId: string, secret: string): Promise<DirectoryApp | undefined> {
     const r = await this.db.selectFrom('directory_apps').selectAll().where('app_id', '=', appId.toLowerCase()).executeTakeFirst();
-    if (!r || !verifySecret(secret, r.secret_hash)) return undefined;
+    if (!r || !(await verifySecret(secret, r.secret_hash))) return undefined;
     return toApp(r);
   }
 
   /** Sets a user's password (by object id). @returns false when there is no such user. */
   async setPassword(userId: string, password: string): Promise<boolean> {
-    const r = await this.db.updateTable('directory_users').set({ password_hash: hashSecret(password) }).where('id', '=', userId.toLowerCase()).executeTakeFirst();
+    const r = await this.db.updateTable('directory_users').set({ password_hash: await hashSecret(password) }).where('id', '=', userId.toLowerCase()).executeTakeFirst();
     return Number(r.numUpdatedRows) === 1;
   }
 
   /** Sets (or, with `undefined`, removes) an application's client secret. @returns false when there is no such app. */
   async setClientSecret(appId: string, secret: string | undefined): Promise<boolean> {
-    const r = await this.db.updateTable('directory_apps').set({ secret_hash: secret ? hashSecret(secret) : null }).where('app_id', '=', appId.toLowerCase()).executeTakeFirst();
+    const r = await this.db.updateTable('directory_apps').set({ secret_hash: secret ? await hashSecret(secret) : null }).where('app_id', '=', appId.toLowerCase()).executeTakeFirst();
     return Number(r.numUpdatedRows) === 1;
   }
 
@@ -249,7 +258,7 @@ export class Directory {
         upn: u.userPrincipalName,
         display_name: u.displayName,
         mail: u.mail,
-        password_hash: hashSecret(password),
+        password_hash: await hashSecret(password),
         is_tenant_admin: u.isTenantAdmin ? 1 : 0,
       })
       .execute();
@@ -266,7 +275,7 @@ export class Directory {
         tenant_id: a.tenantId,
         display_name: a.displayName,
         kind: a.kind,
-        secret_hash: secret ? hashSecret(secret) : null,
+        secret_hash: secret ? await hashSecret(secret) : null,
         redirect_uris: JSON.stringify(a.redirectUris),
       })
       .execute();
