@@ -160,8 +160,12 @@ export async function buildApp(config: Config): Promise<BuiltApp> {
     origin: () => origin,
     onClose: (fn) => closers.push(fn),
   };
-  await identity.init();
+  // The first signing key of a new store (an RSA key pair, made on the thread pool) is made
+  // while the demo data set loads: nothing in the seed signs a token.
+  const keysReady = identity.init();
+  keysReady.catch(() => undefined);
   if (config.seed && !(await isSeeded(ctx))) await seedAll(ctx, modules);
+  await keysReady;
 
   registerRequestGuards(app, ctx);
 

@@ -16,9 +16,9 @@ import type { Transaction } from '../src/services/billing/model.ts';
 
 const api = '2024-04-01';
 const account = '70000001';
-const g1 = demoBilling[0]!.transactions['G000000001']!;
-const g2 = demoBilling[0]!.transactions['G000000002']!;
-const g3 = demoBilling[1]!.transactions['G000000003']!;
+const g1 = demoBilling()[0]!.transactions['G000000001']!;
+const g2 = demoBilling()[0]!.transactions['G000000002']!;
+const g3 = demoBilling()[1]!.transactions['G000000003']!;
 
 let s: TestServer;
 let adminToken: string;

@@ -18,7 +18,7 @@ export const billingModule: ServiceModule = {
   tables: billingTables,
   async seed(ctx) {
     const store = new BillingStore(ctx.store.db);
-    for (const account of demoBilling) await store.seedAccount(account);
+    for (const account of demoBilling()) await store.seedAccount(account);
   },
   register(app, ctx) {
     registerBillingRoutes(app, ctx);
