@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import { createRemoteJWKSet, jwtVerify, decodeJwt } from 'jose';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 import { tokenRequest, identities, userToken } from './helpers/auth.ts';
-import { demoTenant, demoServicePrincipal, demoAdmin, demoPublicClient } from '../src/seed/demo.ts';
+import { demoTenant, demoServicePrincipal, demoAdmin, demoPublicClient, demoUser, otherUser, demoManagedIdentity, demoSecretHashes } from '../src/seed/demo.ts';
+import { verifySecret } from '../src/core/identity/directory.ts';
 
 let s: TestServer;
 before(async () => {
@@ -120,4 +121,18 @@ test('a token issued before a restart still verifies after it (keys live in the 
   assert.equal((await call()).status, 200);
   await s.restart();
   assert.equal((await call()).status, 200);
+});
+
+test('the precomputed hashes of the demo credentials match them (and only them)', async () => {
+  const secrets = [demoAdmin.password, demoUser.password, otherUser.password, demoServicePrincipal.secret, demoManagedIdentity.secret];
+  assert.deepEqual(Object.keys(demoSecretHashes).sort(), [...secrets].sort());
+  for (const s of secrets) {
+    assert.equal(await verifySecret(s, demoSecretHashes[s]), true, s);
+    assert.equal(await verifySecret(`${s}x`, demoSecretHashes[s]), false, s);
+  }
+  // The seeded store signs a password grant in with them.
+  const user = await tokenRequest(s.url, { grant_type: 'password', username: demoUser.userPrincipalName, password: demoUser.password, scope: 'api://stratus/mail/Mail.Read' });
+  assert.equal(user.status, 200, JSON.stringify(user.body));
+  const app = await tokenRequest(s.url, { grant_type: 'client_credentials', client_id: demoServicePrincipal.appId, client_secret: demoServicePrincipal.secret, scope: 'api://stratus/mail/.default' });
+  assert.equal(app.status, 200, JSON.stringify(app.body));
 });

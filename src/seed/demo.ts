@@ -63,3 +63,18 @@ export const demoSubscription = { id: '3c9a6f1e-2b8d-4e5a-9f7c-6d1e0a4b8c25', di
 
 /** A subscription of the second tenant. */
 export const otherSubscription = { id: '8e2b4d6f-1a3c-4e5f-8a9b-0c1d2e3f4a5b', displayName: 'Other Subscription', resourceGroup: 'other-rg', location: 'westeurope' } as const;
+
+/**
+ * `hashSecret` values (`scrypt$<salt>$<hash>`) of the demo passwords and client secrets above,
+ * computed once: these credentials are published, so a fixed salt hides nothing, and loading
+ * the demo data set (first start, every `POST /_stratus/reset`) skips five scrypt runs
+ * (~250 ms). A secret missing here is hashed at load; test/identity.test.ts checks each hash
+ * against its secret.
+ */
+export const demoSecretHashes: Readonly<Record<string, string>> = {
+  'Admin-Pass-1': 'scrypt$hNb7qwPmuL6IMqfeNOsyjQ==$OD4oyHPuFkindQSy9ZLAXEMmhUXMor4azUYwslirAkQ=',
+  'User-Pass-1': 'scrypt$Zl8qyZ+WT5bUQ1NJITGhSg==$lGiyu+JQsdoH7ATAvGalLPL5OKPnMO9Ov5OHMNMkme4=',
+  'Eve-Pass-1': 'scrypt$bg+wqWeYfDRrxWLGyQTwug==$I3bLEU+4Ik+ukE9MyLEzAuT48w5P/RMA1Sf5jKU3Zp0=',
+  'stratus-dev-secret': 'scrypt$5InNWfFZYcoU+OPo8whfeQ==$pN/DP3CXkgE6b9T694d7wGCT9tEw///yqUiI+V0N4QA=',
+  'stratus-mi-secret': 'scrypt$qkv5AMFKgEgyH8bdY2QYrQ==$TY4Usqz5fDe5CURC6o516aGq4nJ2M0zKVxEUjBsqjDU=',
+};

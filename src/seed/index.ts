@@ -5,7 +5,7 @@
 import { sql } from 'kysely';
 import type { AppContext, ServiceModule } from '../context.ts';
 import { directoryTables } from '../core/identity/directory.ts';
-import { demoAdmin, demoManagedIdentity, demoPublicClient, demoServicePrincipal, demoTenant, demoUser, otherTenant, otherUser } from './demo.ts';
+import { demoAdmin, demoManagedIdentity, demoPublicClient, demoSecretHashes, demoServicePrincipal, demoTenant, demoUser, otherTenant, otherUser } from './demo.ts';
 
 const seededKey = 'demo_seeded_at';
 
@@ -19,11 +19,11 @@ async function seedDirectory(ctx: AppContext): Promise<void> {
   const d = ctx.identity.directory;
   await d.addTenant(demoTenant);
   await d.addTenant(otherTenant);
-  // Each add hashes a password or secret on the thread pool: the five run at once.
+  // The demo credentials' hashes are precomputed (`demoSecretHashes`); one missing there is hashed on the thread pool, all at once.
   await Promise.all([
-    d.addUser({ ...demoAdmin, tenantId: demoTenant.id, mail: demoAdmin.userPrincipalName, isTenantAdmin: true }, demoAdmin.password),
-    d.addUser({ ...demoUser, tenantId: demoTenant.id, mail: demoUser.userPrincipalName, isTenantAdmin: false }, demoUser.password),
-    d.addUser({ ...otherUser, tenantId: otherTenant.id, mail: otherUser.userPrincipalName, isTenantAdmin: true }, otherUser.password),
+    d.addUser({ ...demoAdmin, tenantId: demoTenant.id, mail: demoAdmin.userPrincipalName, isTenantAdmin: true }, demoAdmin.password, demoSecretHashes[demoAdmin.password]),
+    d.addUser({ ...demoUser, tenantId: demoTenant.id, mail: demoUser.userPrincipalName, isTenantAdmin: false }, demoUser.password, demoSecretHashes[demoUser.password]),
+    d.addUser({ ...otherUser, tenantId: otherTenant.id, mail: otherUser.userPrincipalName, isTenantAdmin: true }, otherUser.password, demoSecretHashes[otherUser.password]),
     d.addApp(
       { ...demoServicePrincipal, tenantId: demoTenant.id, kind: 'ServicePrincipal', redirectUris: [] },
       demoServicePrincipal.secret,
@@ -32,8 +32,9 @@ async function seedDirectory(ctx: AppContext): Promise<void> {
         { audience: 'mail', role: 'Mail.ReadWrite' },
         { audience: 'mail', role: 'Mail.Send' },
       ],
+      demoSecretHashes[demoServicePrincipal.secret],
     ),
-    d.addApp({ ...demoManagedIdentity, tenantId: demoTenant.id, kind: 'ManagedIdentity', redirectUris: [] }, demoManagedIdentity.secret),
+    d.addApp({ ...demoManagedIdentity, tenantId: demoTenant.id, kind: 'ManagedIdentity', redirectUris: [] }, demoManagedIdentity.secret, [], demoSecretHashes[demoManagedIdentity.secret]),
     d.addApp({ ...demoPublicClient, redirectUris: [...demoPublicClient.redirectUris], tenantId: demoTenant.id, kind: 'PublicClient' }, undefined),
   ]);
 }

@@ -247,8 +247,8 @@ export class Directory {
     await this.db.insertInto('tenants').values({ id: t.id.toLowerCase(), domain: t.domain.toLowerCase(), display_name: t.displayName }).execute();
   }
 
-  /** Adds a user with a password. */
-  async addUser(u: DirectoryUser, password: string): Promise<void> {
+  /** Adds a user with a password (`passwordHash`: its {@link hashSecret} value when already known). */
+  async addUser(u: DirectoryUser, password: string, passwordHash?: string): Promise<void> {
     await this.db
       .insertInto('directory_users')
       .values({
@@ -258,15 +258,15 @@ export class Directory {
         upn: u.userPrincipalName,
         display_name: u.displayName,
         mail: u.mail,
-        password_hash: await hashSecret(password),
+        password_hash: passwordHash ?? (await hashSecret(password)),
         is_tenant_admin: u.isTenantAdmin ? 1 : 0,
       })
       .execute();
     await this.cache?.changed(this.db, 'directory');
   }
 
-  /** Adds an application (secret optional for public clients) and its role grants. */
-  async addApp(a: Omit<DirectoryApp, 'hasSecret'>, secret: string | undefined, grants: { audience: string; role: string }[] = []): Promise<void> {
+  /** Adds an application (secret optional for public clients; `secretHash`: its {@link hashSecret} value when already known) and its role grants. */
+  async addApp(a: Omit<DirectoryApp, 'hasSecret'>, secret: string | undefined, grants: { audience: string; role: string }[] = [], secretHash?: string): Promise<void> {
     await this.db
       .insertInto('directory_apps')
       .values({
@@ -275,7 +275,7 @@ export class Directory {
         tenant_id: a.tenantId,
         display_name: a.displayName,
         kind: a.kind,
-        secret_hash: secret ? await hashSecret(secret) : null,
+        secret_hash: secret ? (secretHash ?? (await hashSecret(secret))) : null,
         redirect_uris: JSON.stringify(a.redirectUris),
       })
       .execute();
