@@ -29,6 +29,7 @@
  *   - An unlogged table is emptied by crash recovery of the database server: budgets restart
  *     after a PostgreSQL crash.
  */
+import { LRUCache } from 'lru-cache';
 import { sql, type Kysely } from 'kysely';
 import { isPostgres, type Migrations } from '../store/db.ts';
 import { nowMs } from './clock.ts';
@@ -171,8 +172,12 @@ export class RateLimiter {
   private flushing: Promise<void> = Promise.resolve();
   /** PostgreSQL: the hits of one event-loop turn, by window length and bucket (`windowMs NUL bucket`). */
   private readonly turns: TickBatch<string, TurnCount>;
-  /** PostgreSQL: this instance's reservations by bucket (see the module note). */
-  private readonly leases = new Map<string, Lease>();
+  /**
+   * PostgreSQL: this instance's reservations by bucket (see the module note), the 10,000 buckets
+   * used last: a bucket dropped loses its unused reservation (refused early at most by that,
+   * as for a stopped instance) and its next lease is sized as for a first count.
+   */
+  private readonly leases = new LRUCache<string, Lease>({ max: 10_000 });
 
   constructor(private readonly db: Kysely<RateLimitDatabase>) {
     this.shared = isPostgres(db);
