@@ -321,83 +321,73 @@ function buildAccount(spec: {
 }
 
 let demoAccounts: DemoBillingAccount[] | undefined;
-
-/**
- * The demo billing data (deterministic): the demo tenant's account `70000001` and the second
- * tenant's `70000002`. Generated at the first call (~80 ms of CPU), not when the module loads:
- * a start on an existing data folder never needs it.
- */
-export function demoBilling(): DemoBillingAccount[] {
-  return (demoAccounts ??= buildDemoAccounts());
-}
-
-function buildDemoAccounts(): DemoBillingAccount[] {
-  return [
-    buildAccount({
-      account: { tenantId: demoTenant.id, name: '70000001', displayName: 'Stratus Demo Billing Account', agreementType: 'CustomerAgreement' },
-      profiles: [
-        { name: 'K7QX-M2PD-BG7-TGB', displayName: 'Stratus Engineering', currency: 'USD' },
-        { name: 'R4WN-T8HC-BG7-TGB', displayName: 'Stratus Europe', currency: 'EUR' },
-      ],
-      sections: [
-        { profileName: 'K7QX-M2PD-BG7-TGB', name: 'QW2E-RT5Y-PJA-TGB', displayName: 'Platform Team' },
-        { profileName: 'K7QX-M2PD-BG7-TGB', name: 'ZX8C-VB3N-PJA-TGB', displayName: 'Data and Analytics' },
-        { profileName: 'R4WN-T8HC-BG7-TGB', name: 'LK9J-HG4F-PJA-TGB', displayName: 'Europe Sales Operations' },
-      ],
-      invoices: [
-        {
-          name: 'G000000001',
-          profileName: 'K7QX-M2PD-BG7-TGB',
-          invoiceDate: '2026-09-01T00:00:00Z',
-          dueDate: '2026-10-01T00:00:00Z',
-          invoicePeriodStartDate: '2026-08-01T00:00:00Z',
-          invoicePeriodEndDate: '2026-08-31T00:00:00Z',
-          status: 'Paid',
-          currency: 'USD',
-          billed: 240,
-          pending: 16,
-          seed: 20260801,
-        },
-        {
-          name: 'G000000002',
-          profileName: 'R4WN-T8HC-BG7-TGB',
-          invoiceDate: '2026-10-01T00:00:00Z',
-          dueDate: '2026-10-31T00:00:00Z',
-          invoicePeriodStartDate: '2026-09-01T00:00:00Z',
-          invoicePeriodEndDate: '2026-09-30T00:00:00Z',
-          status: 'Due',
-          currency: 'EUR',
-          billed: 118,
-          pending: 8,
-          seed: 20260901,
-          customer: 'Northwind Traders',
-        },
-      ],
-      roles: [
-        { principalId: demoAdmin.id, role: 'Billing account owner' },
-        { principalId: demoManagedIdentity.objectId, role: 'Billing account reader' },
-      ],
-    }),
-    buildAccount({
-      account: { tenantId: otherTenant.id, name: '70000002', displayName: 'Other Tenant Billing Account', agreementType: 'CustomerAgreement' },
-      profiles: [{ name: 'P2Q9-OTHR-BG7-TGB', displayName: 'Other Operations', currency: 'USD' }],
-      sections: [{ profileName: 'P2Q9-OTHR-BG7-TGB', name: 'S5D6-OTHR-PJA-TGB', displayName: 'Other Section' }],
-      invoices: [
-        {
-          name: 'G000000003',
-          profileName: 'P2Q9-OTHR-BG7-TGB',
-          invoiceDate: '2026-09-01T00:00:00Z',
-          dueDate: '2026-10-01T00:00:00Z',
-          invoicePeriodStartDate: '2026-08-01T00:00:00Z',
-          invoicePeriodEndDate: '2026-08-31T00:00:00Z',
-          status: 'Paid',
-          currency: 'USD',
-          billed: 12,
-          pending: 0,
-          seed: 7,
-        },
-      ],
-      roles: [{ principalId: otherUser.id, role: 'Billing account owner' }],
-    }),
-  ];
-}
+/** The demo billing data (deterministic): account `70000001` of the demo tenant, `70000002` of the second; made at the first call (~80 ms), not at module load. */
+export const demoBilling = (): DemoBillingAccount[] => (demoAccounts ??= buildDemoAccounts());
+const buildDemoAccounts = (): DemoBillingAccount[] => [
+  buildAccount({
+    account: { tenantId: demoTenant.id, name: '70000001', displayName: 'Stratus Demo Billing Account', agreementType: 'CustomerAgreement' },
+    profiles: [
+      { name: 'K7QX-M2PD-BG7-TGB', displayName: 'Stratus Engineering', currency: 'USD' },
+      { name: 'R4WN-T8HC-BG7-TGB', displayName: 'Stratus Europe', currency: 'EUR' },
+    ],
+    sections: [
+      { profileName: 'K7QX-M2PD-BG7-TGB', name: 'QW2E-RT5Y-PJA-TGB', displayName: 'Platform Team' },
+      { profileName: 'K7QX-M2PD-BG7-TGB', name: 'ZX8C-VB3N-PJA-TGB', displayName: 'Data and Analytics' },
+      { profileName: 'R4WN-T8HC-BG7-TGB', name: 'LK9J-HG4F-PJA-TGB', displayName: 'Europe Sales Operations' },
+    ],
+    invoices: [
+      {
+        name: 'G000000001',
+        profileName: 'K7QX-M2PD-BG7-TGB',
+        invoiceDate: '2026-09-01T00:00:00Z',
+        dueDate: '2026-10-01T00:00:00Z',
+        invoicePeriodStartDate: '2026-08-01T00:00:00Z',
+        invoicePeriodEndDate: '2026-08-31T00:00:00Z',
+        status: 'Paid',
+        currency: 'USD',
+        billed: 240,
+        pending: 16,
+        seed: 20260801,
+      },
+      {
+        name: 'G000000002',
+        profileName: 'R4WN-T8HC-BG7-TGB',
+        invoiceDate: '2026-10-01T00:00:00Z',
+        dueDate: '2026-10-31T00:00:00Z',
+        invoicePeriodStartDate: '2026-09-01T00:00:00Z',
+        invoicePeriodEndDate: '2026-09-30T00:00:00Z',
+        status: 'Due',
+        currency: 'EUR',
+        billed: 118,
+        pending: 8,
+        seed: 20260901,
+        customer: 'Northwind Traders',
+      },
+    ],
+    roles: [
+      { principalId: demoAdmin.id, role: 'Billing account owner' },
+      { principalId: demoManagedIdentity.objectId, role: 'Billing account reader' },
+    ],
+  }),
+  buildAccount({
+    account: { tenantId: otherTenant.id, name: '70000002', displayName: 'Other Tenant Billing Account', agreementType: 'CustomerAgreement' },
+    profiles: [{ name: 'P2Q9-OTHR-BG7-TGB', displayName: 'Other Operations', currency: 'USD' }],
+    sections: [{ profileName: 'P2Q9-OTHR-BG7-TGB', name: 'S5D6-OTHR-PJA-TGB', displayName: 'Other Section' }],
+    invoices: [
+      {
+        name: 'G000000003',
+        profileName: 'P2Q9-OTHR-BG7-TGB',
+        invoiceDate: '2026-09-01T00:00:00Z',
+        dueDate: '2026-10-01T00:00:00Z',
+        invoicePeriodStartDate: '2026-08-01T00:00:00Z',
+        invoicePeriodEndDate: '2026-08-31T00:00:00Z',
+        status: 'Paid',
+        currency: 'USD',
+        billed: 12,
+        pending: 0,
+        seed: 7,
+      },
+    ],
+    roles: [{ principalId: otherUser.id, role: 'Billing account owner' }],
+  }),
+];
