@@ -28,6 +28,10 @@ const mailboxVersion = prepared((db: Kysely<Database>) =>
   db.selectFrom('mail_mailbox_versions').select('version').where('tenant_id', '=', param(0)).where('mailbox_id', '=', param(1)),
 );
 
+/** The batch key of a mailbox: `tenant NUL mailbox` (ids never hold NUL); {@link mailboxOfKey} splits it. */
+const mailboxKey = (tenantId: string, mailboxId: string) => `${tenantId}\u0000${mailboxId}`;
+const mailboxOfKey = (key: string) => key.split('\u0000') as [tenantId: string, mailboxId: string];
+
 /**
  * The mailbox versions as a branch of the turn's PostgreSQL statement (`tick-batch.ts`):
  * tenant in `k1`, mailbox in `k2`, version in `v1`; a mailbox never written has no row.
@@ -35,13 +39,13 @@ const mailboxVersion = prepared((db: Kysely<Database>) =>
 const versionPart: TripPart<string, string> = {
   branch(keys) {
     const pairs = [...keys.keys()].map((key) => {
-      const [tenantId, mailboxId] = key.split('\u0000') as [string, string];
+      const [tenantId, mailboxId] = mailboxOfKey(key);
       return sql`(${tenantId}, ${mailboxId})`;
     });
     return sql`select tenant_id::text as k1, mailbox_id::text as k2, version::text as v1, null::text as v2 from mail_mailbox_versions where (tenant_id, mailbox_id) in (${sql.join(pairs)})`;
   },
   decode(rows) {
-    return new Map(rows.map((r) => [`${r.k1}\u0000${r.k2}`, r.v1!]));
+    return new Map(rows.map((r) => [mailboxKey(r.k1!, r.k2!), r.v1!]));
   },
 };
 
@@ -57,7 +61,7 @@ function versionBatch(db: Kysely<Database>): TickBatch<string, string> {
       async (keys) => {
         const out = new Map<string, string>();
         for (const key of keys.keys()) {
-          const [tenantId, mailboxId] = key.split('\u0000') as [string, string];
+          const [tenantId, mailboxId] = mailboxOfKey(key);
           const [row] = await mailboxVersion(db, tenantId, mailboxId);
           if (row) out.set(key, String(row.version));
         }
@@ -78,7 +82,7 @@ function versionBatch(db: Kysely<Database>): TickBatch<string, string> {
  * @throws the database error of the read (also when awaited later).
  */
 export function mailboxVersionAhead(db: Kysely<Database>, tenantId: string, mailboxId: string): NonNullable<MailRequest['versionAhead']> {
-  const version = versionBatch(db).get(`${tenantId}\u0000${mailboxId}`);
+  const version = versionBatch(db).get(mailboxKey(tenantId, mailboxId));
   // Awaited only when the request gets that far; an error is then thrown there.
   version.catch(() => undefined);
   return { tenantId, mailboxId, version };
@@ -94,7 +98,7 @@ export async function keptMailText(mr: MailRequest, what: string, produce: () =>
   const texts = mr.ctx.cache.shared<string>('mail.keptTexts', 'directory', 1000);
   const gen = mr.ctx.cache.generation('directory');
   const ahead = mr.versionAhead;
-  const read = ahead && ahead.tenantId === mr.mb.tenantId && ahead.mailboxId === mr.mb.mailboxId ? ahead.version : versionBatch(mr.ctx.store.db).get(`${mr.mb.tenantId}\u0000${mr.mb.mailboxId}`);
+  const read = ahead && ahead.tenantId === mr.mb.tenantId && ahead.mailboxId === mr.mb.mailboxId ? ahead.version : versionBatch(mr.ctx.store.db).get(mailboxKey(mr.mb.tenantId, mr.mb.mailboxId));
   const version = (await read) ?? '0';
   const key = cacheKey(what, mr.mb.tenantId, mr.mb.mailboxId, version, mr.req.raw.url ?? mr.req.url, mr.ctx.origin(), mr.bodyType, mr.immutable, mr.maxPageSize);
   const kept = texts.peek(key);
