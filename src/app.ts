@@ -14,6 +14,7 @@ import { openStore, type Migrations } from './store/db.ts';
 import type { Database } from './store/database.ts';
 import { Identity } from './core/identity/identity.ts';
 import { CacheHub, cacheMigrations } from './core/cache.ts';
+import { presenceMigrations } from './core/cache-presence.ts';
 import { directoryMigrations } from './core/identity/directory.ts';
 import { registerIdentityRoutes } from './core/identity/routes.ts';
 import { RateLimiter, rateLimitMigrations } from './core/rate-limit.ts';
@@ -47,7 +48,7 @@ export interface BuiltApp {
 
 /** Every migration of the core and the areas. */
 export function allMigrations(mods: ServiceModule[] = modules): Migrations {
-  const out: Migrations = { ...directoryMigrations, ...rateLimitMigrations, ...cacheMigrations };
+  const out: Migrations = { ...directoryMigrations, ...rateLimitMigrations, ...cacheMigrations, ...presenceMigrations };
   for (const m of mods) {
     for (const [name, mig] of Object.entries(m.migrations)) {
       if (out[name]) throw new Error(`duplicate migration name ${name}`);
@@ -129,6 +130,8 @@ export async function buildApp(config: Config): Promise<BuiltApp> {
   const closers: (() => Promise<void> | void)[] = [];
   const cache = new CacheHub(store);
   await cache.bus.start({ databaseUrl: config.databaseUrl, databaseSchema: config.databaseSchema, onError: (e) => log.warn({ err: e }, 'signal listener connection lost') });
+  const leaseMs = config.settings.instanceLeaseMs;
+  if (config.databaseUrl) await cache.startPresence({ databaseUrl: config.databaseUrl, databaseSchema: config.databaseSchema, leaseMs, onError: (e) => log.warn({ err: e }, 'cache presence connection lost') });
   const identity = new Identity(store.db, () => origin, config.settings.tokenLifetimeSeconds, config.audienceAliases, cache);
   const rateLimiter = new RateLimiter(store.db);
   closers.push(() => rateLimiter.close());
@@ -172,6 +175,19 @@ export async function buildApp(config: Config): Promise<BuiltApp> {
   await registerBodyParsing(app);
 
   registerResponseHeaders(app, log);
+  // PostgreSQL: a request that wrote answers once every live instance applied the write (`cache-presence.ts`).
+  if (config.databaseUrl) {
+    app.addHook('onSend', (_req, _reply, payload, done) => {
+      if (!cache.unsettled()) return done(null, payload);
+      cache.settle(leaseMs).then(
+        () => done(null, payload),
+        (e) => {
+          log.warn({ err: e }, 'could not confirm that every instance applied a write');
+          done(null, payload);
+        },
+      );
+    });
+  }
 
   const aliasHook = aliasBodyHook(config.providerNamespaceAliases);
   if (aliasHook) app.addHook('preValidation', aliasHook);
@@ -187,6 +203,7 @@ export async function buildApp(config: Config): Promise<BuiltApp> {
 
   app.addHook('onClose', async () => {
     for (const fn of closers) await fn();
+    await cache.stopPresence();
     await cache.bus.close();
     await store.close();
     if (tls && httpServer.listening) await new Promise<void>((resolve) => httpServer.close(() => resolve()));

@@ -37,6 +37,8 @@ export interface Settings {
   tokenLifetimeSeconds: number;
   /** Console request log: requests kept in memory (ring buffer; 0 turns the log off). */
   requestLogSize: number;
+  /** PostgreSQL: lease of a live instance, ms (renewed every third; 0: every turn reads the cache versions). See `src/core/cache-presence.ts`. */
+  instanceLeaseMs: number;
 }
 
 /** The whole configuration of one Stratus process. */
@@ -132,6 +134,7 @@ export const defaultSettings: Settings = {
   mailNotificationPollMs: 250,
   tokenLifetimeSeconds: 3600,
   requestLogSize: 1000,
+  instanceLeaseMs: 3000,
 };
 
 const settingEnv: Record<keyof Settings, string> = {
@@ -149,6 +152,7 @@ const settingEnv: Record<keyof Settings, string> = {
   mailNotificationPollMs: 'STRATUS_MAIL_NOTIFICATION_POLL_MS',
   tokenLifetimeSeconds: 'STRATUS_TOKEN_LIFETIME_SECONDS',
   requestLogSize: 'STRATUS_REQUEST_LOG_SIZE',
+  instanceLeaseMs: 'STRATUS_INSTANCE_LEASE_MS',
 };
 
 /** Names of the environment variables of every setting, for the README and `--help`. */

@@ -12,11 +12,14 @@
  *   SQLite file (`stratus reset` while serving) — is seen by the very next request. Concurrent
  *   requests share one version read as long as it was sent after they arrived.
  *
- * Why a version row and not `LISTEN/NOTIFY` for the caches: a notification reaches another
+ * **Live instances (PostgreSQL).** The version read per turn is skipped while this instance is
+ * *live* (`cache-presence.ts`): every write also notifies the instances, each empties its caches
+ * on the notification and acknowledges it, and the writer answers only after every live
+ * instance acknowledged ({@link CacheHub.settle}, from the app's `onSend` hook). An instance that
+ * is not live (starting, connection lost, lease run out, `STRATUS_INSTANCE_LEASE_MS=0`) reads
+ * the versions every turn as above. A notification alone would not do: it reaches another
  * instance asynchronously after the commit, so a request arriving there right after the write's
- * response could still be answered from the old cache. The version read is one primary-key
- * read per request instead of the 4–7 look-ups it replaces. `LISTEN/NOTIFY` is used where a
- * short delay is harmless: waking background workers (`cache-bus.ts`).
+ * response could still be answered from the old cache — hence the acknowledgement.
  *
  * Loads are tagged with the area's generation when they start; a load that overlapped an
  * invalidation is returned to its caller but not stored, so an old value is never cached after
@@ -24,9 +27,10 @@
  */
 import { LRUCache } from 'lru-cache';
 import { sql, type Kysely } from 'kysely';
-import type { Migrations, Store } from '../store/db.ts';
+import { isPostgres, type Migrations, type Store } from '../store/db.ts';
 import { prepared } from '../store/prepared.ts';
 import { SignalBus } from './cache-bus.ts';
+import { appliedEverywhere, CachePresence, type PresenceOptions } from './cache-presence.ts';
 import { TickBatch, turnTrip, type TripPart } from './tick-batch.ts';
 import type { CacheDatabase } from './tables.ts';
 
@@ -66,14 +70,21 @@ export const cacheMigrations: Migrations = {
 
 /**
  * Increments the version rows of `areas` through `db` (pass the write's transaction): every
- * instance empties its caches of those areas at its next {@link CacheHub.sync}. For writers
- * without a hub (the bulk seeders of the CLI); {@link CacheHub.changed} also empties this
- * instance's caches at once.
+ * instance empties its caches of those areas at its next {@link CacheHub.sync}. On PostgreSQL it
+ * also takes the write's sequence number (the `*` row) and notifies the live instances
+ * (`cache-presence.ts`; delivered at commit). For writers without a hub (the bulk seeders of the
+ * CLI); {@link CacheHub.changed} also empties this instance's caches at once.
+ * @returns the sequence number on PostgreSQL, else undefined.
  */
-export async function bumpCacheVersions(db: Kysely<CacheDatabase>, areas: readonly CacheArea[]): Promise<void> {
+export async function bumpCacheVersions(db: Kysely<CacheDatabase>, areas: readonly CacheArea[]): Promise<number | undefined> {
   for (const area of areas) {
     await sql`insert into stratus_cache_versions (area, version) values (${area}, 1) on conflict (area) do update set version = stratus_cache_versions.version + 1`.execute(db);
   }
+  if (!isPostgres(db)) return undefined;
+  const { rows } = await sql<{ seq: string }>`
+    with s as (update stratus_cache_versions set version = version + 1 where area = '*' returning version)
+    select version::text as seq, pg_notify(${'stratus_cache_'} || current_schema(), version::text || ' ' || ${areas.join(',')}) from s`.execute(db);
+  return rows[0] ? Number(rows[0].seq) : undefined;
 }
 
 /**
@@ -170,9 +181,16 @@ export class CacheHub {
   private readonly versions: TickBatch<'all', Map<string, string>>;
   /** Wake-up signals for background workers (started and closed by the app). */
   readonly bus = new SignalBus();
+  /** PostgreSQL: this instance's place among the live instances ({@link startPresence}). */
+  private presence: CachePresence | undefined;
+  /** PostgreSQL: the highest sequence number this instance wrote, and the highest known applied by every live instance. */
+  private written = 0;
+  private confirmed = 0;
+  private readonly db: Kysely<CacheDatabase>;
+  private readonly done = Promise.resolve();
 
   constructor(store: Store) {
-    const db = store.db as unknown as Kysely<CacheDatabase>;
+    const db = (this.db = store.db as unknown as Kysely<CacheDatabase>);
     const sent = () => {
       this.pending = undefined;
     };
@@ -231,8 +249,66 @@ export class CacheHub {
    */
   async changed(db: Kysely<CacheDatabase>, ...areas: CacheArea[]): Promise<void> {
     const list = areas.length ? areas : [...cacheAreas];
-    await bumpCacheVersions(db, list);
+    const seq = await bumpCacheVersions(db, list);
+    if (seq !== undefined && seq > this.written) this.written = seq;
     this.invalidate(...list);
+  }
+
+  /**
+   * PostgreSQL: joins the live instances (`cache-presence.ts`), so that {@link sync} needs no
+   * read while this instance is live. `leaseMs` 0 leaves it out (every turn reads the versions).
+   */
+  async startPresence(opts: Omit<PresenceOptions, 'invalidate'>): Promise<void> {
+    if (!opts.leaseMs) return;
+    this.presence = new CachePresence({
+      ...opts,
+      invalidate: (areas) => {
+        if (!areas) {
+          // Entering or leaving live mode: the next version read (if any) starts from nothing.
+          this.seen = undefined;
+          this.invalidate();
+          return;
+        }
+        const known = areas.filter((a): a is CacheArea => (cacheAreas as readonly string[]).includes(a));
+        if (known.length) this.invalidate(...known);
+      },
+    });
+    await this.presence.start();
+  }
+
+  /** Whether this instance is live now (PostgreSQL: no version read per turn; see `cache-presence.ts`). */
+  get live(): boolean {
+    return this.presence?.live() ?? false;
+  }
+
+  /** Leaves the live instances (PostgreSQL); idempotent. */
+  async stopPresence(): Promise<void> {
+    await this.presence?.close();
+  }
+
+  /** PostgreSQL: whether a write of this instance may not yet be applied by every live instance (then {@link settle} before answering). */
+  unsettled(): boolean {
+    return this.written > this.confirmed;
+  }
+
+  /**
+   * PostgreSQL: waits until every other live instance has applied this instance's writes that
+   * are committed (`cache-presence.ts`): one statement per look, every 1, 2, 4… 16 ms; gives up
+   * after twice the lease (by then an instance that does not answer has lost its lease).
+   * @throws the database error of a look.
+   */
+  async settle(leaseMs: number): Promise<void> {
+    const target = this.written;
+    const until = performance.now() + 2 * leaseMs + 1000;
+    for (let delay = 1; ; delay = Math.min(delay * 2, 16)) {
+      const upto = await appliedEverywhere(this.db, this.presence?.id ?? '', target);
+      if (upto !== undefined) {
+        if (upto > this.confirmed) this.confirmed = upto;
+        return;
+      }
+      if (performance.now() > until) return;
+      await new Promise((r) => setTimeout(r, delay));
+    }
   }
 
   /**
@@ -241,6 +317,8 @@ export class CacheHub {
    * @throws the database error of the version read.
    */
   sync(): Promise<void> {
+    // Live (PostgreSQL): every write reaches this instance's caches before its writer answers.
+    if (this.presence?.live()) return this.done;
     if (this.pending) return this.pending;
     // Callers of this turn join; the read is sent after all of them arrived (and `pending` is cleared then).
     const p = this.versions.get('all').then((now) => this.apply(now!));

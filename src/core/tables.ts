@@ -101,6 +101,12 @@ export const cacheColumns = defineTables({
     area: text(),
     version: bigint(),
   },
+  /** Created by `core_0006_cache_instances` (PostgreSQL instances in live mode: `cache-presence.ts`). */
+  stratus_instances: {
+    id: text(),
+    acked: bigint(),
+    lease_until: bigint(),
+  },
 });
 
 /** The cache tables as Kysely sees them. */

@@ -1,0 +1,135 @@
+/**
+ * Live instances on PostgreSQL (`src/core/cache-presence.ts`, issue 9 items 3 and 9): an instance
+ * whose lease runs serves from its caches without reading the cache versions; a write is
+ * answered only after every live instance applied it; an instance that stops acknowledging is
+ * waited for at most until its lease ends, and by then it no longer trusts its caches.
+ *
+ * PostgreSQL only (skipped on SQLite with a message; CI runs it on PostgreSQL).
+ */
+import { test, before, after, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { startTestServer, type TestServer } from './helpers/server.ts';
+import { appToken } from './helpers/auth.ts';
+import { demoSubscription } from '../src/seed/demo.ts';
+
+const dbUrl = process.env.STRATUS_TEST_DATABASE_URL;
+const skipReason = dbUrl ? false : 'live instances are a PostgreSQL feature: set STRATUS_TEST_DATABASE_URL (CI runs the suite on PostgreSQL too)';
+const hook = `/subscriptions/${demoSubscription.id}/resourceGroups/${demoSubscription.resourceGroup}/providers/Vendor.Automation/automationAccounts/stratus-automation/webhooks/nightly-hook?api-version=2024-10-23`;
+
+async function description(base: string, token: string): Promise<string> {
+  const r = await fetch(base + hook, { headers: { authorization: `Bearer ${token}` } });
+  assert.equal(r.status, 200);
+  return ((await r.json()) as any).properties.description;
+}
+
+async function patchDescription(base: string, token: string, text: string): Promise<void> {
+  const r = await fetch(base + hook, { method: 'PATCH', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ properties: { description: text } }) });
+  assert.equal(r.status, 200, await r.text());
+}
+
+describe('live instances on one PostgreSQL schema', { skip: skipReason }, () => {
+  let a: TestServer;
+  let b: TestServer;
+  let polled: TestServer;
+  let token: string;
+  let db: pg.Client;
+
+  before(async () => {
+    a = await startTestServer();
+    b = await startTestServer({ shareStoreWith: a, env: { STRATUS_PUBLIC_URL: a.url } });
+    polled = await startTestServer({ shareStoreWith: a, env: { STRATUS_PUBLIC_URL: a.url }, settings: { instanceLeaseMs: 0 } });
+    token = await appToken(a.url, 'arm');
+    db = new pg.Client({ connectionString: dbUrl, options: `-c search_path=${a.config.databaseSchema}` });
+    await db.connect();
+  });
+  after(async () => {
+    await db?.end();
+    await polled?.close();
+    await b?.close();
+    await a?.close();
+  });
+
+  test('each instance registers and is live; an instance with a lease of 0 is not', async () => {
+    assert.equal(a.server.ctx.cache.live, true);
+    assert.equal(b.server.ctx.cache.live, true);
+    assert.equal(polled.server.ctx.cache.live, false);
+    const { rows } = await db.query('select count(*)::int as n from stratus_instances where lease_until > (extract(epoch from clock_timestamp()) * 1000)::bigint');
+    assert.equal(rows[0].n, 2);
+  });
+
+  test('a write on one instance is applied by every live instance before it is answered', async () => {
+    await description(b.url, token);
+    const before = b.server.ctx.cache.epoch;
+    const text = `live ${crypto.randomUUID()}`;
+    await patchDescription(a.url, token, text);
+    // No wait of any kind here: B emptied its caches before A answered.
+    assert.ok(b.server.ctx.cache.epoch > before, 'B applied the write before A answered');
+    assert.equal(await description(b.url, token), text);
+    assert.equal(await description(polled.url, token), text);
+  });
+
+  test('a live instance reads no version row; an instance that is not live reads it every turn', async () => {
+    await description(b.url, token);
+    await description(polled.url, token);
+    const live = b.server.ctx.cache.epoch;
+    const pulled = polled.server.ctx.cache.epoch;
+    // A version bump that bypasses the protocol (no notification): only a version read can see it.
+    await db.query("update stratus_cache_versions set version = version + 1 where area = 'resources'");
+    await description(b.url, token);
+    await description(polled.url, token);
+    assert.equal(b.server.ctx.cache.epoch, live, 'the live instance did not read the versions');
+    assert.ok(polled.server.ctx.cache.epoch > pulled, 'the instance that is not live read them');
+  });
+
+  test('an instance that stops answering is waited for only until its lease ends, and then distrusts its caches', { timeout: 120_000 }, async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'stratus-live-'));
+    const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve'], {
+      env: {
+        ...process.env,
+        STRATUS_DATA_DIR: dataDir,
+        STRATUS_HTTP_PORT: '0',
+        STRATUS_HTTPS_PORT: '-1',
+        STRATUS_LOG_LEVEL: 'warn',
+        STRATUS_DATABASE_URL: dbUrl,
+        STRATUS_DATABASE_SCHEMA: a.config.databaseSchema,
+        STRATUS_PUBLIC_URL: a.url,
+        STRATUS_INSTANCE_LEASE_MS: '1500',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    child.stderr!.resume();
+    try {
+      // The CLI prints its plain HTTP origin once it listens.
+      const origin = await new Promise<string>((resolve, reject) => {
+        let out = '';
+        child.stdout!.on('data', (d) => {
+          out += d;
+          const m = /HTTP:\s+(http:\/\/\S+)/.exec(out);
+          if (m) resolve(m[1]!);
+        });
+        child.once('exit', (code) => reject(new Error(`server exited with ${code}: ${out}`)));
+      });
+      child.stdout!.resume();
+      const { rows } = await db.query('select count(*)::int as n from stratus_instances where lease_until > (extract(epoch from clock_timestamp()) * 1000)::bigint');
+      assert.equal(rows[0].n, 3, 'the third instance registered');
+      const first = await description(origin, token);
+      assert.equal(await description(origin, token), first, 'kept by the third instance');
+      child.kill('SIGSTOP');
+      const text = `while stopped ${crypto.randomUUID()}`;
+      // Answered once the stopped instance's lease ran out (it cannot acknowledge).
+      await patchDescription(a.url, token, text);
+      child.kill('SIGCONT');
+      assert.equal(await description(origin, token), text, 'the resumed instance does not answer from its old cache');
+    } finally {
+      child.kill('SIGCONT');
+      child.kill('SIGTERM');
+      if (child.exitCode === null && child.signalCode === null) await new Promise((r) => child.once('exit', r));
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
