@@ -8,7 +8,7 @@ import https from 'node:https';
 import path from 'node:path';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyServerFactory } from 'fastify';
 import { pino } from 'pino';
-import type { Config } from './config.ts';
+import { defaultSettings, type Config } from './config.ts';
 import type { AppContext, ServiceModule } from './context.ts';
 import { openStore, type Migrations } from './store/db.ts';
 import type { Database } from './store/database.ts';
@@ -179,7 +179,7 @@ export async function buildApp(config: Config): Promise<BuiltApp> {
   if (config.databaseUrl) {
     app.addHook('onSend', (_req, _reply, payload, done) => {
       if (!cache.unsettled()) return done(null, payload);
-      cache.settle(leaseMs).then(
+      cache.settle(leaseMs || defaultSettings.instanceLeaseMs).then(
         () => done(null, payload),
         (e) => {
           log.warn({ err: e }, 'could not confirm that every instance applied a write');
