@@ -86,6 +86,22 @@ describe('live instances on one PostgreSQL schema', { skip: skipReason }, () => 
     assert.ok(polled.server.ctx.cache.epoch > pulled, 'the instance that is not live read them');
   });
 
+  test('an instance whose connection is cut reads the versions until it is live again', async () => {
+    // Both instances' presence connections (the bus's listeners are left alone).
+    const { rowCount } = await db.query("select pg_terminate_backend(pid) from pg_stat_activity where application_name = $1 and query like '%stratus_instances%'", [`stratus listener ${a.config.databaseSchema}`]);
+    assert.ok(rowCount! >= 2);
+    // Terminated: each instance learns it from its connection; wait for that event, not a time.
+    while (a.server.ctx.cache.live || b.server.ctx.cache.live) await new Promise((r) => setImmediate(r));
+    const text = `cut ${crypto.randomUUID()}`;
+    await patchDescription(a.url, token, text);
+    assert.equal(await description(b.url, token), text, 'not live: the version read sees the write');
+    // Each reconnects after a second and registers again.
+    while (!a.server.ctx.cache.live || !b.server.ctx.cache.live) await new Promise((r) => setTimeout(r, 50));
+    const again = `again ${crypto.randomUUID()}`;
+    await patchDescription(b.url, token, again);
+    assert.equal(await description(a.url, token), again);
+  });
+
   test('an instance that stops answering is waited for only until its lease ends, and then distrusts its caches', { timeout: 120_000 }, async () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'stratus-live-'));
     const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve'], {

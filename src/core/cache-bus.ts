@@ -35,6 +35,27 @@ export async function signal<DB>(db: Kysely<DB>, topic: SignalTopic): Promise<vo
   else local.emit(topic);
 }
 
+/**
+ * A dedicated client of the store's database (search path `databaseSchema`) that `LISTEN`s on
+ * `channel(<its current schema>)`; `setup` attaches the caller's handlers before it connects.
+ * Used by {@link SignalBus} and by `cache-presence.ts`.
+ * @throws the error of connecting or listening (the client is then ended).
+ */
+export async function listeningClient(databaseUrl: string, databaseSchema: string | undefined, channel: (schema: string) => string, setup: (client: pg.Client) => void): Promise<pg.Client> {
+  // Named so that an operator (or a test) can tell the listeners of one schema in `pg_stat_activity`.
+  const client = new pg.Client({ connectionString: databaseUrl, application_name: `stratus listener ${databaseSchema ?? ''}`.trim(), ...(databaseSchema ? { options: `-c search_path=${databaseSchema}` } : {}) });
+  setup(client);
+  try {
+    await client.connect();
+    const schema = (await client.query<{ s: string }>('select current_schema() as s')).rows[0]!.s;
+    await client.query(`LISTEN "${channel(schema).replace(/"/g, '""')}"`);
+    return client;
+  } catch (e) {
+    await client.end().catch(() => undefined);
+    throw e;
+  }
+}
+
 /** Options of {@link SignalBus.start}. */
 export interface SignalBusOptions {
   /** `postgres://…`; without it the bus hears only in-process signals. */
@@ -73,32 +94,34 @@ export class SignalBus {
   }
 
   private async connect(opts: SignalBusOptions): Promise<void> {
-    const schema = opts.databaseSchema;
-    const client = new pg.Client({ connectionString: opts.databaseUrl, ...(schema ? { options: `-c search_path=${schema}` } : {}) });
-    const lost = (e?: unknown) => {
-      if (this.client !== client) return;
-      this.client = undefined;
-      client.end().catch(() => undefined);
-      if (e) opts.onError?.(e);
-      if (!this.closed) this.retry = setTimeout(() => this.connect(opts).catch((err) => lost(err)), 1000);
-    };
-    client.on('error', (e) => lost(e));
-    client.on('end', () => lost());
-    client.on('notification', (n) => {
-      if (n.payload && (topics as string[]).includes(n.payload)) this.events.emit(n.payload);
+    const client = await listeningClient(opts.databaseUrl!, opts.databaseSchema, (schema) => `stratus_${schema}`, (c) => {
+      c.on('error', (e) => this.lost(opts, c, e));
+      c.on('end', () => this.lost(opts, c));
+      c.on('notification', (n) => {
+        if (c === this.client && n.payload && (topics as string[]).includes(n.payload)) this.events.emit(n.payload);
+      });
     });
-    await client.connect();
-    this.client = client;
-    const r = await client.query<{ s: string }>('select current_schema() as s');
-    const channel = `stratus_${r.rows[0]!.s}`;
-    await client.query(`LISTEN "${channel.replace(/"/g, '""')}"`);
     if (this.closed) {
-      this.client = undefined;
       await client.end().catch(() => undefined);
       return;
     }
+    this.client = client;
     // Whatever was signalled while not listening: look again.
     for (const t of topics) this.events.emit(t);
+  }
+
+  /** The listening connection `client` failed (undefined: a connection attempt failed): retries in a second. */
+  private lost(opts: SignalBusOptions, client: pg.Client | undefined, e?: unknown): void {
+    if (client && client !== this.client) return;
+    this.client = undefined;
+    client?.end().catch(() => undefined);
+    if (e) opts.onError?.(e);
+    if (!this.closed && !this.retry) {
+      this.retry = setTimeout(() => {
+        this.retry = undefined;
+        this.connect(opts).catch((err) => this.lost(opts, undefined, err));
+      }, 1000);
+    }
   }
 
   /** Stops listening; idempotent. */

@@ -29,9 +29,10 @@
  * before the statement's answer) and applied (the handler runs first, synchronously).
  */
 import { randomUUID } from 'node:crypto';
-import pg from 'pg';
+import type pg from 'pg';
 import { sql, type Kysely } from 'kysely';
 import type { Migrations } from '../store/db.ts';
+import { listeningClient } from './cache-bus.ts';
 import type { CacheDatabase } from './tables.ts';
 
 /** Migration of the instance table and the sequence row (both dialects; used on PostgreSQL only). */
@@ -70,14 +71,18 @@ export interface PresenceOptions {
 /** The ms taken off a lease on this side (the statement's trip, timer lateness). */
 const leaseMargin = (leaseMs: number) => Math.min(1000, Math.floor(leaseMs / 4));
 
+/** The prefix of the notification channel; the schema's name follows. */
+export const presenceChannelPrefix = 'stratus_cache_';
 /** The channel of the store's schema. */
-export const presenceChannel = (schema: string) => `stratus_cache_${schema}`;
+export const presenceChannel = (schema: string) => presenceChannelPrefix + schema;
 
 /** One instance's place in the protocol (see the module note). */
 export class CachePresence {
   /** This instance's row id. */
   readonly id = randomUUID();
   private client: pg.Client | undefined;
+  /** The client being registered (its notifications are applied too). */
+  private connecting: pg.Client | undefined;
   /** `performance.now()` until which this instance is live. */
   private deadline = 0;
   /** Highest sequence number applied. */
@@ -100,37 +105,43 @@ export class CachePresence {
   }
 
   private async connect(): Promise<void> {
-    const { databaseUrl, databaseSchema } = this.opts;
-    const client = new pg.Client({ connectionString: databaseUrl, ...(databaseSchema ? { options: `-c search_path=${databaseSchema}` } : {}) });
-    client.on('error', (e) => this.lost(client, e));
-    client.on('end', () => this.lost(client));
-    client.on('notification', (n) => this.notified(client, n.payload));
-    await client.connect();
-    const schema = (await client.query<{ s: string }>('select current_schema() as s')).rows[0]!.s;
-    await client.query(`LISTEN "${presenceChannel(schema).replace(/"/g, '""')}"`);
-    if (this.closed) {
+    const client = await listeningClient(this.opts.databaseUrl, this.opts.databaseSchema, presenceChannel, (c) => {
+      // Notifications may arrive before the registration's answer is handled: applied too.
+      this.connecting = c;
+      c.on('error', (e) => this.lost(c, e));
+      c.on('end', () => this.lost(c));
+      c.on('notification', (n) => this.notified(c, n.payload));
+    });
+    try {
+      if (this.closed) throw new Error('closed');
+      await client.query(`delete from stratus_instances where lease_until < ${dbNowSql} - 3600000`);
+      const sent = performance.now();
+      const r = await client.query<{ acked: string }>(
+        `insert into stratus_instances (id, acked, lease_until) select $1, version, ${dbNowSql} + $2 from stratus_cache_versions where area = '*'
+         on conflict (id) do update set acked = excluded.acked, lease_until = excluded.lease_until returning acked`,
+        [this.id, this.opts.leaseMs],
+      );
+      const registered = Number(r.rows[0]?.acked ?? 0);
+      this.applied = Math.max(this.applied, registered);
+      this.client = client;
+      this.connecting = undefined;
+      // Everything cached before the row existed may be older than a write that did not wait for us.
+      this.opts.invalidate(undefined);
+      this.deadline = sent + this.opts.leaseMs - leaseMargin(this.opts.leaseMs);
+      this.heartbeat = setInterval(() => this.renew(), Math.max(1, Math.floor(this.opts.leaseMs / 3)));
+      this.heartbeat.unref();
+      // A write notified while registering waits for this acknowledgement.
+      if (this.applied > registered) this.renew();
+    } catch (e) {
+      this.connecting = undefined;
       await client.end().catch(() => undefined);
-      return;
+      if (!this.closed) throw e;
     }
-    await client.query(`delete from stratus_instances where lease_until < ${dbNowSql} - 3600000`);
-    const sent = performance.now();
-    const r = await client.query<{ acked: string }>(
-      `insert into stratus_instances (id, acked, lease_until) select $1, version, ${dbNowSql} + $2 from stratus_cache_versions where area = '*'
-       on conflict (id) do update set acked = excluded.acked, lease_until = excluded.lease_until returning acked`,
-      [this.id, this.opts.leaseMs],
-    );
-    this.applied = Math.max(this.applied, Number(r.rows[0]?.acked ?? 0));
-    this.client = client;
-    // Everything cached before the row existed may be older than a write that did not wait for us.
-    this.opts.invalidate(undefined);
-    this.deadline = sent + this.opts.leaseMs - leaseMargin(this.opts.leaseMs);
-    this.heartbeat = setInterval(() => this.renew(), Math.max(1, Math.floor(this.opts.leaseMs / 3)));
-    this.heartbeat.unref();
   }
 
   /** A notification: `<seq> <area,…>`; empties the areas, then acknowledges (once per turn). */
   private notified(client: pg.Client, payload: string | undefined): void {
-    if (client !== this.client || !payload) return;
+    if ((client !== this.client && client !== this.connecting) || !payload) return;
     const space = payload.indexOf(' ');
     const seq = Number(payload.slice(0, space));
     this.opts.invalidate(payload.slice(space + 1).split(','));

@@ -30,7 +30,7 @@ import { sql, type Kysely } from 'kysely';
 import { isPostgres, type Migrations, type Store } from '../store/db.ts';
 import { prepared } from '../store/prepared.ts';
 import { SignalBus } from './cache-bus.ts';
-import { appliedEverywhere, CachePresence, type PresenceOptions } from './cache-presence.ts';
+import { appliedEverywhere, CachePresence, presenceChannelPrefix, type PresenceOptions } from './cache-presence.ts';
 import { TickBatch, turnTrip, type TripPart } from './tick-batch.ts';
 import type { CacheDatabase } from './tables.ts';
 
@@ -83,7 +83,7 @@ export async function bumpCacheVersions(db: Kysely<CacheDatabase>, areas: readon
   if (!isPostgres(db)) return undefined;
   const { rows } = await sql<{ seq: string }>`
     with s as (update stratus_cache_versions set version = version + 1 where area = '*' returning version)
-    select version::text as seq, pg_notify(${'stratus_cache_'} || current_schema(), version::text || ' ' || ${areas.join(',')}) from s`.execute(db);
+    select version::text as seq, pg_notify(${presenceChannelPrefix} || current_schema(), version::text || ' ' || ${areas.join(',')}) from s`.execute(db);
   return rows[0] ? Number(rows[0].seq) : undefined;
 }
 
