@@ -13,8 +13,8 @@ import type { AppContext, ServiceModule } from './context.ts';
 import { openStore, type Migrations } from './store/db.ts';
 import type { Database } from './store/database.ts';
 import { Identity } from './core/identity/identity.ts';
-import { CacheHub, cacheMigrations } from './core/cache.ts';
-import { presenceMigrations } from './core/cache-presence.ts';
+import { CacheHub } from './core/cache.ts';
+import { cacheMigrations, presenceMigrations } from './core/cache-migrations.ts';
 import { directoryMigrations } from './core/identity/directory.ts';
 import { registerIdentityRoutes } from './core/identity/routes.ts';
 import { RateLimiter, rateLimitMigrations } from './core/rate-limit.ts';
@@ -175,11 +175,15 @@ export async function buildApp(config: Config): Promise<BuiltApp> {
   await registerBodyParsing(app);
 
   registerResponseHeaders(app, log);
-  // PostgreSQL: a request that wrote answers once every live instance applied the write (`cache-presence.ts`).
+  // PostgreSQL: a request that wrote answers once every live instance applied the write (`cache-presence.ts`, `kept-versions.ts`).
   if (config.databaseUrl) {
-    app.addHook('onSend', (_req, _reply, payload, done) => {
-      if (!cache.unsettled()) return done(null, payload);
-      cache.settle(leaseMs || defaultSettings.instanceLeaseMs).then(
+    app.addHook('onSend', (req, _reply, payload, done) => {
+      // A method that may write: its rows' notifications may carry no sequence number (mailbox
+      // versions), so it sends a marker and waits for it (`CacheHub.settle`).
+      const m = req.method;
+      const marker = m === 'POST' || m === 'PATCH' || m === 'PUT' || m === 'DELETE';
+      if (!marker && !cache.unsettled()) return done(null, payload);
+      cache.settle(leaseMs || defaultSettings.instanceLeaseMs, marker).then(
         () => done(null, payload),
         (e) => {
           log.warn({ err: e }, 'could not confirm that every instance applied a write');

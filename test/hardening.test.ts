@@ -41,11 +41,15 @@ async function call(method: string, path: string, init: { token?: string; body?:
   return { status: res.status, body, headers: res.headers };
 }
 
-/** One raw HTTP/1.1 exchange over a plain socket to the HTTP listener; resolves with what came back before the close. */
-function raw(request: string | Buffer): Promise<string> {
+/**
+ * One raw HTTP/1.1 exchange over a plain socket to the HTTP listener; resolves with what came
+ * back before the close. `halfClose` false keeps the sending side open (a `CONNECT` client waits
+ * for the answer: a FIN that arrives before the server takes the socket over may close it unanswered).
+ */
+function raw(request: string | Buffer, halfClose = true): Promise<string> {
   const u = new URL(s.httpUrl);
   return new Promise((resolve, reject) => {
-    const sock = net.connect(Number(u.port), u.hostname, () => sock.end(request));
+    const sock = net.connect(Number(u.port), u.hostname, () => (halfClose ? sock.end(request) : sock.write(request)));
     const chunks: Buffer[] = [];
     sock.on('data', (c) => chunks.push(c));
     sock.on('error', (e) => (chunks.length ? resolve(Buffer.concat(chunks).toString('latin1')) : reject(e)));
@@ -228,7 +232,7 @@ describe('router- and parser-level failures answer in the envelope', () => {
     const mail = parseRaw(await raw('BREW /v1.0/me/messages HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'));
     assert.ok([400, 405, 501].includes(mail.status), mail.head);
     assert.equal(typeof mail.body.error.code, 'string');
-    const connect = parseRaw(await raw('CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n'));
+    const connect = parseRaw(await raw('CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n', false));
     assert.ok(connect.status >= 400 && connect.status < 500, connect.head);
     assert.equal(typeof connect.body.error.code, 'string');
   });

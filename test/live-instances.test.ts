@@ -1,6 +1,7 @@
 /**
  * Live instances on PostgreSQL (`src/core/cache-presence.ts`, issue 9 items 3 and 9): an instance
- * whose lease runs serves from its caches without reading the cache versions; a write is
+ * whose lease runs serves from its caches without reading the cache versions or the mailbox
+ * versions (`src/core/kept-versions.ts`); a write is
  * answered only after every live instance applied it; an instance that stops acknowledging is
  * waited for at most until its lease ends, and by then it no longer trusts its caches.
  *
@@ -14,8 +15,9 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { startTestServer, type TestServer } from './helpers/server.ts';
-import { appToken } from './helpers/auth.ts';
-import { demoSubscription } from '../src/seed/demo.ts';
+import { appToken, identities, userToken } from './helpers/auth.ts';
+import { mailScopes } from './helpers/mail.ts';
+import { demoSubscription, demoTenant, demoUser } from '../src/seed/demo.ts';
 
 const dbUrl = process.env.STRATUS_TEST_DATABASE_URL;
 const skipReason = dbUrl ? false : 'live instances are a PostgreSQL feature: set STRATUS_TEST_DATABASE_URL (CI runs the suite on PostgreSQL too)';
@@ -32,11 +34,27 @@ async function patchDescription(base: string, token: string, text: string): Prom
   assert.equal(r.status, 200, await r.text());
 }
 
+/** The kept-versions key of the demo user's mailbox (`tenant NUL mailbox`). */
+const mailboxKey = `${demoTenant.id}\u0000${demoUser.id}`;
+
+async function subject(base: string, token: string, id: string): Promise<string> {
+  const r = await fetch(`${base}/v1.0/me/messages/${id}?$select=subject`, { headers: { authorization: `Bearer ${token}` } });
+  assert.equal(r.status, 200);
+  return ((await r.json()) as any).subject;
+}
+
+async function patchSubject(base: string, token: string, id: string, text: string): Promise<void> {
+  const r = await fetch(`${base}/v1.0/me/messages/${id}`, { method: 'PATCH', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ subject: text }) });
+  assert.equal(r.status, 200, await r.text());
+}
+
 describe('live instances on one PostgreSQL schema', { skip: skipReason }, () => {
   let a: TestServer;
   let b: TestServer;
   let polled: TestServer;
   let token: string;
+  let mail: string;
+  let message: string;
   let db: pg.Client;
 
   before(async () => {
@@ -44,6 +62,10 @@ describe('live instances on one PostgreSQL schema', { skip: skipReason }, () => 
     b = await startTestServer({ shareStoreWith: a, env: { STRATUS_PUBLIC_URL: a.url } });
     polled = await startTestServer({ shareStoreWith: a, env: { STRATUS_PUBLIC_URL: a.url }, settings: { instanceLeaseMs: 0 } });
     token = await appToken(a.url, 'arm');
+    mail = await userToken(a.url, identities.user, mailScopes);
+    const created = await fetch(`${a.url}/v1.0/me/messages`, { method: 'POST', headers: { authorization: `Bearer ${mail}`, 'content-type': 'application/json' }, body: JSON.stringify({ subject: 'live mail' }) });
+    assert.equal(created.status, 201);
+    message = ((await created.json()) as any).id;
     db = new pg.Client({ connectionString: dbUrl, options: `-c search_path=${a.config.databaseSchema}` });
     await db.connect();
   });
@@ -84,6 +106,37 @@ describe('live instances on one PostgreSQL schema', { skip: skipReason }, () => 
     await description(polled.url, token);
     assert.equal(b.server.ctx.cache.epoch, live, 'the live instance did not read the versions');
     assert.ok(polled.server.ctx.cache.epoch > pulled, 'the instance that is not live read them');
+  });
+
+  test('a mail write is applied by every live instance, the writer included, before it is answered', async () => {
+    const keptA = a.server.ctx.cache.keptVersions('mail');
+    const keptB = b.server.ctx.cache.keptVersions('mail');
+    const was = await subject(b.url, mail, message);
+    assert.equal(await subject(a.url, mail, message), was);
+    assert.notEqual(keptA.get(mailboxKey), undefined, 'A keeps the mailbox version');
+    assert.notEqual(keptB.get(mailboxKey), undefined, 'B keeps the mailbox version');
+    const text = `mail ${crypto.randomUUID()}`;
+    await patchSubject(a.url, mail, message, text);
+    // No wait of any kind here: both dropped the mailbox's version before A answered.
+    assert.equal(keptB.get(mailboxKey), undefined, 'B dropped it');
+    assert.equal(keptA.get(mailboxKey), undefined, 'A dropped it');
+    assert.equal(await subject(b.url, mail, message), text);
+    assert.equal(await subject(a.url, mail, message), text);
+    assert.equal(await subject(polled.url, mail, message), text);
+  });
+
+  test('a live instance reads no mailbox version; an instance that is not live reads it every turn', async () => {
+    const texts = (s: TestServer) => s.server.ctx.cache.shared<string>('mail.keptTexts', 'directory', 1000);
+    await subject(b.url, mail, message);
+    await subject(polled.url, mail, message);
+    const keptOnB = texts(b).size;
+    const keptOnPolled = texts(polled).size;
+    // A version bump that bypasses the triggers (no notification): only a read of the version can see it.
+    await db.query('update mail_mailbox_versions set version = version + 1 where tenant_id = $1 and mailbox_id = $2', [demoTenant.id, demoUser.id]);
+    await subject(b.url, mail, message);
+    await subject(polled.url, mail, message);
+    assert.equal(texts(b).size, keptOnB, 'the live instance answered the text kept for the version it keeps');
+    assert.equal(texts(polled).size, keptOnPolled + 1, 'the instance that is not live read the new version and kept a new text');
   });
 
   test('an instance whose connection is cut reads the versions until it is live again', async () => {
@@ -135,12 +188,16 @@ describe('live instances on one PostgreSQL schema', { skip: skipReason }, () => 
       assert.equal(rows[0].n, 3, 'the third instance registered');
       const first = await description(origin, token);
       assert.equal(await description(origin, token), first, 'kept by the third instance');
+      const firstSubject = await subject(origin, mail, message);
+      assert.equal(await subject(origin, mail, message), firstSubject, 'kept by the third instance');
       child.kill('SIGSTOP');
       const text = `while stopped ${crypto.randomUUID()}`;
-      // Answered once the stopped instance's lease ran out (it cannot acknowledge).
+      // Each answered once the stopped instance's lease ran out (it cannot acknowledge).
       await patchDescription(a.url, token, text);
+      await patchSubject(a.url, mail, message, text);
       child.kill('SIGCONT');
       assert.equal(await description(origin, token), text, 'the resumed instance does not answer from its old cache');
+      assert.equal(await subject(origin, mail, message), text, 'nor from its kept mailbox version');
     } finally {
       child.kill('SIGCONT');
       child.kill('SIGTERM');

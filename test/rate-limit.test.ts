@@ -21,7 +21,8 @@ import { sql } from 'kysely';
 import SQLite from 'better-sqlite3';
 import { cachingSqlite, openStore, type Store } from '../src/store/db.ts';
 import { leaseFor, maxLease, RateLimiter, rateLimitMigrations } from '../src/core/rate-limit.ts';
-import { bumpCacheVersions, CacheHub, cacheMigrations } from '../src/core/cache.ts';
+import { bumpCacheVersions, CacheHub } from '../src/core/cache.ts';
+import { cacheMigrations } from '../src/core/cache-migrations.ts';
 import type { RateLimitDatabase } from '../src/core/tables.ts';
 
 const dbUrl = process.env.STRATUS_TEST_DATABASE_URL;

@@ -35,21 +35,6 @@ import type { Migrations } from '../store/db.ts';
 import { listeningClient } from './cache-bus.ts';
 import type { CacheDatabase } from './tables.ts';
 
-/** Migration of the instance table and the sequence row (both dialects; used on PostgreSQL only). */
-export const presenceMigrations: Migrations = {
-  core_0006_cache_instances: {
-    async up(db: Kysely<CacheDatabase>) {
-      await db.schema
-        .createTable('stratus_instances')
-        .addColumn('id', 'varchar(64)', (c) => c.primaryKey())
-        .addColumn('acked', 'bigint', (c) => c.notNull())
-        .addColumn('lease_until', 'bigint', (c) => c.notNull())
-        .execute();
-      await db.insertInto('stratus_cache_versions').values({ area: '*', version: 0 }).onConflict((oc) => oc.column('area').doNothing()).execute();
-    },
-  },
-};
-
 /** The database clock in ms since the epoch (`lease_until` is stored so), as SQL text. */
 const dbNowSql = '(extract(epoch from clock_timestamp()) * 1000)::bigint';
 const dbNowMs = sql.raw(dbNowSql);
@@ -88,6 +73,8 @@ export class CachePresence {
   /** Highest sequence number applied. */
   private applied = 0;
   private ackQueued = false;
+  /** Callers of {@link whenApplied} waiting for a sequence number. */
+  private waiters: { seq: number; resolve: () => void }[] = [];
   private heartbeat: NodeJS.Timeout | undefined;
   private retry: NodeJS.Timeout | undefined;
   private closed = false;
@@ -145,7 +132,10 @@ export class CachePresence {
     const space = payload.indexOf(' ');
     const seq = Number(payload.slice(0, space));
     this.opts.invalidate(payload.slice(space + 1).split(','));
-    if (seq > this.applied) this.applied = seq;
+    if (seq > this.applied) {
+      this.applied = seq;
+      if (this.waiters.length) this.wake();
+    }
     if (!this.ackQueued) {
       this.ackQueued = true;
       setImmediate(() => {
@@ -153,6 +143,23 @@ export class CachePresence {
         this.renew();
       });
     }
+  }
+
+  /**
+   * Resolves once this instance has applied the notifications committed up to `seq` (those of
+   * a marker, {@link sendMarker}, that this instance's own request sent), or once it is not live
+   * (then its caches are not used without a version read). Never rejects.
+   */
+  whenApplied(seq: number): Promise<void> {
+    if (this.applied >= seq || !this.client) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push({ seq, resolve }));
+  }
+
+  /** Resolves the waiters whose sequence number is applied (all of them when `all`). */
+  private wake(all = false): void {
+    const still: typeof this.waiters = [];
+    for (const w of this.waiters) (all || w.seq <= this.applied ? w.resolve() : still.push(w));
+    this.waiters = still;
   }
 
   /** Acknowledges what was applied and renews the lease, on the listening connection. */
@@ -181,6 +188,7 @@ export class CachePresence {
     this.heartbeat = undefined;
     was?.end().catch(() => undefined);
     if (was) this.opts.invalidate(undefined);
+    this.wake(true);
     if (e) this.opts.onError?.(e);
     if (!this.closed && !this.retry) {
       this.retry = setTimeout(() => {
@@ -199,6 +207,7 @@ export class CachePresence {
     const c = this.client;
     this.client = undefined;
     this.deadline = 0;
+    this.wake(true);
     if (c) {
       await c.query('delete from stratus_instances where id = $1', [this.id]).catch(() => undefined);
       await c.end().catch(() => undefined);
@@ -220,4 +229,22 @@ export async function appliedEverywhere(db: Kysely<CacheDatabase>, self: string,
         and i.acked < least(${seq}::bigint, (select version from stratus_cache_versions where area = '*')))::text as lagging`.execute(db);
   const r = rows[0]!;
   return Number(r.lagging) === 0 ? Number(r.upto) : undefined;
+}
+
+/**
+ * A marker: takes the next sequence number (the `*` row, for this statement only) and notifies
+ * it with no area, for a write whose notifications carry no sequence number of their own (the
+ * mailbox versions' triggers, `mail_0008_mailbox_version_notices`). Sent after that write
+ * committed, it is delivered after the write's notifications (PostgreSQL delivers in commit
+ * order), so an instance that acknowledged the marker applied the write. One statement.
+ * @returns the marker's sequence number, and how many other instances hold a running lease.
+ * @throws the database error of the statement.
+ */
+export async function sendMarker(db: Kysely<CacheDatabase>, self: string): Promise<{ seq: number; others: number }> {
+  const { rows } = await sql<{ seq: string; others: string }>`
+    with s as (update stratus_cache_versions set version = version + 1 where area = '*' returning version)
+    select version::text as seq, pg_notify(${presenceChannelPrefix} || current_schema(), version::text || ' '),
+      (select count(*) from stratus_instances i where i.id <> ${self} and i.lease_until > ${dbNowMs})::text as others from s`.execute(db);
+  const r = rows[0];
+  return r ? { seq: Number(r.seq), others: Number(r.others) } : { seq: 0, others: 0 };
 }

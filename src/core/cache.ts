@@ -30,7 +30,8 @@ import { sql, type Kysely } from 'kysely';
 import { isPostgres, type Migrations, type Store } from '../store/db.ts';
 import { prepared } from '../store/prepared.ts';
 import { SignalBus } from './cache-bus.ts';
-import { appliedEverywhere, CachePresence, presenceChannelPrefix, type PresenceOptions } from './cache-presence.ts';
+import { appliedEverywhere, CachePresence, presenceChannelPrefix, sendMarker, type PresenceOptions } from './cache-presence.ts';
+import { KeptVersions, keyOfEntry } from './kept-versions.ts';
 import { TickBatch, turnTrip, type TripPart } from './tick-batch.ts';
 import type { CacheDatabase } from './tables.ts';
 
@@ -41,32 +42,6 @@ import type { CacheDatabase } from './tables.ts';
 export const cacheAreas = ['arm', 'directory', 'platform', 'resources', 'seeded'] as const;
 /** One of {@link cacheAreas}. */
 export type CacheArea = (typeof cacheAreas)[number];
-
-/** Migration of the version table (one row per area). */
-export const cacheMigrations: Migrations = {
-  core_0002_cache_versions: {
-    async up(db: Kysely<CacheDatabase>) {
-      await db.schema
-        .createTable('stratus_cache_versions')
-        .addColumn('area', 'varchar(32)', (c) => c.primaryKey())
-        .addColumn('version', 'bigint', (c) => c.notNull())
-        .execute();
-      await db.insertInto('stratus_cache_versions').values(['arm', 'directory', 'platform'].map((area) => ({ area, version: 0 }))).execute();
-    },
-  },
-  // The `resources` area (tracked resource-manager resources by id), added after the first three.
-  core_0004_cache_area_resources: {
-    async up(db: Kysely<CacheDatabase>) {
-      await db.insertInto('stratus_cache_versions').values({ area: 'resources', version: 0 }).onConflict((oc) => oc.column('area').doNothing()).execute();
-    },
-  },
-  // The `seeded` area (data only seeding writes), added after `resources`.
-  core_0005_cache_area_seeded: {
-    async up(db: Kysely<CacheDatabase>) {
-      await db.insertInto('stratus_cache_versions').values({ area: 'seeded', version: 0 }).onConflict((oc) => oc.column('area').doNothing()).execute();
-    },
-  },
-};
 
 /**
  * Increments the version rows of `areas` through `db` (pass the write's transaction): every
@@ -189,6 +164,11 @@ export class CacheHub {
   private readonly db: Kysely<CacheDatabase>;
   /** Live: the promise this turn's callers of {@link sync} share (resolved from `setImmediate`). */
   private turn: Promise<void> | undefined;
+  /** PostgreSQL: writes with no sequence number of their own ({@link markWritten}), and how many of them are confirmed. */
+  private marked = 0;
+  private markedDone = 0;
+  /** Kept versions by name (`kept-versions.ts`). */
+  private readonly kept = new Map<string, KeptVersions>();
 
   constructor(store: Store) {
     const db = (this.db = store.db as unknown as Kysely<CacheDatabase>);
@@ -234,9 +214,20 @@ export class CacheHub {
    */
   epoch = 0;
 
-  /** Empties the caches of `areas` (all when none is named) of this instance. */
+  /**
+   * The app's kept versions called `name` (made on first use, at most `max` keys): used while
+   * live, dropped by notifications `name:<tenant>/<id>` (`kept-versions.ts`).
+   */
+  keptVersions(name: string, max = 10_000): KeptVersions {
+    let k = this.kept.get(name);
+    if (!k) this.kept.set(name, (k = new KeptVersions(() => this.live, max)));
+    return k;
+  }
+
+  /** Empties the caches of `areas` (all when none is named, the kept versions too) of this instance. */
   invalidate(...areas: CacheArea[]): void {
     this.epoch++;
+    if (!areas.length) for (const k of this.kept.values()) k.clear();
     for (const a of areas.length ? areas : cacheAreas) {
       this.gens.set(a, this.gens.get(a)! + 1);
       for (const c of this.caches.get(a)!) c.clear();
@@ -270,7 +261,16 @@ export class CacheHub {
           this.invalidate();
           return;
         }
-        const known = areas.filter((a): a is CacheArea => (cacheAreas as readonly string[]).includes(a));
+        const known: CacheArea[] = [];
+        for (const a of areas) {
+          if ((cacheAreas as readonly string[]).includes(a)) known.push(a as CacheArea);
+          else {
+            // `name:<tenant>/<id>` drops one kept version; `name` alone drops them all.
+            const colon = a.indexOf(':');
+            const k = this.kept.get(colon < 0 ? a : a.slice(0, colon));
+            if (k) (colon < 0 ? k.clear() : k.drop(keyOfEntry(a.slice(colon + 1))));
+          }
+        }
         if (known.length) this.invalidate(...known);
       },
     });
@@ -287,29 +287,59 @@ export class CacheHub {
     await this.presence?.close();
   }
 
+  /**
+   * PostgreSQL: records that this instance made a write whose notifications carry no sequence
+   * number (a mailbox's first folders, from a read): the next {@link settle} sends a marker.
+   */
+  markWritten(): void {
+    this.marked++;
+  }
+
   /** PostgreSQL: whether a write of this instance may not yet be applied by every live instance (then {@link settle} before answering). */
   unsettled(): boolean {
-    return this.written > this.confirmed;
+    return this.written > this.confirmed || this.marked > this.markedDone;
   }
 
   /**
    * PostgreSQL: waits until every other live instance has applied this instance's writes that
    * are committed (`cache-presence.ts`): one statement per look, every 1, 2, 4… 16 ms; gives up
    * after twice the lease (by then an instance that does not answer has lost its lease).
+   * With `marker` (a request that may have written rows whose notifications carry no sequence
+   * number: any POST, PATCH, PUT or DELETE request), or after
+   * {@link markWritten}, it first sends a marker (`sendMarker`) and waits for it, on this
+   * instance too (its kept versions are dropped by the same notifications).
    * @throws the database error of a look.
    */
-  async settle(leaseMs: number): Promise<void> {
-    const target = this.written;
+  async settle(leaseMs: number, marker = false): Promise<void> {
+    const marked = this.marked;
+    let target = this.written;
+    const self = this.presence?.id ?? '';
+    if (marker || marked > this.markedDone) {
+      const m = await sendMarker(this.db, self);
+      target = Math.max(target, m.seq);
+      if (this.presence) await this.presence.whenApplied(m.seq);
+      if (m.others === 0) {
+        // No other live instance: every sequence number below the marker is committed (the marker waited for its row lock).
+        this.confirm(m.seq, marked);
+        return;
+      }
+    }
     const until = performance.now() + 2 * leaseMs + 1000;
     for (let delay = 1; ; delay = Math.min(delay * 2, 16)) {
-      const upto = await appliedEverywhere(this.db, this.presence?.id ?? '', target);
+      const upto = await appliedEverywhere(this.db, self, target);
       if (upto !== undefined) {
-        if (upto > this.confirmed) this.confirmed = upto;
+        this.confirm(upto, upto >= target ? marked : this.markedDone);
         return;
       }
       if (performance.now() > until) return;
       await new Promise((r) => setTimeout(r, delay));
     }
+  }
+
+  /** Records what {@link settle} found applied everywhere. */
+  private confirm(upto: number, marked: number): void {
+    if (upto > this.confirmed) this.confirmed = upto;
+    if (marked > this.markedDone) this.markedDone = marked;
   }
 
   /**

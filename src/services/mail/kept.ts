@@ -12,10 +12,11 @@
  * PostgreSQL in the turn's one statement, with the cache versions and the rate-limit counts.
  * So a write is seen by the very next read, on this instance and on every other one sharing
  * the database, and a text is never invalidated by time: none of these answers depends on
- * the clock.
+ * the clock. A live instance on PostgreSQL keeps the versions themselves in memory
+ * (`core/kept-versions.ts`; the triggers notify, `mail_0008_mailbox_version_notices`).
  */
 import { sql, type Kysely } from 'kysely';
-import { cacheKey } from '../../core/cache.ts';
+import { cacheKey, type CacheHub } from '../../core/cache.ts';
 import { param, prepared } from '../../store/prepared.ts';
 import type { Database } from '../../store/database.ts';
 import type { MailRequest } from './request.ts';
@@ -75,16 +76,37 @@ function versionBatch(db: Kysely<Database>): TickBatch<string, string> {
 }
 
 /**
- * A mailbox's version as read by this turn's batch ('0' for a mailbox never written), asked
- * for ahead: a request that knows its mailbox before it has checked its caller asks here, so
- * that the read joins the turn's cache-version read (one round trip), and hands the result to
- * {@link keptMailText} through {@link MailRequest.versionAhead}.
+ * A mailbox's version ('0' for a mailbox never written: undefined here): kept in memory while
+ * this instance is live on PostgreSQL (`core/kept-versions.ts`: every write of the mailbox
+ * notifies, and its writer answers once every live instance dropped it), else read by this
+ * turn's batch.
  * @throws the database error of the read (also when awaited later).
  */
-export function mailboxVersionAhead(db: Kysely<Database>, tenantId: string, mailboxId: string): NonNullable<MailRequest['versionAhead']> {
-  const version = versionBatch(db).get(mailboxKey(tenantId, mailboxId));
+function readVersion(db: Kysely<Database>, cache: CacheHub, tenantId: string, mailboxId: string): string | undefined | Promise<string | undefined> {
+  const key = mailboxKey(tenantId, mailboxId);
+  const kept = cache.keptVersions('mail');
+  const v = kept.get(key);
+  if (v !== undefined) return v;
+  const ticket = kept.ticket();
+  const read = versionBatch(db).get(key);
+  if (ticket < 0) return read;
+  return read.then((version) => {
+    kept.set(key, version ?? '0', ticket);
+    return version;
+  });
+}
+
+/**
+ * A mailbox's version ({@link readVersion}), asked for ahead: a request that knows its mailbox
+ * before it has checked its caller asks here, so that a read joins the turn's cache-version
+ * read (one round trip), and hands the result to {@link keptMailText} through
+ * {@link MailRequest.versionAhead}.
+ * @throws the database error of the read (also when awaited later).
+ */
+export function mailboxVersionAhead(db: Kysely<Database>, cache: CacheHub, tenantId: string, mailboxId: string): NonNullable<MailRequest['versionAhead']> {
+  const version = readVersion(db, cache, tenantId, mailboxId);
   // Awaited only when the request gets that far; an error is then thrown there.
-  version.catch(() => undefined);
+  if (version instanceof Promise) version.catch(() => undefined);
   return { tenantId, mailboxId, version };
 }
 
@@ -98,7 +120,7 @@ export async function keptMailText(mr: MailRequest, what: string, produce: () =>
   const texts = mr.ctx.cache.shared<string>('mail.keptTexts', 'directory', 1000);
   const gen = mr.ctx.cache.generation('directory');
   const ahead = mr.versionAhead;
-  const read = ahead && ahead.tenantId === mr.mb.tenantId && ahead.mailboxId === mr.mb.mailboxId ? ahead.version : versionBatch(mr.ctx.store.db).get(mailboxKey(mr.mb.tenantId, mr.mb.mailboxId));
+  const read = ahead && ahead.tenantId === mr.mb.tenantId && ahead.mailboxId === mr.mb.mailboxId ? ahead.version : readVersion(mr.ctx.store.db, mr.ctx.cache, mr.mb.tenantId, mr.mb.mailboxId);
   const version = (await read) ?? '0';
   const key = cacheKey(what, mr.mb.tenantId, mr.mb.mailboxId, version, mr.req.raw.url ?? mr.req.url, mr.ctx.origin(), mr.bodyType, mr.immutable, mr.maxPageSize);
   const kept = texts.peek(key);

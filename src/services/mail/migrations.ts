@@ -9,6 +9,7 @@
 import { sql, type Kysely } from 'kysely';
 import { autoIncrementKey, isPostgres, type Migrations } from '../../store/db.ts';
 import type { MailDatabase } from './tables.ts';
+import { presenceChannelPrefix } from '../../core/cache-presence.ts';
 
 /** The mail area's tables, children first (cleared by `POST /_stratus/reset`). */
 export const mailTables: (keyof MailDatabase)[] = ['mail_upload_chunks', 'mail_upload_sessions', 'mail_id_history', 'mail_outbound', 'mail_extensions', 'mail_attachments', 'mail_multi_props', 'mail_single_props', 'mail_categories', 'mail_messages', 'mail_folder_counts', 'mail_folders'];
@@ -263,6 +264,41 @@ END $$`,
           await sql.raw(`CREATE TRIGGER ${table}_version_ai AFTER INSERT ON ${table} BEGIN ${bump('VALUES (new.tenant_id, new.mailbox_id, 1)')}; END`).execute(db);
           await sql.raw(`CREATE TRIGGER ${table}_version_ad AFTER DELETE ON ${table} BEGIN ${bump('VALUES (old.tenant_id, old.mailbox_id, 1)')}; END`).execute(db);
           await sql.raw(`CREATE TRIGGER ${table}_version_au AFTER UPDATE ON ${table} BEGIN ${bump('VALUES (new.tenant_id, new.mailbox_id, 1)')}; END`).execute(db);
+        }
+      }
+    },
+  },
+  mail_0008_mailbox_version_notices: {
+    /**
+     * PostgreSQL: the version triggers of `mail_0007_mailbox_versions` also notify the live
+     * instances (`core/kept-versions.ts`) in the write's transaction (delivered at commit):
+     * `0 mail:<tenant>/<mailbox>,…` for the statement's mailboxes, or `0 mail` (all) for more
+     * than 20 of them or ids with other characters than `[A-Za-z0-9._@-]`. The notification takes
+     * no sequence number (no lock beyond the mailbox version rows'); the writer's request sends
+     * a marker after the commit (`core/cache-presence.ts` `sendMarker`). SQLite: nothing.
+     */
+    async up(db: Kysely<unknown>) {
+      if (!isPostgres(db)) return;
+      const plain = "'^[A-Za-z0-9._@-]+$'";
+      for (const table of ['mail_messages', 'mail_folders']) {
+        for (const [event, rows] of [['INSERT', 'new_rows'], ['UPDATE', 'new_rows'], ['DELETE', 'old_rows']] as const) {
+          const fn = `${table}_version_${event.toLowerCase()}`;
+          await sql
+            .raw(
+              `CREATE OR REPLACE FUNCTION ${fn}() RETURNS trigger LANGUAGE plpgsql AS $$
+              DECLARE boxes text;
+              BEGIN
+                INSERT INTO mail_mailbox_versions (tenant_id, mailbox_id, version) SELECT DISTINCT tenant_id, mailbox_id, 1 FROM ${rows}
+                  ON CONFLICT (tenant_id, mailbox_id) DO UPDATE SET version = mail_mailbox_versions.version + 1;
+                SELECT CASE WHEN count(*) = 0 THEN NULL
+                  WHEN count(*) > 20 OR bool_or(tenant_id !~ ${plain} OR mailbox_id !~ ${plain}) THEN 'mail'
+                  ELSE string_agg('mail:' || tenant_id || '/' || mailbox_id, ',') END
+                  INTO boxes FROM (SELECT DISTINCT tenant_id, mailbox_id FROM ${rows}) b;
+                IF boxes IS NOT NULL THEN PERFORM pg_notify('${presenceChannelPrefix}' || current_schema(), '0 ' || boxes); END IF;
+                RETURN NULL;
+              END $$`,
+            )
+            .execute(db);
         }
       }
     },

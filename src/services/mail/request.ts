@@ -38,7 +38,7 @@ export interface MailRequest {
   maxPageSize?: number;
   body: unknown;
   /** The mailbox's version, asked for before the caller was checked (`kept.ts` `mailboxVersionAhead`); used when it is this request's mailbox. */
-  versionAhead?: { tenantId: string; mailboxId: string; version: Promise<string | undefined> };
+  versionAhead?: { tenantId: string; mailboxId: string; version: string | undefined | Promise<string | undefined> };
 }
 
 /** What a method needs: read, write or send (reference mail §9). */

@@ -42,7 +42,7 @@ async function handle(ctx: AppContext, req: FastifyRequest, reply: FastifyReply)
   // are used only after the checks below, in the same order as for any other path.
   const ahead = me && principal.kind === 'user' ? count(principal.objectId) : undefined;
   if (ahead instanceof Promise) ahead.catch(() => undefined);
-  const versionAhead = ahead && req.method === 'GET' ? mailboxVersionAhead(ctx.store.db, principal.tenantId, principal.objectId) : undefined;
+  const versionAhead = ahead && req.method === 'GET' ? mailboxVersionAhead(ctx.store.db, ctx.cache, principal.tenantId, principal.objectId) : undefined;
   const user = await mailboxOwner(ctx, principal, me ? 'me' : { idOrUpn: segs[2]! });
   const userSegment = me ? 'me' : keySegment('users', user.id);
 

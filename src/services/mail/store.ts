@@ -124,7 +124,12 @@ export async function openMailbox(db: Kysely<Database>, user: { tenantId: string
 export async function openCachedMailbox(db: Kysely<Database>, cache: CacheHub, user: { tenantId: string; id: string; mail: string; displayName: string }): Promise<Mailbox> {
   const c = cache.shared<ReadonlyMap<string, string>>('mail.wellKnownFolders', 'directory', 10_000);
   const key = `${user.tenantId}|${user.id}`;
-  const wellKnown = (c.peek(key) ?? (await c.get(key, async () => (await openMailbox(db, user)).wellKnown))) as Map<string, string>;
+  const wellKnown = (c.peek(key) ??
+    (await c.get(key, async () => {
+      // Its first use writes the well-known folders: the request then settles like a write (PostgreSQL).
+      cache.markWritten();
+      return (await openMailbox(db, user)).wellKnown;
+    }))) as Map<string, string>;
   return { tenantId: user.tenantId, mailboxId: user.id, address: user.mail, displayName: user.displayName, wellKnown };
 }
 

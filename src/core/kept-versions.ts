@@ -1,0 +1,71 @@
+/**
+ * Versions of keyed rows (one per mailbox) kept in memory while this instance is live on
+ * PostgreSQL (`cache-presence.ts`), so that a read keyed by such a version needs no read of it
+ * (issue 9: mail GET at the framework's speed on PostgreSQL too).
+ *
+ * A write of such a row notifies every instance with the entry `<name>:<tenant>/<id>` (or
+ * `<name>` alone for many rows, or ids holding other characters than `[A-Za-z0-9._@-]`), from
+ * a trigger in the write's transaction, so no write path can forget it; its writer then sends a
+ * marker (`sendMarker`) and answers once every live instance acknowledged the marker, that is,
+ * applied the write's notification. The notification drops the kept version ({@link drop}).
+ *
+ * A version is kept only when it was read while live and no notification of this name arrived
+ * while it was read ({@link ticket}); it is used only while live. Leaving or entering live mode
+ * empties it. On SQLite and in an instance that is not live nothing is kept: every read reads
+ * the version (one statement per turn).
+ */
+import { LRUCache } from 'lru-cache';
+
+/** One name's kept versions: a bounded LRU from key (`tenant NUL id`) to version text. */
+export class KeptVersions {
+  private readonly lru: LRUCache<string, string>;
+  /** Incremented by every drop and clear: a read that overlapped one is not kept. */
+  private gen = 0;
+
+  /**
+   * @param live whether the instance is live now (`CacheHub.live`)
+   * @param max the number of keys kept (least recently used dropped first)
+   */
+  constructor(
+    private readonly live: () => boolean,
+    max: number,
+  ) {
+    this.lru = new LRUCache<string, string>({ max });
+  }
+
+  /** The kept version of `key` while live, else undefined (then read it, and {@link set} it with a {@link ticket} taken before the read). */
+  get(key: string): string | undefined {
+    return this.lru.size && this.live() ? this.lru.get(key) : undefined;
+  }
+
+  /** Taken before a read of a version: -1 when not live (nothing will be kept). */
+  ticket(): number {
+    return this.live() ? this.gen : -1;
+  }
+
+  /** Keeps `version` of `key` when nothing was dropped since `ticket` was taken and the instance is still live. */
+  set(key: string, version: string, ticket: number): void {
+    if (ticket === this.gen && this.live()) this.lru.set(key, version);
+  }
+
+  /** A notification named `key` (`tenant NUL id`): its version moved. */
+  drop(key: string): void {
+    this.gen++;
+    this.lru.delete(key);
+  }
+
+  /** Empties it (a notification of many keys; entering or leaving live mode). */
+  clear(): void {
+    this.gen++;
+    this.lru.clear();
+  }
+}
+
+/**
+ * The key of a notification entry's `<tenant>/<id>` part: `tenant NUL id` (ids in such an
+ * entry never hold `/`: the trigger names the whole set instead).
+ */
+export function keyOfEntry(entry: string): string {
+  const slash = entry.indexOf('/');
+  return entry.slice(0, slash) + '\u0000' + entry.slice(slash + 1);
+}
