@@ -31,7 +31,6 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { sql, type Kysely } from 'kysely';
-import type { Migrations } from '../store/db.ts';
 import { listeningClient } from './cache-bus.ts';
 import type { CacheDatabase } from './tables.ts';
 

@@ -27,7 +27,7 @@
  */
 import { LRUCache } from 'lru-cache';
 import { sql, type Kysely } from 'kysely';
-import { isPostgres, type Migrations, type Store } from '../store/db.ts';
+import { isPostgres, type Store } from '../store/db.ts';
 import { prepared } from '../store/prepared.ts';
 import { SignalBus } from './cache-bus.ts';
 import { appliedEverywhere, CachePresence, presenceChannelPrefix, sendMarker, type PresenceOptions } from './cache-presence.ts';
