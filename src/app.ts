@@ -178,10 +178,9 @@ export async function buildApp(config: Config): Promise<BuiltApp> {
   // PostgreSQL: a request that wrote answers once every live instance applied the write (`cache-presence.ts`, `kept-versions.ts`).
   if (config.databaseUrl) {
     app.addHook('onSend', (req, _reply, payload, done) => {
-      // A method that may write: its rows' notifications may carry no sequence number (mailbox
-      // versions), so it sends a marker and waits for it (`CacheHub.settle`).
-      const m = req.method;
-      const marker = m === 'POST' || m === 'PATCH' || m === 'PUT' || m === 'DELETE';
+      // A request that may write mailbox rows (their notifications carry no sequence number)
+      // sends a marker and waits for it (`CacheHub.settle`).
+      const marker = cache.isMarked(req.raw);
       if (!marker && !cache.unsettled()) return done(null, payload);
       cache.settle(leaseMs || defaultSettings.instanceLeaseMs, marker).then(
         () => done(null, payload),

@@ -169,6 +169,8 @@ export class CacheHub {
   private markedDone = 0;
   /** Kept versions by name (`kept-versions.ts`). */
   private readonly kept = new Map<string, KeptVersions>();
+  /** PostgreSQL: requests ({@link markRequest}) that send a marker before they are answered. */
+  private readonly markedRequests = new WeakSet<object>();
 
   constructor(store: Store) {
     const db = (this.db = store.db as unknown as Kysely<CacheDatabase>);
@@ -289,10 +291,25 @@ export class CacheHub {
 
   /**
    * PostgreSQL: records that this instance made a write whose notifications carry no sequence
-   * number (a mailbox's first folders, from a read): the next {@link settle} sends a marker.
+   * number (a mailbox's first folders, written by whichever request first opened it): the next
+   * {@link settle} of any request sends a marker.
    */
   markWritten(): void {
     this.marked++;
+  }
+
+  /**
+   * PostgreSQL: records that the request `raw` (its Node request object) may write rows whose
+   * notifications carry no sequence number (mailbox versions): it sends a marker and waits for
+   * it before it is answered ({@link settle}, from the app's `onSend` hook).
+   */
+  markRequest(raw: object): void {
+    this.markedRequests.add(raw);
+  }
+
+  /** Whether {@link markRequest} marked `raw`. */
+  isMarked(raw: object): boolean {
+    return this.markedRequests.has(raw);
   }
 
   /** PostgreSQL: whether a write of this instance may not yet be applied by every live instance (then {@link settle} before answering). */
@@ -305,7 +322,7 @@ export class CacheHub {
    * are committed (`cache-presence.ts`): one statement per look, every 1, 2, 4… 16 ms; gives up
    * after twice the lease (by then an instance that does not answer has lost its lease).
    * With `marker` (a request that may have written rows whose notifications carry no sequence
-   * number: any POST, PATCH, PUT or DELETE request), or after
+   * number: {@link markRequest}), or after
    * {@link markWritten}, it first sends a marker (`sendMarker`) and waits for it, on this
    * instance too (its kept versions are dropped by the same notifications).
    * @throws the database error of a look.

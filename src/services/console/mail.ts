@@ -30,7 +30,7 @@ function who(r: Recipient | null | undefined): string {
 async function mailboxOf(ctx: AppContext, tenantId: string, userId: string): Promise<Mailbox> {
   const user = await ctx.identity.directory.findUser(userId);
   if (!user || user.tenantId !== tenantId) throw errors.mail.consoleMailboxNotFound({ user: userId, tenant: tenantId });
-  return openMailbox(ctx.store.db, user);
+  return openMailbox(ctx.store.db, user, () => ctx.cache.markWritten());
 }
 
 async function folderTree(ctx: AppContext, mb: Mailbox, current: string, base: string): Promise<Safe> {
@@ -152,6 +152,7 @@ export function registerMailPages(app: FastifyInstance, ctx: AppContext): void {
 
   app.post('/_stratus/console/mail/:tenant/:user/messages/:id/read', async (req, reply) => {
     checkCsrf(req, ctx.origin());
+    ctx.cache.markRequest(req.raw);
     const { tenant, user, id } = req.params as { tenant: string; user: string; id: string };
     const form = (req.body ?? {}) as Record<string, unknown>;
     const read = form.read === 'true' || form.read === true;

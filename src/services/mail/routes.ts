@@ -25,6 +25,8 @@ async function handle(ctx: AppContext, req: FastifyRequest, reply: FastifyReply)
   const path = qi < 0 ? raw : raw.slice(0, qi);
   const q = new URLSearchParams(qi < 0 ? '' : raw.slice(qi + 1));
   const segs = pathSegments(path);
+  // A write of the mailbox answers once every live instance applied it (PostgreSQL; `core/kept-versions.ts`).
+  if (req.method !== 'GET' && req.method !== 'HEAD') ctx.cache.markRequest(req.raw);
   const version = segs[0]!.toLowerCase() === 'beta' ? 'beta' : 'v1.0';
   // The routes match `/{version}/me…` and `/{version}/users…` (so that key syntax `users('…')` reaches here too).
   if (segs.length < 3 || !(eq(segs[1], 'me') || eq(segs[1], 'users'))) throw errors.mail.segmentNotFound({ segment: segs[Math.min(segs.length - 1, 1)] ?? '' });

@@ -97,8 +97,10 @@ export const malformed = () => errors.mail.idMalformed();
 /**
  * The mailbox of a directory user, creating its well-known folders on first use
  * (folder ids are deterministic per mailbox, so concurrent first uses agree).
+ * @param wrote called after it wrote folders (a request's caller passes `CacheHub.markWritten`:
+ *   on PostgreSQL the request then answers once every live instance applied the write)
  */
-export async function openMailbox(db: Kysely<Database>, user: { tenantId: string; id: string; mail: string; displayName: string }): Promise<Mailbox> {
+export async function openMailbox(db: Kysely<Database>, user: { tenantId: string; id: string; mail: string; displayName: string }, wrote?: () => void): Promise<Mailbox> {
   const read = async () =>
     (await wellKnownFoldersOf(db, user.tenantId, user.id)) as { id: string; well_known: string }[];
   let rows = await read();
@@ -110,6 +112,7 @@ export async function openMailbox(db: Kysely<Database>, user: { tenantId: string
       .filter((f) => !have.has(f.name))
       .map((f) => ({ id: ids.get(f.name)!, tenant_id: user.tenantId, mailbox_id: user.id, parent_id: f.parent ? ids.get(f.parent)! : null, well_known: f.name, display_name: f.displayName, is_hidden: f.hidden ? 1 : 0, created_at: at }));
     await db.insertInto('mail_folders').values(values).onConflict((oc) => oc.doNothing()).execute();
+    wrote?.();
     rows = await read();
   }
   return { tenantId: user.tenantId, mailboxId: user.id, address: user.mail, displayName: user.displayName, wellKnown: new Map(rows.map((r) => [r.well_known, r.id])) };
@@ -125,11 +128,7 @@ export async function openCachedMailbox(db: Kysely<Database>, cache: CacheHub, u
   const c = cache.shared<ReadonlyMap<string, string>>('mail.wellKnownFolders', 'directory', 10_000);
   const key = `${user.tenantId}|${user.id}`;
   const wellKnown = (c.peek(key) ??
-    (await c.get(key, async () => {
-      // Its first use writes the well-known folders: the request then settles like a write (PostgreSQL).
-      cache.markWritten();
-      return (await openMailbox(db, user)).wellKnown;
-    }))) as Map<string, string>;
+    (await c.get(key, async () => (await openMailbox(db, user, () => cache.markWritten())).wellKnown))) as Map<string, string>;
   return { tenantId: user.tenantId, mailboxId: user.id, address: user.mail, displayName: user.displayName, wellKnown };
 }
 

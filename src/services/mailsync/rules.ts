@@ -68,7 +68,7 @@ async function resolveResource(ctx: AppContext, p: Principal, resource: string):
   // Delegated tokens subscribe only to the signed-in user's own mailbox (reference mail §7.1).
   const user = await mailboxOwner(ctx, p, path.user);
   const db = ctx.store.db;
-  const mb = await openMailbox(db, { tenantId: user.tenantId, id: user.id, mail: user.mail, displayName: user.displayName });
+  const mb = await openMailbox(db, { tenantId: user.tenantId, id: user.id, mail: user.mail, displayName: user.displayName }, () => ctx.cache.markWritten());
   let out: { mailboxId: string; folderId: string | null; exclude: string[]; filter: string | null };
   if (path.folders.length === 0) out = { mailboxId: user.id, folderId: null, exclude: hiddenFromMailboxList.map((n) => mb.wellKnown.get(n)!).filter(Boolean), filter: path.filter };
   else {
