@@ -125,6 +125,17 @@ describe('live instances on one PostgreSQL schema', { skip: skipReason }, () => 
     assert.equal(await subject(polled.url, mail, message), text);
   });
 
+  test('only a request that may write a mailbox sends a marker (a POST read does not take the sequence row)', async () => {
+    const seq = async () => Number((await db.query("select version from stratus_cache_versions where area = '*'")).rows[0].version);
+    const before = await seq();
+    const list = await fetch(`${a.url}/subscriptions/${demoSubscription.id}/resourceGroups/${demoSubscription.resourceGroup}/providers/Vendor.DataShare/accounts/stratus-share/shares/sales/listSynchronizations?api-version=2021-08-01`, { method: 'POST', headers: { authorization: `Bearer ${token}` } });
+    assert.equal(list.status, 200, await list.text());
+    assert.equal(await subject(a.url, mail, message), await subject(b.url, mail, message));
+    assert.equal(await seq(), before, 'no marker for a read, also not for a POST read');
+    await patchSubject(a.url, mail, message, `marked ${crypto.randomUUID()}`);
+    assert.ok((await seq()) > before, 'the mail write sent one');
+  });
+
   test('a live instance reads no mailbox version; an instance that is not live reads it every turn', async () => {
     const texts = (s: TestServer) => s.server.ctx.cache.shared<string>('mail.keptTexts', 'directory', 1000);
     await subject(b.url, mail, message);
