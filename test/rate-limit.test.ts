@@ -20,7 +20,7 @@ import { dropSchemas } from './helpers/server.ts';
 import { sql } from 'kysely';
 import SQLite from 'better-sqlite3';
 import { cachingSqlite, openStore, type Store } from '../src/store/db.ts';
-import { leaseFor, maxLease, RateLimiter, rateLimitMigrations } from '../src/core/rate-limit.ts';
+import { leaseFor, maxLease, maxRateLease, rateLease, RateLimiter, rateLimitMigrations } from '../src/core/rate-limit.ts';
 import { bumpCacheVersions, CacheHub } from '../src/core/cache.ts';
 import { cacheMigrations } from '../src/core/cache-migrations.ts';
 import type { RateLimitDatabase } from '../src/core/tables.ts';
@@ -101,6 +101,21 @@ test('one SQL text runs from one prepared statement', async () => {
   }
 });
 
+test('lease sizes: 64, or about 100 ms of a busy bucket\'s traffic, never more than 1/16 of what is left', () => {
+  // The rate of the last lease: `granted` requests used in `elapsedMs`.
+  assert.equal(rateLease(0, 10), 0);
+  assert.equal(rateLease(64, 100), 64);
+  assert.equal(rateLease(64, 10), 640);
+  assert.equal(rateLease(64, 1000), 7);
+  assert.equal(rateLease(64, 0), maxRateLease);
+  assert.equal(leaseFor(1e9, 0), maxLease);
+  assert.equal(leaseFor(1e9, 0, 7), maxLease, 'a slow bucket keeps 64');
+  assert.equal(leaseFor(1e9, 0, 640), 640, 'a busy one gets more');
+  assert.equal(leaseFor(1600, 0, 640), 100, 'at most 1/16 of the budget');
+  assert.equal(leaseFor(1600, 1500, 640), 6, 'at most 1/16 of what is left');
+  assert.equal(leaseFor(10, 0, 640), 0, 'none for a budget under 16');
+});
+
 test('PostgreSQL: an upsert reserves a lease ahead, answered without a round trip; the limit holds across instances and one instance counts exactly', async (t) => {
   if (!dbUrl) return t.skip('PostgreSQL only (SQLite counts in memory)');
   const a = await open();
@@ -123,12 +138,18 @@ test('PostgreSQL: an upsert reserves a lease ahead, answered without a round tri
   assert.equal(await row(big), 1 + maxLease, 'the lease was used without touching the row');
   // B counts after what A reserved; A's next hit counts after B's reservation.
   assert.equal((await limiterB.hit(big, limit, 600)).remaining, limit - (1 + maxLease) - 1);
+  const rowBefore = await row(big);
   const next = limiterA.hit(big, limit, 600);
   assert.ok(next instanceof Promise, 'a used-up lease goes back to the database');
   assert.ok((await next).remaining < limit - 2 * (1 + maxLease));
+  // Its lease (sized by how fast the last one was used: at least 64, at most 1/16 of what was
+  // left at A's last count, 1 + maxLease).
+  const rowAfter = await row(big);
+  const lease = rowAfter - rowBefore - 1;
+  assert.ok(lease >= maxLease && lease <= Math.floor((limit - (1 + maxLease)) / 16), `lease ${lease}`);
   // peek counts what this instance reserved and has not used as still available.
   const peekA = await limiterA.peek(big, limit, 600);
-  assert.equal(peekA.remaining, limit - (await row(big)) + maxLease);
+  assert.equal(peekA.remaining, limit - rowAfter + lease);
 
   // One instance alone counts exactly, lease or not: 50 allowed of 50, remaining 49 … 0.
   const alone = `alone:${randomBytes(4).toString('hex')}`;

@@ -14,17 +14,20 @@
  *     {@link TickBatch}), sent in the turn's one statement with the cache and mailbox versions
  *     (`tick-batch.ts`); each request gets its own place in the returned count.
  *   - **Leases.** An upsert also reserves a few more requests of the budget for this instance
- *     ({@link leaseFor}: at most {@link maxLease}, at most 1/{@link leaseShare} of what was
- *     left at this instance's last count of the window — of the whole budget before its first —
- *     and none for a budget under {@link leaseShare} requests). The next
+ *     ({@link leaseFor}: {@link maxLease}, or about {@link leaseHorizonMs} ms of the bucket's
+ *     traffic on this instance when that is more — {@link rateLease}, measured from the last
+ *     lease's use, at most {@link maxRateLease} — but never more than 1/{@link leaseShare} of
+ *     what was left at this instance's last count of the window — of the whole budget before
+ *     its first — and none for a budget under {@link leaseShare} requests). The next
  *     hits are answered from the reservation at once, with no database round trip, until it
- *     is used up or its window ends; then the next turn counts again. A busy caller costs one
- *     upsert per {@link maxLease} requests instead of one per turn.
+ *     is used up or its window ends; then the next turn counts again. A busy caller costs
+ *     about ten upserts a second per instance, whatever its rate, instead of one per turn.
  *   - **Tolerance.** The limit is never exceeded. A reservation not yet used by one instance
  *     is not available to the others: near the end of a budget a caller may be refused up to
- *     that many requests early on another instance (per instance at most 64, and at most 1/16
- *     of the budget), and an instance that stops holds its unused reservation until the
- *     window ends. One instance alone counts exactly. After `POST /_stratus/reset`, another
+ *     that many requests early on another instance (per instance at most 64, or about 100 ms
+ *     of that caller's traffic there when it sends more than 640 requests a second; never
+ *     more than 1/16 of what was left), and an instance that stops holds its unused
+ *     reservation until the window ends. One instance alone counts exactly. After `POST /_stratus/reset`, another
  *     instance may still use what it had reserved before the reset.
  *   - An unlogged table is emptied by crash recovery of the database server: budgets restart
  *     after a PostgreSQL crash.
@@ -87,14 +90,33 @@ function decision(start: number, count: number, limit: number, windowMs: number,
   };
 }
 
-/** At most this many requests of a budget are reserved ahead by one upsert (PostgreSQL leases, see the module note). */
+/** At most this many requests of a budget are reserved ahead by one upsert, unless the bucket's rate asks for more (PostgreSQL leases, see the module note). */
 export const maxLease = 64;
 /** A lease takes at most 1/`leaseShare` of the budget left at the last count. */
 export const leaseShare = 16;
+/** A busy bucket's lease covers about this many ms of its traffic on this instance ({@link rateLease}). */
+export const leaseHorizonMs = 100;
+/** A lease sized by rate never exceeds this many requests. */
+export const maxRateLease = 4096;
 
-/** How many requests to reserve ahead for a bucket whose last known count was `seen` (0 when unknown). */
-export function leaseFor(limit: number, seen: number): number {
-  return Math.max(0, Math.min(maxLease, Math.floor((limit - seen) / leaseShare)));
+/**
+ * The lease that covers {@link leaseHorizonMs} of a bucket's traffic on this instance, when the
+ * last upsert granted `granted` requests (the turn's hits and its lease) and the next one is
+ * wanted `elapsedMs` later (monotonic clock): all of them were used in that time. At most
+ * {@link maxRateLease}; 0 when nothing is known.
+ */
+export function rateLease(granted: number, elapsedMs: number): number {
+  if (!(granted > 0)) return 0;
+  return Math.min(maxRateLease, Math.ceil((granted * leaseHorizonMs) / Math.max(elapsedMs, 1)));
+}
+
+/**
+ * How many requests to reserve ahead for a bucket whose last known count was `seen` (0 when
+ * unknown): {@link maxLease}, or more when its rate asks for more (`byRate`, {@link rateLease}),
+ * but never more than 1/{@link leaseShare} of what is left (so none for a budget under 16).
+ */
+export function leaseFor(limit: number, seen: number, byRate = 0): number {
+  return Math.max(0, Math.min(Math.max(maxLease, byRate), Math.floor((limit - seen) / leaseShare)));
 }
 
 /** A bucket's window after one turn's upsert (PostgreSQL): its start, its count with the turn's hits and lease, the time used and the lease asked for. */
@@ -114,6 +136,9 @@ interface Lease {
   ranges: { next: number; end: number }[];
   /** The window's count as last returned by the database (sizes the next lease). */
   seen: number;
+  /** `performance.now()` of the last upsert, and how many requests it granted this instance (the turn's hits and its lease): the bucket's rate. */
+  grantedAt: number;
+  granted: number;
 }
 
 /** Splits a batch key `windowMs NUL limit NUL bucket`. */
@@ -187,7 +212,8 @@ export class RateLimiter {
       part: countPart((key) => {
         const { limit, bucket } = keyParts(key);
         const l = this.leases.get(bucket);
-        return leaseFor(limit, l && l.limit === limit ? l.seen : 0);
+        if (!l || l.limit !== limit) return leaseFor(limit, 0);
+        return leaseFor(limit, l.seen, rateLease(l.granted, performance.now() - l.grantedAt));
       }),
     });
   }
@@ -298,18 +324,20 @@ export class RateLimiter {
   private async countShared(bucket: string, limit: number, windowMs: number): Promise<RateDecision> {
     const { value, place, of } = await this.turns.join(`${windowMs}\u0000${limit}\u0000${bucket}`);
     const v = value!;
-    if (place === 0) this.keepLease(bucket, limit, windowMs, v);
+    if (place === 0) this.keepLease(bucket, limit, windowMs, v, of);
     return decision(v.start, v.count - v.lease - of + place + 1, limit, windowMs, v.now);
   }
 
-  /** Records the lease an upsert reserved (the counts after the turn's hits, up to the limit). */
-  private keepLease(bucket: string, limit: number, windowMs: number, v: TurnCount): void {
+  /** Records the lease an upsert reserved (the counts after the turn's `hits`, up to the limit) and when. */
+  private keepLease(bucket: string, limit: number, windowMs: number, v: TurnCount, hits: number): void {
     let l = this.leases.get(bucket);
     if (l === undefined || l.start !== v.start || l.limit !== limit || l.windowMs !== windowMs) {
-      l = { start: v.start, windowMs, limit, ranges: [], seen: v.count };
+      l = { start: v.start, windowMs, limit, ranges: [], seen: v.count, grantedAt: 0, granted: 0 };
       this.leases.set(bucket, l);
     }
     l.seen = Math.max(l.seen, v.count);
+    l.grantedAt = performance.now();
+    l.granted = hits + v.lease;
     const next = v.count - v.lease + 1;
     const end = Math.min(v.count, limit);
     if (next <= end) l.ranges.push({ next, end });
