@@ -77,6 +77,15 @@ class Receiver {
   }
 }
 
+/**
+ * What the app does before it answers a request that wrote (its `onSend` hook): waits until
+ * every live instance applied this instance's writes. The tests below write through the store
+ * directly, so they wait here as a write request would before its answer.
+ */
+async function answered(s: TestServer): Promise<void> {
+  if (s.server.ctx.cache.unsettled()) await s.server.ctx.cache.settle(3000);
+}
+
 describe('two instances on one PostgreSQL schema', { skip: skipReason }, () => {
   let a: TestServer;
   let b: TestServer;
@@ -123,11 +132,13 @@ describe('two instances on one PostgreSQL schema', { skip: skipReason }, () => {
     const arm = new ArmStore(a.server.ctx.store.db, a.server.ctx.cache);
     const id = crypto.randomUUID();
     await arm.addAssignment({ id, tenantId: demoTenant.id, scope: `/subscriptions/${demoSubscription.id}`, roleDefinitionId: roleIds.reader, principalId: demoUser.id, principalType: 'User' });
+    await answered(a);
     const allowed = await get(b.url, skus(demoSubscription.id), armUser);
     assert.equal(allowed.status, 200, JSON.stringify(allowed.body));
     assert.ok(allowed.body.value.length > 0);
     assert.equal((await get(a.url, skus(demoSubscription.id), armUser)).status, 200);
     assert.equal(await arm.deleteAssignment(id), true);
+    await answered(a);
     assert.equal((await get(b.url, skus(demoSubscription.id), armUser)).status, 403);
     assert.equal((await get(a.url, skus(demoSubscription.id), armUser)).status, 403);
   });
@@ -140,9 +151,11 @@ describe('two instances on one PostgreSQL schema', { skip: skipReason }, () => {
     const arm = new ArmStore(a.server.ctx.store.db, a.server.ctx.cache);
     // Under the management group where the admin is Owner (tenant root): access through the chain.
     await arm.addSubscription({ subscriptionId: sub, tenantId: demoTenant.id, displayName: 'scale-out', state: 'Enabled', managementGroup: 'stratus-platform' });
+    await answered(a);
     assert.equal((await get(b.url, skus(sub), armAdmin)).status, 200);
     assert.equal((await get(a.url, skus(sub), armAdmin)).status, 200);
     assert.equal(await arm.deleteSubscription(sub), true);
+    await answered(a);
     const gone = await get(b.url, skus(sub), armAdmin);
     assert.equal(gone.status, 404);
     assert.equal(gone.body.error.code, 'SubscriptionNotFound');
