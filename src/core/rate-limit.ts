@@ -27,8 +27,8 @@
  *     that many requests early on another instance (per instance at most 64, or about 100 ms
  *     of that caller's traffic there when it sends more than 640 requests a second; never
  *     more than 1/16 of what was left), and an instance that stops holds its unused
- *     reservation until the window ends. One instance alone counts exactly. After `POST /_stratus/reset`, another
- *     instance may still use what it had reserved before the reset.
+ *     reservation until the window ends. One instance alone counts exactly. After
+ *     `POST /_stratus/reset`, another instance may still use what it had reserved before it.
  *   - An unlogged table is emptied by crash recovery of the database server: budgets restart
  *     after a PostgreSQL crash.
  */
