@@ -310,6 +310,28 @@ describe('console in a headless browser', { skip: !haveChromium && !process.env.
     if (userDir) fs.rmSync(userDir, { recursive: true, force: true });
   });
 
+  test('a kept mail answer is logged by reference with the same body as a fresh one', async () => {
+    const token = await userToken(t.url, identities.user, mailScopes);
+    const headers = { authorization: `Bearer ${token}` };
+    const page = (await (await fetch(`${t.url}/v1.0/me/messages?$top=1&$select=subject`, { headers })).json()) as { value: { id: string }[] };
+    const url = `${t.url}/v1.0/me/messages/${encodeURIComponent(page.value[0]!.id)}`;
+    // The first read makes and keeps the text; the second is answered from it (held by reference in the log).
+    const answers: { id: string; text: string }[] = [];
+    for (let i = 0; i < 2; i++) {
+      const r = await fetch(url, { headers });
+      assert.equal(r.status, 200);
+      answers.push({ id: r.headers.get('request-id')!, text: await r.text() });
+    }
+    assert.equal(answers[0]!.text, answers[1]!.text);
+    const all = (await (await t.control('/_stratus/requests?family=mail&limit=20')).json()).value as any[];
+    for (const a of answers) {
+      const e = all.find((x) => x.id === a.id);
+      assert.ok(e, `request ${a.id} is logged`);
+      assert.equal(e.responseBody, a.text);
+      assert.equal(Number(e.responseHeaders['content-length']), Buffer.byteLength(a.text));
+    }
+  });
+
   test('find a sent message by subject, read it safely, see a failed notification and a 403 in the live log', async () => {
     const token = await userToken(t.url, identities.user, mailScopes);
     const client = graphClient(t.url, token);

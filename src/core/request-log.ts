@@ -89,6 +89,8 @@ const enum BodyKind {
   Binary,
   /** A note said instead of the body (too large, or of unknown size). */
   Note,
+  /** Text held by reference: a string a cache keeps anyway ({@link RequestLog.heldBody}). */
+  Held,
 }
 
 /**
@@ -123,6 +125,8 @@ export class RequestLog {
   private readonly methods: string[];
   /** The entry made from a slot (once), until the slot is reused. */
   private readonly entries: (RequestEntry | undefined)[];
+  /** The response body of a slot held by reference ({@link BodyKind.Held}), else undefined. */
+  private readonly heldBodies: (string | undefined)[];
   private readonly listeners = new Set<(e: RequestEntry) => void>();
   /** Called when an entry could not be recorded (the app logs a warning); the request is unaffected. */
   onError: (e: Error, requestId: string) => void = () => undefined;
@@ -145,6 +149,18 @@ export class RequestLog {
     this.families = new Array(size);
     this.methods = new Array(size);
     this.entries = new Array(size);
+    this.heldBodies = new Array(size);
+  }
+
+  /**
+   * Tells the log that `raw`'s response body will be `text`, a string a cache keeps anyway (a
+   * kept answer text): the entry then holds it by reference instead of copying it into the ring.
+   * Holding a string made for one request would move it to the old generation (the reason for
+   * the ring, see the class note); a kept text is there already. At most {@link size} such
+   * texts are held past their cache's eviction (1,000 by default, each at most 32 Ki units).
+   */
+  heldBody(raw: http.IncomingMessage, text: string): void {
+    if (this.size > 0) (raw as unknown as RequestMarks)[heldKey] = text;
   }
 
   /** Entries newest first, filtered. */
@@ -200,15 +216,18 @@ export class RequestLog {
       if (reqLen !== undefined && reqLen <= maxLoggedBodyBytes) [requestBody, requestKind] = [parsedBodyText(body, raw.headers['content-type'] ?? ''), BodyKind.Text];
       else [requestBody, requestKind] = [reqLen !== undefined ? `[${reqLen} bytes, not kept]` : '[body of unknown size, not kept]', BodyKind.Note];
     }
-    const responseKind = typeof responseBody === 'string' ? BodyKind.Text : Buffer.isBuffer(responseBody) ? BodyKind.Binary : BodyKind.None;
+    const marks = raw as unknown as RequestMarks;
+    const held = marks[heldKey];
+    const responseKind =
+      typeof responseBody === 'string' ? (responseBody === held ? BodyKind.Held : BodyKind.Text) : Buffer.isBuffer(responseBody) ? BodyKind.Binary : BodyKind.None;
+    this.heldBodies[slot] = responseKind === BodyKind.Held ? held : undefined;
     const written = (res as unknown as { _header?: unknown })._header;
     const head = typeof written === 'string' ? written : JSON.stringify(res.getHeaders());
-    const marks = raw as unknown as RequestMarks;
     const url = raw.url ?? '/';
     const rawHeaders = raw.rawHeaders.join('\n');
     const bodySize = (b: string | Buffer | undefined) => (b === undefined ? 0 : typeof b === 'string' ? 3 * b.length : b.length);
     const ring = this.ring;
-    const start = ring.begin(id.length + url.length + rawHeaders.length + (typeof written === 'string' ? 1 : 3) * head.length + bodySize(requestBody) + bodySize(responseBody as string | Buffer | undefined));
+    const start = ring.begin(id.length + url.length + rawHeaders.length + (typeof written === 'string' ? 1 : 3) * head.length + bodySize(requestBody) + (responseKind === BodyKind.Held ? 0 : bodySize(responseBody as string | Buffer | undefined)));
     const f = slot * fieldCount;
     this.starts[slot] = start;
     if (start >= 0) {
@@ -247,7 +266,13 @@ export class RequestLog {
     for (let i = 0, p = start; i < fieldCount; p += this.lengths[f + i]!, i++) at.push(p);
     const len = (i: Field) => this.lengths[f + i]!;
     const body = (i: Field, kind: number): string | Buffer | undefined =>
-      kind === BodyKind.Text || kind === BodyKind.Note ? ring.readUtf8(at[i]!, len(i)) : kind === BodyKind.Binary ? ring.readBytes(at[i]!, len(i)) : undefined;
+      kind === BodyKind.Text || kind === BodyKind.Note
+        ? ring.readUtf8(at[i]!, len(i))
+        : kind === BodyKind.Binary
+          ? ring.readBytes(at[i]!, len(i))
+          : kind === BodyKind.Held
+            ? this.heldBodies[slot]
+            : undefined;
     const k = this.controlKey;
     const url = ring.readLatin1(at[Field.Url]!, len(Field.Url));
     const path = url.split('?')[0]!;
@@ -307,10 +332,11 @@ function matches(e: RequestEntry, f: RequestFilter): boolean {
   return true;
 }
 
-/** What the request log marks on a raw request: its id and start (set by {@link newRequestId}) and its Fastify request ({@link linkRequest}). */
-type RequestMarks = { [idKey]?: string; [startKey]?: number; [requestKey]?: FastifyRequest };
+/** What the request log marks on a raw request: its id and start (set by {@link newRequestId}), its Fastify request ({@link linkRequest}) and a held body ({@link RequestLog.heldBody}). */
+type RequestMarks = { [idKey]?: string; [startKey]?: number; [requestKey]?: FastifyRequest; [heldKey]?: string };
 const idKey = Symbol('stratus.requestId');
 const startKey = Symbol('stratus.requestStart');
+const heldKey = Symbol('stratus.heldBody');
 const requestKey = Symbol('stratus.request');
 
 /**
@@ -320,6 +346,8 @@ const requestKey = Symbol('stratus.request');
 export function newRequestId(raw: http.IncomingMessage): string {
   const marks = raw as unknown as RequestMarks;
   marks[startKey] = performance.now();
+  // Set on every request (see RequestLog.heldBody), so that the raw requests keep one shape.
+  marks[heldKey] = undefined;
   return (marks[idKey] = newUuid());
 }
 
@@ -354,6 +382,7 @@ export function loggedResponseClass(log: RequestLog): typeof http.ServerResponse
       } catch (e) {
         log.onError(e as Error, id);
       }
+      raw[heldKey] = undefined;
       return out;
     }
   }

@@ -16,7 +16,8 @@
  * (`core/kept-versions.ts`; the triggers notify, `mail_0008_mailbox_version_notices`).
  */
 import { sql, type Kysely } from 'kysely';
-import { cacheKey, type CacheHub } from '../../core/cache.ts';
+import type { CacheHub } from '../../core/cache.ts';
+import { KeyInterner } from '../../core/keys.ts';
 import { param, prepared } from '../../store/prepared.ts';
 import type { Database } from '../../store/database.ts';
 import type { MailRequest } from './request.ts';
@@ -29,8 +30,12 @@ const mailboxVersion = prepared((db: Kysely<Database>) =>
   db.selectFrom('mail_mailbox_versions').select('version').where('tenant_id', '=', param(0)).where('mailbox_id', '=', param(1)),
 );
 
+/** The keys of mailboxes and of kept texts, made once (`core/keys.ts`). */
+const mailboxKeys = new KeyInterner('\u0000');
+const textKeys = new KeyInterner('\u0000');
+
 /** The batch key of a mailbox: `tenant NUL mailbox` (ids never hold NUL); {@link mailboxOfKey} splits it. */
-const mailboxKey = (tenantId: string, mailboxId: string) => `${tenantId}\u0000${mailboxId}`;
+const mailboxKey = (tenantId: string, mailboxId: string) => mailboxKeys.key(tenantId, mailboxId);
 const mailboxOfKey = (key: string) => key.split('\u0000') as [tenantId: string, mailboxId: string];
 
 /**
@@ -122,9 +127,13 @@ export async function keptMailText(mr: MailRequest, what: string, produce: () =>
   const ahead = mr.versionAhead;
   const read = ahead && ahead.tenantId === mr.mb.tenantId && ahead.mailboxId === mr.mb.mailboxId ? ahead.version : readVersion(mr.ctx.store.db, mr.ctx.cache, mr.mb.tenantId, mr.mb.mailboxId);
   const version = (await read) ?? '0';
-  const key = cacheKey(what, mr.mb.tenantId, mr.mb.mailboxId, version, mr.req.raw.url ?? mr.req.url, mr.ctx.origin(), mr.bodyType, mr.immutable, mr.maxPageSize);
+  const key = textKeys.key(what, mr.ctx.origin(), mr.immutable ? 'i' : 'r', mr.bodyType ?? '', mr.maxPageSize === undefined ? '' : String(mr.maxPageSize), mailboxKey(mr.mb.tenantId, mr.mb.mailboxId), version, mr.req.raw.url ?? mr.req.url);
   const kept = texts.peek(key);
-  if (kept !== undefined) return kept;
+  if (kept !== undefined) {
+    // The request log may hold this answer by reference: the cache keeps it anyway.
+    mr.ctx.requestLog.heldBody(mr.req.raw, kept);
+    return kept;
+  }
   const text = await produce();
   if (text.length <= maxKeptChars) texts.set(key, text, gen);
   return text;

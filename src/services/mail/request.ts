@@ -49,8 +49,11 @@ const scopesFor: Record<Level, string[]> = {
   send: ['Mail.Send'],
 };
 
-/** Case-insensitive equality of a path segment (undefined matches nothing). */
-export const eq = (a: string | undefined, b: string): boolean => a !== undefined && a.toLowerCase() === b.toLowerCase();
+/**
+ * Case-insensitive equality of a path segment with an ASCII name `b` (undefined matches nothing).
+ * Lengths are compared first: no segment that lower-cases to an ASCII name has another length.
+ */
+export const eq = (a: string | undefined, b: string): boolean => a !== undefined && a.length === b.length && a.toLowerCase() === b.toLowerCase();
 
 /**
  * Checks the caller's delegated scopes or application roles for a method.
