@@ -89,7 +89,7 @@ const enum BodyKind {
   Binary,
   /** A note said instead of the body (too large, or of unknown size). */
   Note,
-  /** Text held by reference: a string a cache keeps anyway ({@link RequestLog.heldBody}). */
+  /** A body held by reference: a string or buffer a cache keeps anyway ({@link RequestLog.heldBody}). */
   Held,
 }
 
@@ -126,7 +126,7 @@ export class RequestLog {
   /** The entry made from a slot (once), until the slot is reused. */
   private readonly entries: (RequestEntry | undefined)[];
   /** The response body of a slot held by reference ({@link BodyKind.Held}), else undefined. */
-  private readonly heldBodies: (string | undefined)[];
+  private readonly heldBodies: (string | Buffer | undefined)[];
   private readonly listeners = new Set<(e: RequestEntry) => void>();
   /** Called when an entry could not be recorded (the app logs a warning); the request is unaffected. */
   onError: (e: Error, requestId: string) => void = () => undefined;
@@ -159,7 +159,7 @@ export class RequestLog {
    * the ring, see the class note); a kept text is there already. At most {@link size} such
    * texts are held past their cache's eviction (1,000 by default, each at most 32 Ki units).
    */
-  heldBody(raw: http.IncomingMessage, text: string): void {
+  heldBody(raw: http.IncomingMessage, text: string | Buffer): void {
     if (this.size > 0) (raw as unknown as RequestMarks)[heldKey] = text;
   }
 
@@ -219,7 +219,13 @@ export class RequestLog {
     const marks = raw as unknown as RequestMarks;
     const held = marks[heldKey];
     const responseKind =
-      typeof responseBody === 'string' ? (responseBody === held ? BodyKind.Held : BodyKind.Text) : Buffer.isBuffer(responseBody) ? BodyKind.Binary : BodyKind.None;
+      held !== undefined && responseBody === held
+        ? BodyKind.Held
+        : typeof responseBody === 'string'
+          ? BodyKind.Text
+          : Buffer.isBuffer(responseBody)
+            ? BodyKind.Binary
+            : BodyKind.None;
     this.heldBodies[slot] = responseKind === BodyKind.Held ? held : undefined;
     const written = (res as unknown as { _header?: unknown })._header;
     const head = typeof written === 'string' ? written : JSON.stringify(res.getHeaders());
@@ -333,7 +339,7 @@ function matches(e: RequestEntry, f: RequestFilter): boolean {
 }
 
 /** What the request log marks on a raw request: its id and start (set by {@link newRequestId}), its Fastify request ({@link linkRequest}) and a held body ({@link RequestLog.heldBody}). */
-type RequestMarks = { [idKey]?: string; [startKey]?: number; [requestKey]?: FastifyRequest; [heldKey]?: string };
+type RequestMarks = { [idKey]?: string; [startKey]?: number; [requestKey]?: FastifyRequest; [heldKey]?: string | Buffer };
 const idKey = Symbol('stratus.requestId');
 const startKey = Symbol('stratus.requestStart');
 const heldKey = Symbol('stratus.heldBody');

@@ -180,7 +180,7 @@ export function send(mr: MailRequest, status: number, body?: unknown): unknown {
 const jsonContentType = 'application/json; odata.metadata=minimal; odata.streaming=true; IEEE754Compatible=false; charset=utf-8';
 
 /** Sends a JSON text made by the caller (spliced from cached message texts: `rendered.ts`) like {@link send}. */
-export function sendJson(mr: MailRequest, status: number, text: string): unknown {
+export function sendJson(mr: MailRequest, status: number, text: string | Buffer): unknown {
   return mr.reply.code(status).header('content-type', jsonContentType).send(text);
 }
 
