@@ -1,10 +1,12 @@
 /**
- * Interned composite keys (`src/core/keys.ts`, issue 9): the same parts give the same key,
- * different parts a different one, also after the table started again past its bound.
+ * Keys and ids made on every request (issue 9): interned composite keys (`src/core/keys.ts`):
+ * the same parts give the same key, different parts a different one, also after the table
+ * started again past its bound; request ids (`newRequestUuid`) are distinct v4 UUIDs.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { KeyInterner } from '../src/core/keys.ts';
+import { newRequestUuid } from '../src/core/ids.ts';
 
 test('a key is the parts joined, the same for the same parts, different for different parts', () => {
   const k = new KeyInterner(':');
@@ -19,4 +21,14 @@ test('a key is the parts joined, the same for the same parts, different for diff
 test('past its bound the table starts again and keys stay right', () => {
   const k = new KeyInterner('\u0000', 3);
   for (let round = 0; round < 3; round++) for (let i = 0; i < 10; i++) assert.equal(k.key('x', String(i)), `x\u0000${i}`);
+});
+
+test('request ids are distinct lower-case v4 UUIDs', () => {
+  const seen = new Set<string>();
+  for (let i = 0; i < 100_000; i++) {
+    const id = newRequestUuid();
+    if (i % 997 === 0) assert.match(id, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    seen.add(id);
+  }
+  assert.equal(seen.size, 100_000);
 });

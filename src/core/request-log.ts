@@ -18,7 +18,7 @@ import type { FastifyRequest } from 'fastify';
 import { familyOf, familyOfPath } from './family.ts';
 import { ByteRing } from './byte-ring.ts';
 import { bodyText, callerOf, headerRecord, headTextRecord, maxLoggedBodyBytes, rawHeaderRecord, redactUrl } from './request-log-text.ts';
-import { newUuid } from './ids.ts';
+import { newRequestUuid } from './ids.ts';
 
 export { maxLoggedBodyBytes };
 
@@ -354,7 +354,7 @@ export function newRequestId(raw: http.IncomingMessage): string {
   marks[startKey] = performance.now();
   // Set on every request (see RequestLog.heldBody), so that the raw requests keep one shape.
   marks[heldKey] = undefined;
-  return (marks[idKey] = newUuid());
+  return (marks[idKey] = newRequestUuid());
 }
 
 /**
