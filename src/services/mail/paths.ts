@@ -97,6 +97,11 @@ function rawSegments(path: string): string[] {
 
 const keyForm = /^([^()']+)\((?:'((?:[^']|'')*)'|([^()']*))\)$/s;
 
+/** The namespace prefix a name may carry (`vendor.graph.`, any case). */
+const vendorPrefix = 'vendor.graph.';
+/** True when `s` starts with {@link vendorPrefix} in any case (no regular expression: most segments are ruled out by their length or first letter). */
+const hasVendorPrefix = (s: string) => s.length >= vendorPrefix.length && (s.charCodeAt(0) | 32) === 118 && s.slice(0, vendorPrefix.length).toLowerCase() === vendorPrefix;
+
 /**
  * Splits a mail resource path into segments (see the module comment for the forms read).
  * @param path the path without its query string (leading `/` optional)
@@ -121,7 +126,7 @@ export function splitPath(path: string, opts: SplitOptions): string[] {
     if (opts.controlCharacter && /[\u0000-\u001f\u007f]/.test(s)) throw opts.controlCharacter(raw);
     const m = s.includes('(') ? keyForm.exec(s) : null;
     if (!m) {
-      out.push(s.charCodeAt(0) === 118 || s.charCodeAt(0) === 86 ? s.replace(/^vendor\.graph\./i, '') : s);
+      out.push(hasVendorPrefix(s) ? s.slice(vendorPrefix.length) : s);
       continue;
     }
     const name = m[1]!.replace(/^vendor\.graph\./i, '');

@@ -42,6 +42,7 @@ const messageById = prepared((db: Kysely<Database>) =>
     .where('folder_id', '<>', param(3)),
 );
 import type { MailDatabase } from './tables.ts';
+import { KeyInterner } from '../../core/keys.ts';
 
 /** A mailbox: the owner's tenant and object id, with its well-known folders' ids. */
 export interface Mailbox {
@@ -118,6 +119,9 @@ export async function openMailbox(db: Kysely<Database>, user: { tenantId: string
   return { tenantId: user.tenantId, mailboxId: user.id, address: user.mail, displayName: user.displayName, wellKnown: new Map(rows.map((r) => [r.well_known, r.id])) };
 }
 
+/** The cache keys of mailboxes, `tenant|mailbox`, made once (`core/keys.ts`). */
+const mailboxKeys = new KeyInterner('|');
+
 /**
  * {@link openMailbox} for the request path: a mailbox's well-known folders, once they all
  * exist, are kept in memory (a `directory`-area cache). They cannot be renamed, moved or
@@ -126,7 +130,7 @@ export async function openMailbox(db: Kysely<Database>, user: { tenantId: string
  */
 export async function openCachedMailbox(db: Kysely<Database>, cache: CacheHub, user: { tenantId: string; id: string; mail: string; displayName: string }): Promise<Mailbox> {
   const c = cache.shared<ReadonlyMap<string, string>>('mail.wellKnownFolders', 'directory', 10_000);
-  const key = `${user.tenantId}|${user.id}`;
+  const key = mailboxKeys.key(user.tenantId, user.id);
   const wellKnown = (c.peek(key) ??
     (await c.get(key, async () => (await openMailbox(db, user, () => cache.markWritten())).wellKnown))) as Map<string, string>;
   return { tenantId: user.tenantId, mailboxId: user.id, address: user.mail, displayName: user.displayName, wellKnown };
