@@ -26,6 +26,7 @@ import { isUniqueViolation } from '../../store/db.ts';
 import { armCheck, armReader, authorizationFailed, type ArmCall, type ArmChecks } from './gateway.ts';
 import { ArmStore, type ArmResourceRow } from './store.ts';
 import { pathNamesCheck, skipToken } from './input.ts';
+import { KeyInterner } from '../../core/keys.ts';
 
 /** A transaction handle of the app's store (what `ctx.store.transaction` hands its callback). */
 export type Tx = Parameters<Parameters<AppContext['store']['transaction']>[0]>[0];
@@ -78,7 +79,8 @@ const keptKey = Symbol('stratus.armKept');
 
 /** A kept 200 answer of a `keep` operation. */
 interface KeptAnswer {
-  text: string;
+  /** The answer's UTF-8 bytes (Node sends a buffer as it is; a string it joins to the head and encodes anew every time). */
+  body: Buffer;
   contentType: string;
   /** The cache epoch the answer was made at (valid while the hub's epoch is still this). */
   epoch: number;
@@ -86,20 +88,22 @@ interface KeptAnswer {
 
 /**
  * Kept answers of the `keep` operations (issue 9: a webhook GET at the framework's speed), by
- * caller (tenant and object id), method and URL as sent; at most 16 Mi characters in all, none
- * over 32 Ki. An answer is used only while no cache area changed since it was made (the
+ * caller (tenant and object id), method and URL as sent; at most 16 MiB in all, none over
+ * 32 KiB. An answer is used only while no cache area changed since it was made (the
  * hub's epoch, brought up to date with other instances first), for a caller whose token is
  * known valid (the identity provider's kept verification: whole token, `exp`, origin); the
  * gateway's checks passed when it was made and depend on nothing else, so a kept answer skips
  * them and the handler.
  */
 class KeptAnswers {
-  private readonly answers = new LRUCache<string, KeptAnswer>({ maxSize: 16 * 1024 * 1024, sizeCalculation: (a) => a.text.length + 64 });
+  private readonly answers = new LRUCache<string, KeptAnswer>({ maxSize: 16 * 1024 * 1024, sizeCalculation: (a) => a.body.length + 64 });
+  /** The keys, made once (`core/keys.ts`). */
+  private readonly keys = new KeyInterner('|');
 
   /** The key of the request's answer: its caller by a token verified before, method and URL; undefined when the token is not a known one. */
   keyOf(req: FastifyRequest, ctx: AppContext): string | undefined {
     const p = knownPrincipal(req, ctx.identity, 'arm');
-    return p && `${p.tenantId}|${p.objectId}|${req.method}|${req.raw.url}`;
+    return p && this.keys.key(p.tenantId, p.objectId, req.method, req.raw.url ?? req.url);
   }
 
   get(key: string, epoch: number): KeptAnswer | undefined {
@@ -108,7 +112,7 @@ class KeptAnswers {
   }
 
   keep(key: string, a: KeptAnswer): void {
-    if (a.text.length <= 32 * 1024) this.answers.set(key, a);
+    if (a.body.length <= 32 * 1024) this.answers.set(key, a);
   }
 }
 const keptAnswers = new WeakMap<AppContext, KeptAnswers>();
@@ -156,9 +160,11 @@ export function armRoute<R extends Resolved | undefined = undefined>(app: Fastif
     },
     handler: async (req, reply) => {
       const k = (req as Carrier)[keptKey];
-      if (k !== undefined && 'text' in k) {
+      if (k !== undefined && 'body' in k) {
         reply.type(k.contentType);
-        return k.text;
+        // The request log may hold it by reference: this cache keeps it anyway.
+        ctx.requestLog.heldBody(req.raw, k.body);
+        return k.body;
       }
       const out = await opts.handler(req, reply, (req as Carrier)[armCallKey]!);
       // Kept when nothing changed while it was made (the epoch read before the checks).
@@ -166,10 +172,11 @@ export function armRoute<R extends Resolved | undefined = undefined>(app: Fastif
         const text = typeof out === 'string' ? out : out !== null && typeof out === 'object' ? JSON.stringify(out) : undefined;
         const contentType = reply.getHeader('content-type') ?? (typeof out === 'string' ? undefined : 'application/json; charset=utf-8');
         if (text !== undefined && typeof contentType === 'string') {
-          kept!.keep(k.key, { text, contentType, epoch: k.epoch });
-          // The text just made is what is sent (an object is not serialised a second time).
+          const body = Buffer.from(text, 'utf8');
+          kept!.keep(k.key, { body, contentType, epoch: k.epoch });
+          // What was just kept is what is sent (an object is not serialised a second time).
           reply.type(contentType);
-          return text;
+          return body;
         }
       }
       return out;
