@@ -1,6 +1,6 @@
 /**
- * How every answer leaves: the family's request-id headers and `Date` on every response
- * (design "Conventions"), the per-request line at `debug`, the error handler that renders
+ * How every answer leaves: the family's request-id headers on every response and `Date`
+ * (Node's own, design "Conventions"), the per-request line at `debug`, the error handler that renders
  * whatever a route throws in the family's envelope (never a stack trace, never a 500 for bad
  * input), and the not-found answer of each family.
  */
@@ -8,7 +8,7 @@ import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { ApiError, errors, invalidInputDetail, withStatus, type Family } from '../core/errors/index.ts';
 import { familyOf, familyOfPath } from '../core/family.ts';
 import { knownMethods } from './raw.ts';
-import { httpDate, sendError } from './respond.ts';
+import { sendError } from './respond.ts';
 
 /** Registers the response-header hook and, when `log` is at `debug`, the per-request debug line. */
 export function registerResponseHeaders(app: FastifyInstance, log: FastifyBaseLogger): void {
@@ -28,7 +28,7 @@ export function registerResponseHeaders(app: FastifyInstance, log: FastifyBaseLo
       reply.header('request-id', req.id);
       reply.header('client-request-id', typeof client === 'string' && client ? client : req.id);
     }
-    if (!reply.hasHeader('date')) reply.header('Date', httpDate());
+    // `Date` is Node's own (every HTTP/1.1 answer, made once a second, never validated again).
     done(null, payload);
   });
 

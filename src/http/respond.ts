@@ -6,19 +6,6 @@ import { renderError, type ApiError, type Family } from '../core/errors/index.ts
 import { nowIso } from '../core/clock.ts';
 import { newUuid } from '../core/ids.ts';
 
-let dateSecond = -1;
-let dateText = '';
-/** The `Date` header value (RFC 9110 IMF-fixdate), made once per second of the wall clock. */
-export function httpDate(): string {
-  const ms = Date.now();
-  const second = Math.floor(ms / 1000);
-  if (second !== dateSecond) {
-    dateSecond = second;
-    dateText = new Date(second * 1000).toUTCString();
-  }
-  return dateText;
-}
-
 /** Sends `err` rendered in the envelope of `family` (status, headers, body or none); returns the reply. */
 export function sendError(family: Family, err: ApiError, req: FastifyRequest, reply: FastifyReply): FastifyReply {
   const client = req.headers?.['client-request-id'];
