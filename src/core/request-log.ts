@@ -237,10 +237,18 @@ export class RequestLog {
     const f = slot * fieldCount;
     this.starts[slot] = start;
     if (start >= 0) {
-      this.lengths[f + Field.Id] = ring.latin1(id);
-      this.lengths[f + Field.Url] = ring.latin1(url);
-      this.lengths[f + Field.RequestHead] = ring.latin1(rawHeaders);
-      this.lengths[f + Field.ResponseHead] = typeof written === 'string' ? ring.latin1(head) : ring.utf8(head);
+      // Id, URL and request head are Latin-1 text (one byte a character), and so is a head Node
+      // wrote: written in one call (each call into the buffer costs more than the copy).
+      this.lengths[f + Field.Id] = id.length;
+      this.lengths[f + Field.Url] = url.length;
+      this.lengths[f + Field.RequestHead] = rawHeaders.length;
+      if (typeof written === 'string') {
+        ring.latin1(id + url + rawHeaders + head);
+        this.lengths[f + Field.ResponseHead] = head.length;
+      } else {
+        ring.latin1(id + url + rawHeaders);
+        this.lengths[f + Field.ResponseHead] = ring.utf8(head);
+      }
       this.lengths[f + Field.RequestBody] = requestBody === undefined ? 0 : typeof requestBody === 'string' ? ring.utf8(requestBody) : ring.bytes(requestBody);
       this.lengths[f + Field.ResponseBody] = responseKind === BodyKind.Text ? ring.utf8(responseBody as string) : responseKind === BodyKind.Binary ? ring.bytes(responseBody as Buffer) : 0;
     }
