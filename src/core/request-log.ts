@@ -218,14 +218,8 @@ export class RequestLog {
     }
     const marks = raw as unknown as RequestMarks;
     const held = marks[heldKey];
-    const responseKind =
-      held !== undefined && responseBody === held
-        ? BodyKind.Held
-        : typeof responseBody === 'string'
-          ? BodyKind.Text
-          : Buffer.isBuffer(responseBody)
-            ? BodyKind.Binary
-            : BodyKind.None;
+    const kind = typeof responseBody === 'string' ? BodyKind.Text : Buffer.isBuffer(responseBody) ? BodyKind.Binary : BodyKind.None;
+    const responseKind = held !== undefined && responseBody === held ? BodyKind.Held : kind;
     this.heldBodies[slot] = responseKind === BodyKind.Held ? held : undefined;
     const written = (res as unknown as { _header?: unknown })._header;
     const head = typeof written === 'string' ? written : JSON.stringify(res.getHeaders());
@@ -280,13 +274,7 @@ export class RequestLog {
     for (let i = 0, p = start; i < fieldCount; p += this.lengths[f + i]!, i++) at.push(p);
     const len = (i: Field) => this.lengths[f + i]!;
     const body = (i: Field, kind: number): string | Buffer | undefined =>
-      kind === BodyKind.Text || kind === BodyKind.Note
-        ? ring.readUtf8(at[i]!, len(i))
-        : kind === BodyKind.Binary
-          ? ring.readBytes(at[i]!, len(i))
-          : kind === BodyKind.Held
-            ? this.heldBodies[slot]
-            : undefined;
+      kind === BodyKind.Held ? this.heldBodies[slot] : kind === BodyKind.Binary ? ring.readBytes(at[i]!, len(i)) : kind !== BodyKind.None ? ring.readUtf8(at[i]!, len(i)) : undefined;
     const k = this.controlKey;
     const url = ring.readLatin1(at[Field.Url]!, len(Field.Url));
     const path = url.split('?')[0]!;
