@@ -21,6 +21,11 @@ test('a key is the parts joined, the same for the same parts, different for diff
 test('past its bound the table starts again and keys stay right', () => {
   const k = new KeyInterner('\u0000', 3);
   for (let round = 0; round < 3; round++) for (let i = 0; i < 10; i++) assert.equal(k.key('x', String(i)), `x\u0000${i}`);
+  // Bounded by characters too: a key longer than the bound is still made right, every time.
+  const small = new KeyInterner(':', 1000, 16);
+  const long = 'u'.repeat(40);
+  for (let i = 0; i < 3; i++) assert.equal(small.key('a', long), `a:${long}`);
+  assert.equal(small.key('a', 'b'), 'a:b');
 });
 
 test('request ids are distinct lower-case v4 UUIDs', () => {

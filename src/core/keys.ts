@@ -23,20 +23,25 @@ interface Node {
 /**
  * Interns the keys of one kind (one call site, one separator).
  *
- * Bounded: after `max` keys the table starts again empty. Keys are compared as values by every
- * user, never by identity, so a key made again after that is only slower, never different.
+ * Bounded: after `max` keys, or keys of `maxChars` characters in all (a key may hold a URL as
+ * sent), the table starts again empty. Keys are compared as values by every user, never by
+ * identity, so a key made again after that is only slower, never different.
  */
 export class KeyInterner {
   private root: Node = { key: undefined, next: undefined };
   private count = 0;
+  private chars = 0;
 
   /**
    * @param separator put between the parts (choose one the parts never hold, e.g. NUL)
    * @param max keys kept before the table starts again empty
+   * @param maxChars characters of the keys kept (UTF-16 units; the trie holds the parts too, so
+   *   about twice this) before the table starts again empty
    */
   constructor(
     private readonly separator = '\u0000',
     private readonly max = 10_000,
+    private readonly maxChars = 2 * 1024 * 1024,
   ) {}
 
   /** The key `parts.join(separator)`, as the same string object as last time for the same parts. */
@@ -54,12 +59,16 @@ export class KeyInterner {
       node = child;
     }
     if (node.key !== undefined) return node.key;
-    if (this.count >= this.max) {
+    const key = parts.join(this.separator);
+    if (this.count >= this.max || this.chars + key.length > this.maxChars) {
+      // Full: start again empty; this key is answered as it is (the next call keeps it, if it fits).
       this.root = { key: undefined, next: undefined };
       this.count = 0;
-      return this.key(...parts);
+      this.chars = 0;
+      return key;
     }
     this.count++;
-    return (node.key = parts.join(this.separator));
+    this.chars += key.length;
+    return (node.key = key);
   }
 }
