@@ -153,14 +153,15 @@ export class RequestLog {
   }
 
   /**
-   * Tells the log that `raw`'s response body will be `text`, a string a cache keeps anyway (a
-   * kept answer text): the entry then holds it by reference instead of copying it into the ring.
-   * Holding a string made for one request would move it to the old generation (the reason for
-   * the ring, see the class note); a kept text is there already. At most {@link size} such
-   * texts are held past their cache's eviction (1,000 by default, each at most 32 Ki units).
+   * Tells the log that `raw`'s response body will be `body`, which a cache keeps anyway (a kept
+   * mail or resource-manager answer): the entry then holds it by reference instead of copying it
+   * into the ring. Holding a body made for one request would move it to the old generation (the
+   * reason for the ring, see the class note); a kept one is there already, or off the heap. At
+   * most {@link size} such bodies are held past their cache's eviction (1,000 by default, each at
+   * most 64 KiB).
    */
-  heldBody(raw: http.IncomingMessage, text: string | Buffer): void {
-    if (this.size > 0) (raw as unknown as RequestMarks)[heldKey] = text;
+  heldBody(raw: http.IncomingMessage, body: string | Buffer): void {
+    if (this.size > 0) (raw as unknown as RequestMarks)[heldKey] = body;
   }
 
   /** Entries newest first, filtered. */

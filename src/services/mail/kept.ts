@@ -21,6 +21,7 @@ import { KeyInterner } from '../../core/keys.ts';
 import { param, prepared } from '../../store/prepared.ts';
 import type { Database } from '../../store/database.ts';
 import type { MailRequest } from './request.ts';
+import { mailboxKey } from './store.ts';
 import { TickBatch, turnTrip, type TripPart } from '../../core/tick-batch.ts';
 
 /** Answers longer than this (UTF-8 bytes) are answered but not kept (bounds the cache's memory: 1,000 × 64 KiB). */
@@ -30,12 +31,10 @@ const mailboxVersion = prepared((db: Kysely<Database>) =>
   db.selectFrom('mail_mailbox_versions').select('version').where('tenant_id', '=', param(0)).where('mailbox_id', '=', param(1)),
 );
 
-/** The keys of mailboxes and of kept texts, made once (`core/keys.ts`). */
-const mailboxKeys = new KeyInterner('\u0000');
+/** The keys of kept texts, made once (`core/keys.ts`). */
 const textKeys = new KeyInterner('\u0000');
 
-/** The batch key of a mailbox: `tenant NUL mailbox` (ids never hold NUL); {@link mailboxOfKey} splits it. */
-const mailboxKey = (tenantId: string, mailboxId: string) => mailboxKeys.key(tenantId, mailboxId);
+/** Splits a batch key of a mailbox ({@link mailboxKey}: `tenant NUL mailbox`). */
 const mailboxOfKey = (key: string) => key.split('\u0000') as [tenantId: string, mailboxId: string];
 
 /**

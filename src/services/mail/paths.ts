@@ -129,7 +129,7 @@ export function splitPath(path: string, opts: SplitOptions): string[] {
       out.push(hasVendorPrefix(s) ? s.slice(vendorPrefix.length) : s);
       continue;
     }
-    const name = m[1]!.replace(/^vendor\.graph\./i, '');
+    const name = hasVendorPrefix(m[1]!) ? m[1]!.slice(vendorPrefix.length) : m[1]!;
     if (m[2] !== undefined) out.push(name, m[2].replace(/''/g, "'"));
     else if (m[3]) out.push(name, m[3]);
     else out.push(name);

@@ -119,8 +119,14 @@ export async function openMailbox(db: Kysely<Database>, user: { tenantId: string
   return { tenantId: user.tenantId, mailboxId: user.id, address: user.mail, displayName: user.displayName, wellKnown: new Map(rows.map((r) => [r.well_known, r.id])) };
 }
 
-/** The cache keys of mailboxes, `tenant|mailbox`, made once (`core/keys.ts`). */
-const mailboxKeys = new KeyInterner('|');
+/** The keys of mailboxes, made once (`core/keys.ts`). */
+const mailboxKeys = new KeyInterner('\u0000');
+
+/**
+ * The key of a mailbox, `tenant NUL mailbox` (ids never hold NUL), the same string object for
+ * the same mailbox: the well-known folders' cache and the kept versions and texts (`kept.ts`).
+ */
+export const mailboxKey = (tenantId: string, mailboxId: string): string => mailboxKeys.key(tenantId, mailboxId);
 
 /**
  * {@link openMailbox} for the request path: a mailbox's well-known folders, once they all
@@ -130,7 +136,7 @@ const mailboxKeys = new KeyInterner('|');
  */
 export async function openCachedMailbox(db: Kysely<Database>, cache: CacheHub, user: { tenantId: string; id: string; mail: string; displayName: string }): Promise<Mailbox> {
   const c = cache.shared<ReadonlyMap<string, string>>('mail.wellKnownFolders', 'directory', 10_000);
-  const key = mailboxKeys.key(user.tenantId, user.id);
+  const key = mailboxKey(user.tenantId, user.id);
   const wellKnown = (c.peek(key) ??
     (await c.get(key, async () => (await openMailbox(db, user, () => cache.markWritten())).wellKnown))) as Map<string, string>;
   return { tenantId: user.tenantId, mailboxId: user.id, address: user.mail, displayName: user.displayName, wellKnown };
