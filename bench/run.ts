@@ -4,6 +4,7 @@
  * - Stratus runs as `stratus serve` child processes (one, or two on one PostgreSQL schema),
  *   the floor is a bare Fastify endpoint (`bench/bare.ts`) in another process, and the load
  *   generator is autocannon in a third (`bench/load.ts`), so no two of them share an event loop.
+ * - Each scenario is warmed up once, uncounted, on both sides before its first round.
  * - Rounds are interleaved: in every round each scenario runs right after a bare-Fastify run
  *   of the same length and connections, and its ratio is taken against that run. The table
  *   reports the median req/s, the median p99 and the median and every round's ratio.
@@ -19,8 +20,9 @@
  * `STRATUS_BENCH_DATABASE_URL` or `postgres://postgres@127.0.0.1:5432/test`),
  * `--log-level` (Stratus's, default `info` as a user runs it), `--stratus-dir` (the
  * checkout whose `src/cli.ts` is served, default this one — to bench another tree with the
- * same harness), `--cpu-prof <dir>` (Stratus runs with `node --cpu-prof` into that folder).
- * Results go to stdout as markdown tables. Scenarios whose probe does not answer 2xx are skipped.
+ * same harness), `--cpu-prof <dir>` (Stratus runs with `node --cpu-prof` into that folder),
+ * `--warmup` (seconds of uncounted load on the floor and on Stratus before a scenario's first
+ * round, default 3; 0 for none). Results go to stdout as markdown tables. Scenarios whose probe does not answer 2xx are skipped.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -46,9 +48,11 @@ const { values: flags } = parseArgs({
     'log-level': { type: 'string', default: 'info' },
     'stratus-dir': { type: 'string', default: path.resolve(here, '..') },
     'cpu-prof': { type: 'string' },
+    warmup: { type: 'string', default: '3' },
   },
 });
 const seconds = Number(flags.seconds);
+const warmupSeconds = Number(flags.warmup);
 const rounds = Number(flags.rounds);
 const connections = Number(flags.connections);
 const stratusDir = path.resolve(flags['stratus-dir']!);
@@ -121,8 +125,8 @@ interface LoadResult {
 }
 
 /** One autocannon run in its own process. */
-async function load(urls: string[], method = 'GET', headers: Record<string, string> = {}): Promise<LoadResult> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(here, 'load.ts'), JSON.stringify({ urls, connections, seconds, method, headers })], { stdio: ['ignore', 'pipe', 'inherit'] });
+async function load(urls: string[], method = 'GET', headers: Record<string, string> = {}, runSeconds = seconds): Promise<LoadResult> {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(here, 'load.ts'), JSON.stringify({ urls, connections, seconds: runSeconds, method, headers })], { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   child.stdout!.on('data', (d) => (out += String(d)));
   await exited(child);
@@ -191,6 +195,12 @@ async function benchConfig(db: 'sqlite' | 'postgres', instances: number): Promis
             rec.skipped = `probe answered ${probe.status}`;
             continue;
           }
+          // Uncounted warm-up of both sides (the JIT compiler, pools and caches), so that the
+          // first round measures the same steady state as the others.
+          if (warmupSeconds > 0) {
+            await load([bare.url], 'GET', {}, warmupSeconds);
+            await load(urls, s.method, headers, warmupSeconds);
+          }
         }
         const b = await load([bare.url]);
         const x = await load(urls, s.method, headers);
@@ -258,7 +268,7 @@ for (const db of dbs) {
 }
 process.stdout.write(
   `\nStratus benchmark — ${new Date().toISOString()}, ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'CPU'}, Node ${process.version}; ` +
-    `${connections} connections, ${seconds} s per run, ${rounds} interleaved rounds, Stratus log level ${flags['log-level']}\n\n` +
+    `${connections} connections, ${seconds} s per run, ${rounds} interleaved rounds after ${warmupSeconds} s of warm-up, Stratus log level ${flags['log-level']}\n\n` +
     tables.join('\n\n') +
     '\n',
 );
