@@ -332,6 +332,32 @@ describe('console in a headless browser', { skip: !haveChromium && !process.env.
     }
   });
 
+  test('a kept resource-manager answer is sent before the handler, logged with the same body and headers as a fresh one', async () => {
+    const headers = { authorization: `Bearer ${await appToken(t.url, 'arm')}`, 'x-vendor-correlation-request-id': 'console-kept-check' };
+    const url = `${t.url}/subscriptions/${demoSubscription.id}/resourceGroups/${demoSubscription.resourceGroup}/providers/Vendor.Automation/automationAccounts/stratus-automation/webhooks/nightly-hook?api-version=2024-10-23`;
+    // The first read makes and keeps the answer; the second is answered from it in `onRequest`.
+    const answers: { id: string; text: string; type: string | null }[] = [];
+    for (let i = 0; i < 2; i++) {
+      const r = await fetch(url, { headers });
+      assert.equal(r.status, 200);
+      assert.equal(r.headers.get('x-vendor-correlation-request-id'), 'console-kept-check');
+      assert.equal(r.headers.get('cache-control'), 'no-cache');
+      answers.push({ id: r.headers.get('x-vendor-request-id')!, text: await r.text(), type: r.headers.get('content-type') });
+    }
+    assert.notEqual(answers[0]!.id, answers[1]!.id);
+    assert.equal(answers[1]!.text, answers[0]!.text);
+    assert.equal(answers[1]!.type, answers[0]!.type);
+    assert.equal(JSON.parse(answers[1]!.text).name, 'nightly-hook');
+    const all = (await (await t.control('/_stratus/requests?family=arm&limit=50')).json()).value as any[];
+    for (const a of answers) {
+      const e = all.find((x) => x.id === a.id);
+      assert.ok(e, `request ${a.id} is logged`);
+      assert.equal(e.status, 200);
+      assert.equal(e.responseBody, a.text);
+      assert.equal(Number(e.responseHeaders['content-length']), Buffer.byteLength(a.text));
+    }
+  });
+
   test('find a sent message by subject, read it safely, see a failed notification and a 403 in the live log', async () => {
     const token = await userToken(t.url, identities.user, mailScopes);
     const client = graphClient(t.url, token);

@@ -122,7 +122,7 @@ const keptAnswers = new WeakMap<AppContext, KeptAnswers>();
  * @param opts the operation; errors of the checks are `errors.arm`'s, rendered in `opts.family`.
  */
 export function armRoute<R extends Resolved | undefined = undefined>(app: FastifyInstance, ctx: AppContext, opts: ArmRouteOptions<R>): void {
-  type Carrier = { [armCallKey]?: ArmCall & { resolved: R }; [keptKey]?: KeptAnswer | { key: string; epoch: number } };
+  type Carrier = { [armCallKey]?: ArmCall & { resolved: R }; [keptKey]?: { key: string; epoch: number } };
   let kept: KeptAnswers | undefined;
   if (opts.keep && opts.method === 'GET' && !opts.schema?.response) {
     kept = keptAnswers.get(ctx);
@@ -133,15 +133,23 @@ export function armRoute<R extends Resolved | undefined = undefined>(app: Fastif
     url: opts.url,
     schema: opts.schema,
     config: { family: opts.family ?? 'arm' },
-    onRequest: async (req) => {
+    onRequest: async (req, reply) => {
       const key = kept?.keyOf(req, ctx);
       if (key !== undefined) {
         // Other instances' writes first (one version read per event-loop turn), then the epoch.
         await ctx.cache.sync();
         const epoch = ctx.cache.epoch;
         const hit = kept!.get(key, epoch);
-        (req as Carrier)[keptKey] = hit ?? { key, epoch };
-        if (hit) return;
+        if (hit) {
+          // Answered here: the rest of the request's hooks and the handler are skipped. They
+          // passed, with the same result, for the same caller and URL when the answer was kept
+          // (its input checks depend on the URL alone; the body of a GET is not read).
+          reply.type(hit.contentType);
+          // The request log may hold it by reference: this cache keeps it anyway.
+          ctx.requestLog.heldBody(req.raw, hit.body);
+          return reply.send(hit.body);
+        }
+        (req as Carrier)[keptKey] = { key, epoch };
       }
       const { resolve } = opts;
       if (!resolve) {
@@ -160,12 +168,6 @@ export function armRoute<R extends Resolved | undefined = undefined>(app: Fastif
     },
     handler: async (req, reply) => {
       const k = (req as Carrier)[keptKey];
-      if (k !== undefined && 'body' in k) {
-        reply.type(k.contentType);
-        // The request log may hold it by reference: this cache keeps it anyway.
-        ctx.requestLog.heldBody(req.raw, k.body);
-        return k.body;
-      }
       const out = await opts.handler(req, reply, (req as Carrier)[armCallKey]!);
       // Kept when nothing changed while it was made (the epoch read before the checks).
       if (k !== undefined && reply.statusCode === 200 && ctx.cache.epoch === k.epoch) {
