@@ -5,7 +5,8 @@
  * - {@link armRoute}: THE way to declare one resource-manager operation. The gateway checks
  *   ({@link armCheck}: api-version → bearer → subscription → resource group → authorization)
  *   run in `onRequest`, before the body is parsed or validated (a caller without a token gets
- *   401, not 400); the handler runs after them and receives the {@link ArmCall}.
+ *   401, not 400); the handler runs after them and receives the {@link ArmCall}. A kept
+ *   answer of a `keep` operation is sent from `onRequest` too, skipping the rest.
  * - {@link armArea}: an area's defaults for its routes (api-versions, envelope, the path-name
  *   guard, `systemData` per api-version, a step before every handler), returning its `route`.
  * - {@link TrackedResources}: the generic tracked/proxy resource operations over
