@@ -10,6 +10,10 @@
  * req/s: the event loop runs there), all threads' (GC helpers and the compiler too) and each
  * thread's. Kernel time (the socket writes) is not counted: compare variants, not to req/s.
  *
+ * A figure whose `all` threads are far above `main` was taken while the compiler still worked
+ * (raise `WARM`, e.g. 25,000; always with `PERFMAP`); a process can also settle in a worse JIT
+ * state now and then (bench/README.md): compare repeated runs.
+ *
  * Environment: `PERFMAP=1` (Node writes /tmp/perf-<pid>.map, to name the JIT code of the dump),
  * `KEEP=1` (the callgrind files are kept and their folder printed), any Stratus setting.
  */
