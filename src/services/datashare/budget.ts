@@ -13,13 +13,17 @@ import { isUuid } from '../../core/ids.ts';
 import { authenticate } from '../../core/auth.ts';
 import type { ArmCall } from '../arm/gateway.ts';
 import { ArmStore } from '../arm/store.ts';
+import { KeyInterner } from '../../core/keys.ts';
 
 /** The response header of the remaining budget. */
 const header = 'x-vendor-ratelimit-remaining-subscription-reads';
 
-/** The bucket of a subscription's read budget. */
+/** The buckets of the subscriptions' read budgets, made once (`core/keys.ts`). */
+const readBuckets = new KeyInterner(':');
+
+/** The bucket of a subscription's read budget: `datashare:reads:<subscription id, lower case>`. */
 export function readBucket(subscriptionId: string): string {
-  return `datashare:reads:${subscriptionId.toLowerCase()}`;
+  return readBuckets.key('datashare', 'reads', subscriptionId.toLowerCase());
 }
 
 /**
