@@ -11,7 +11,7 @@ import { startTestServer, type TestServer } from './helpers/server.ts';
 import { appToken, identities, staticCredential, userToken } from './helpers/auth.ts';
 import { examplesDir, readExample } from './helpers/reference.ts';
 import { demoSubscription } from '../src/seed/demo.ts';
-import { loadCatalog, shapeSku, skuPageSize, type ResourceSku } from '../src/services/compute/index.ts';
+import { catalogRows, loadCatalog, shapeSku, shippedCatalogRows, skuPageSize, type ResourceSku } from '../src/services/compute/index.ts';
 
 const catalog = loadCatalog();
 const plain = catalog.map((s) => shapeSku(s, false)).filter((s): s is ResourceSku => s !== undefined);
@@ -64,6 +64,33 @@ describe('compute SKUs', () => {
     assert.deepEqual([...new Set(catalog.map((x) => x.resourceType))].sort(), ['availabilitySets', 'disks', 'hostGroups', 'hostGroups/hosts', 'snapshots', 'virtualMachines']);
     assert.ok(catalog.length > 3000);
     assert.ok(plain.length < catalog.length, 'some records exist only in edge zones');
+  });
+
+  test('the seed stores each record as its own JSON text, and the shape without extended locations only where it differs', () => {
+    // The seed reads most columns from each line's head instead of parsing it: the rows must be
+    // exactly those of the parsed records.
+    const rows = shippedCatalogRows();
+    assert.equal(rows.length, catalog.length);
+    let differing = 0;
+    catalog.forEach((sku, i) => {
+      const shaped = shapeSku(sku, false);
+      const expected = {
+        seq: i + 1,
+        location_lower: sku.locations[0]!.toLowerCase(),
+        resource_type: sku.resourceType,
+        name: sku.name,
+        extended_only: shaped ? 0 : 1,
+        body: JSON.stringify(sku),
+        body_plain: shaped && shaped !== sku ? JSON.stringify(shaped) : null,
+      };
+      if (expected.body_plain !== null || expected.extended_only) differing++;
+      assert.deepEqual(rows[i], expected, `record ${i + 1}`);
+    });
+    assert.ok(differing > 0, 'some records have extended locations');
+    // A line in another key order, or with an extended location, is parsed rather than read by its head.
+    const odd = { name: 'X', resourceType: 'disks', locations: ['WestUS'], locationInfo: [{ location: 'WestUS', extendedLocations: ['e1'], type: 'EdgeZone' }] };
+    const [row] = catalogRows(`[\n${JSON.stringify(odd)}\n]\n`);
+    assert.deepEqual(row, { seq: 1, location_lower: 'westus', resource_type: 'disks', name: 'X', extended_only: 1, body: JSON.stringify(odd), body_plain: null });
   });
 
   test('the client lists every SKU across all pages; extended locations are absent unless asked for', async () => {

@@ -10,7 +10,7 @@ import { catalogLoaded, computeMigrations, computeTables, loadSkuCatalog } from 
 
 export type { ResourceSku, ResourceSkuLocationInfo } from './model.ts';
 export { isExtendedEntry, parseLocationFilter, shapeSku, skuPageSize } from './rules.ts';
-export { loadCatalog } from './store.ts';
+export { catalogRows, loadCatalog, shippedCatalogRows } from './store.ts';
 export { skuApiVersions } from './routes.ts';
 
 /** The compute SKU module. */

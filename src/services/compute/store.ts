@@ -53,30 +53,70 @@ export const computeMigrations: Migrations = {
   },
 };
 
+/** Path of the shipped catalog (`data/skus.json`, made by `scripts/gen-skus.ts`: one record per line). */
+const catalogFile = (): string => fileURLToPath(new URL('./data/skus.json', import.meta.url));
+
 let catalogCache: ResourceSku[] | undefined;
-/** The shipped catalog (`data/skus.json`, made by `scripts/gen-skus.ts`), read once. */
+/** The shipped catalog as records (`data/skus.json`), read once (tests and tools; the seed reads the text). */
 export function loadCatalog(): ResourceSku[] {
-  if (!catalogCache) {
-    const file = fileURLToPath(new URL('./data/skus.json', import.meta.url));
-    catalogCache = JSON.parse(fs.readFileSync(file, 'utf8')) as ResourceSku[];
-  }
+  catalogCache ??= JSON.parse(fs.readFileSync(catalogFile(), 'utf8')) as ResourceSku[];
   return catalogCache;
 }
 
-/** Rows of `compute_skus` for the catalog, in catalog order (`seq` from 1). */
-function catalogRows(catalog: ResourceSku[]) {
-  return catalog.map((sku, i) => {
-    const plain = shapeSku(sku, false);
-    return {
-      seq: i + 1,
-      location_lower: (sku.locations[0] ?? '').toLowerCase(),
-      resource_type: sku.resourceType,
-      name: sku.name,
-      extended_only: plain ? 0 : 1,
-      body: JSON.stringify(sku),
-      body_plain: plain && plain !== sku ? JSON.stringify(plain) : null,
-    };
-  });
+/** A row of `compute_skus` (see the migrations). */
+export interface CatalogRow {
+  seq: number;
+  location_lower: string;
+  resource_type: string;
+  name: string;
+  extended_only: number;
+  /** The record as JSON text. */
+  body: string;
+  /** The record without its extended-location entries, when that differs from `body`. */
+  body_plain: string | null;
+}
+
+/** The row of one parsed record. */
+function rowOf(sku: ResourceSku, seq: number): CatalogRow {
+  const plain = shapeSku(sku, false);
+  return {
+    seq,
+    location_lower: (sku.locations[0] ?? '').toLowerCase(),
+    resource_type: sku.resourceType,
+    name: sku.name,
+    extended_only: plain ? 0 : 1,
+    body: JSON.stringify(sku),
+    body_plain: plain && plain !== sku ? JSON.stringify(plain) : null,
+  };
+}
+
+/** The head of a generated record line: its resource type, name and first location. */
+const recordHead = /^\{"resourceType":"([^"\\]*)","name":"([^"\\]*)",[^[]*"locations":\["([^"\\]*)"/;
+
+/**
+ * Rows of `compute_skus` for the catalog text, in catalog order (`seq` from 1). Each line of the
+ * generated file is one record as `JSON.stringify` wrote it, so a record without an extended
+ * location is stored as its line, its columns read from the line's head; only the few records
+ * with an extended location (their plain shape differs) are parsed. Parsing all 8,530 records
+ * and serializing them again made most of a fresh start's time (bench/README.md, twelfth pass).
+ * test/compute.test.ts checks the rows against the parsed catalog's.
+ */
+export function catalogRows(text: string): CatalogRow[] {
+  const rows: CatalogRow[] = [];
+  for (const raw of text.split('\n')) {
+    const line = raw.endsWith(',') ? raw.slice(0, -1) : raw;
+    if (!line.startsWith('{')) continue;
+    const head = recordHead.exec(line);
+    const seq = rows.length + 1;
+    if (!head || line.includes('"extendedLocations"') || line.includes('"EdgeZone"')) rows.push(rowOf(JSON.parse(line) as ResourceSku, seq));
+    else rows.push({ seq, location_lower: head[3]!.toLowerCase(), resource_type: head[1]!, name: head[2]!, extended_only: 0, body: line, body_plain: null });
+  }
+  return rows;
+}
+
+/** The rows of the shipped catalog (read from the file each time: the seed runs once per store). */
+export function shippedCatalogRows(): CatalogRow[] {
+  return catalogRows(fs.readFileSync(catalogFile(), 'utf8'));
 }
 
 /** Rows per INSERT when loading the catalog (7 parameters each: well under SQLite's and PostgreSQL's limits). */
@@ -87,7 +127,7 @@ const seedBatch = 500;
  * are already there (another instance loading at the same time) are left as they are.
  */
 export async function loadSkuCatalog(ctx: AppContext): Promise<void> {
-  const rows = catalogRows(loadCatalog());
+  const rows = shippedCatalogRows();
   await ctx.store.transaction(async (trx) => {
     for (let i = 0; i < rows.length; i += seedBatch) {
       await trx.insertInto('compute_skus').values(rows.slice(i, i + seedBatch)).onConflict((oc) => oc.column('seq').doNothing()).execute();
