@@ -63,7 +63,10 @@ export function allMigrations(mods: ServiceModule[] = modules): Migrations {
  * @throws Error when the store cannot be opened or migrated, or TLS material cannot be made.
  */
 export async function buildApp(config: Config): Promise<BuiltApp> {
-  const tls = config.httpsPort >= 0 ? loadTls(config.dataDir, config.tlsCertFile, config.tlsKeyFile) : undefined;
+  // A first start makes its certificates on the thread pool while the store opens and seeds.
+  const tlsReady = config.httpsPort >= 0 ? loadTls(config.dataDir, config.tlsCertFile, config.tlsKeyFile) : undefined;
+  tlsReady?.catch(() => undefined);
+  let tls: TlsMaterial | undefined;
   const log = appLogger(config.logLevel);
   const controlKey = loadControlKey(config.dataDir, config.controlKey);
   const requestLog = new RequestLog(config.settings.requestLogSize, controlKey);
@@ -87,36 +90,6 @@ export async function buildApp(config: Config): Promise<BuiltApp> {
     if (main !== httpServer) httpServer.on('clientError', answerClientError);
     return main;
   };
-  const aliasRewrite = aliasUrlRewriter(config.providerNamespaceAliases);
-  const app = Fastify({
-    serverFactory,
-    // Stratus's own pino logger (`log`), not Fastify's: with a Fastify logger every request gets
-    // `finish` listeners and logger work even with request logging off (bench/README.md, sixth
-    // pass: together with the request log leaving Fastify's hooks, 321k → 308k instructions a
-    // webhook GET). Nothing is logged per request at `info`; request-scoped lines name their
-    // request id themselves (Fastify's per-request logger is `log` itself, no child).
-    logger: false,
-    childLoggerFactory: () => log,
-    // Fastify's two lines per request (incoming, completed) are not written at any level.
-    logController: new LogController({ disableRequestLogging: true }),
-    genReqId: newRequestId,
-    bodyLimit: 150 * 1024 * 1024,
-    clientErrorHandler: answerClientError,
-    // A request target in absolute form (`GET http://host/path`, RFC 9112 §3.2.2) is routed by its
-    // path; then provider-namespace aliases are rewritten.
-    rewriteUrl: (req: http.IncomingMessage) => {
-      const url = req.url ?? '/';
-      return aliasRewrite({ url: url.startsWith('/') ? url : pathOfTarget(url) });
-    },
-    routerOptions: { ignoreDuplicateSlashes: true, ignoreTrailingSlash: true, caseSensitive: false, maxParamLength: 2000 },
-    // Router-level failures (a malformed percent-encoding, an over-long path segment) in the family's envelope.
-    frameworkErrors: (error: Error & { code?: string }, req: any, reply: any) => {
-      const rawPath = String(req.raw?.url ?? req.url ?? '/').split('?')[0]!;
-      const family = familyOfPath(rawPath);
-      const tooLong = error.code === 'FST_ERR_MAX_PARAM_LENGTH';
-      return sendError(family, tooLong ? errors[family].pathSegmentTooLong() : errors[family].malformedUrl(), req, reply);
-    },
-  } as any) as unknown as FastifyInstance;
 
   const store = await openStore<Database>({
     databaseUrl: config.databaseUrl,
@@ -169,6 +142,46 @@ export async function buildApp(config: Config): Promise<BuiltApp> {
   keysReady.catch(() => undefined);
   if (config.seed && !(await isSeeded(ctx))) await seedAll(ctx, modules);
   await keysReady;
+  try {
+    tls = await tlsReady;
+  } catch (e) {
+    for (const fn of closers) await fn();
+    await cache.stopPresence();
+    await cache.bus.close();
+    await store.close();
+    throw e;
+  }
+
+  const aliasRewrite = aliasUrlRewriter(config.providerNamespaceAliases);
+  const app = Fastify({
+    serverFactory,
+    // Stratus's own pino logger (`log`), not Fastify's: with a Fastify logger every request gets
+    // `finish` listeners and logger work even with request logging off (bench/README.md, sixth
+    // pass: together with the request log leaving Fastify's hooks, 321k → 308k instructions a
+    // webhook GET). Nothing is logged per request at `info`; request-scoped lines name their
+    // request id themselves (Fastify's per-request logger is `log` itself, no child).
+    logger: false,
+    childLoggerFactory: () => log,
+    // Fastify's two lines per request (incoming, completed) are not written at any level.
+    logController: new LogController({ disableRequestLogging: true }),
+    genReqId: newRequestId,
+    bodyLimit: 150 * 1024 * 1024,
+    clientErrorHandler: answerClientError,
+    // A request target in absolute form (`GET http://host/path`, RFC 9112 §3.2.2) is routed by its
+    // path; then provider-namespace aliases are rewritten.
+    rewriteUrl: (req: http.IncomingMessage) => {
+      const url = req.url ?? '/';
+      return aliasRewrite({ url: url.startsWith('/') ? url : pathOfTarget(url) });
+    },
+    routerOptions: { ignoreDuplicateSlashes: true, ignoreTrailingSlash: true, caseSensitive: false, maxParamLength: 2000 },
+    // Router-level failures (a malformed percent-encoding, an over-long path segment) in the family's envelope.
+    frameworkErrors: (error: Error & { code?: string }, req: any, reply: any) => {
+      const rawPath = String(req.raw?.url ?? req.url ?? '/').split('?')[0]!;
+      const family = familyOfPath(rawPath);
+      const tooLong = error.code === 'FST_ERR_MAX_PARAM_LENGTH';
+      return sendError(family, tooLong ? errors[family].pathSegmentTooLong() : errors[family].malformedUrl(), req, reply);
+    },
+  } as any) as unknown as FastifyInstance;
 
   registerRequestGuards(app, ctx);
 

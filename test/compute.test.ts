@@ -6,6 +6,7 @@
  */
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
+import { sql } from 'kysely';
 import { ComputeManagementClient, type ResourceSku as SdkSku } from '@azure/arm-compute';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 import { appToken, identities, staticCredential, userToken } from './helpers/auth.ts';
@@ -320,9 +321,21 @@ describe('compute SKUs', () => {
     assert.deepEqual(r.body.value, catalog.filter((x) => x.locations[0] === 'koreacentral'));
   });
 
-  test('a seeded store whose catalog table is empty (an older data folder) gets the catalog back at start', async () => {
-    await s.server.ctx.store.db.deleteFrom('compute_skus').execute();
+  test('the catalog is not in the store: the table earlier versions loaded it into is dropped at start, and SKUs are still listed', async () => {
+    const catalogTable = async () => {
+      const db = s.server.ctx.store.db;
+      const r = s.server.ctx.store.dialect === 'sqlite'
+        ? await sql<{ name: string }>`select name from sqlite_master where type = 'table' and name = 'compute_skus'`.execute(db)
+        : await sql<{ name: string }>`select table_name as name from information_schema.tables where table_schema = current_schema() and table_name = 'compute_skus'`.execute(db);
+      return r.rows.length;
+    };
+    assert.equal(await catalogTable(), 0, 'a new store has no catalog table');
+    // A data folder of an earlier version: the table is there and the dropping migration not yet applied.
+    await sql`create table compute_skus (seq integer primary key, body text not null)`.execute(s.server.ctx.store.db);
+    await sql`delete from stratus_migrations where name = 'compute_0003_skus_in_memory'`.execute(s.server.ctx.store.db);
+    assert.equal(await catalogTable(), 1);
     await s.restart();
+    assert.equal(await catalogTable(), 0, 'the migration dropped it');
     const t = await appToken(s.url, 'arm');
     const r = await get(`${skuPath}?api-version=2021-07-01&$filter=${encodeURIComponent("location eq 'westus'")}&includeExtendedLocations=true`, t);
     assert.equal(r.status, 200);

@@ -7,5 +7,5 @@ import path from 'node:path';
 import { loadTls } from '../src/core/tls.ts';
 
 const dir = path.resolve('.stratus-test');
-const tls = loadTls(dir);
+const tls = await loadTls(dir);
 process.stdout.write(`test CA: ${tls.caFile}\n`);

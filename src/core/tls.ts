@@ -8,16 +8,28 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import type forgeType from 'node-forge';
 
 // node-forge is loaded only when certificates are made (first start), not on every start.
 let forgeModule: typeof forgeType | undefined;
+const generateKeyPair = promisify(crypto.generateKeyPair);
 const forgeLib = (): typeof forgeType => (forgeModule ??= createRequire(import.meta.url)('node-forge') as typeof forgeType);
 
-/** A 2048-bit RSA key pair made by node's native crypto (forge's pure-JS generator takes seconds), as forge keys plus the PEM. */
-function rsaKeys(): { publicKey: forgeType.pki.rsa.PublicKey; privateKey: forgeType.pki.rsa.PrivateKey; pem: string } {
+/** Keys of a certificate: forge's key objects and the private key's PEM. */
+interface RsaKeys {
+  publicKey: forgeType.pki.rsa.PublicKey;
+  privateKey: forgeType.pki.rsa.PrivateKey;
+  pem: string;
+}
+
+/**
+ * A 2048-bit RSA key pair made by node's native crypto on the thread pool (forge's pure-JS
+ * generator takes seconds; the synchronous native one holds the event loop 100–200 ms).
+ */
+async function rsaKeys(): Promise<RsaKeys> {
+  const { privateKey } = await generateKeyPair('rsa', { modulusLength: 2048, publicExponent: 0x10001 });
   const forge = forgeLib();
-  const { privateKey } = crypto.generateKeyPairSync('rsa', { modulusLength: 2048, publicExponent: 0x10001 });
   const pem = privateKey.export({ type: 'pkcs1', format: 'pem' }) as string;
   const priv = forge.pki.privateKeyFromPem(pem) as forgeType.pki.rsa.PrivateKey;
   return { privateKey: priv, publicKey: forge.pki.setRsaPublicKey(priv.n, priv.e), pem };
@@ -47,9 +59,8 @@ function serial(): string {
   return '01' + forge.util.bytesToHex(forge.random.getBytesSync(15));
 }
 
-function makeCa(): { cert: forgeType.pki.Certificate; key: forgeType.pki.rsa.PrivateKey; pem: string } {
+function makeCa(keys: RsaKeys): { cert: forgeType.pki.Certificate; key: forgeType.pki.rsa.PrivateKey; pem: string } {
   const forge = forgeLib();
-  const keys = rsaKeys();
   const cert = forge.pki.createCertificate();
   cert.publicKey = keys.publicKey;
   cert.serialNumber = serial();
@@ -67,9 +78,8 @@ function makeCa(): { cert: forgeType.pki.Certificate; key: forgeType.pki.rsa.Pri
   return { cert, key: keys.privateKey, pem: keys.pem };
 }
 
-function makeServerCert(ca: { cert: forgeType.pki.Certificate; key: forgeType.pki.rsa.PrivateKey; pem: string }): { cert: forgeType.pki.Certificate; key: forgeType.pki.rsa.PrivateKey; pem: string } {
+function makeServerCert(ca: { cert: forgeType.pki.Certificate; key: forgeType.pki.rsa.PrivateKey; pem: string }, keys: RsaKeys): { cert: forgeType.pki.Certificate; key: forgeType.pki.rsa.PrivateKey; pem: string } {
   const forge = forgeLib();
-  const keys = rsaKeys();
   const cert = forge.pki.createCertificate();
   cert.publicKey = keys.publicKey;
   cert.serialNumber = serial();
@@ -88,18 +98,20 @@ function makeServerCert(ca: { cert: forgeType.pki.Certificate; key: forgeType.pk
 }
 
 /**
- * Loads or creates the HTTPS material.
- * @throws Error when a given certificate or key file cannot be read.
+ * Loads or creates the HTTPS material; the two key pairs of a first start are made together
+ * on the thread pool, so the caller's event loop stays free meanwhile.
+ * @throws Error (rejects) when a given certificate or key file cannot be read.
  */
-export function loadTls(dataDir: string, certFile?: string, keyFile?: string): TlsMaterial {
+export async function loadTls(dataDir: string, certFile?: string, keyFile?: string): Promise<TlsMaterial> {
   if (certFile && keyFile) return { cert: fs.readFileSync(certFile, 'utf8'), key: fs.readFileSync(keyFile, 'utf8') };
   const dir = path.join(dataDir, 'tls');
   const files = { ca: path.join(dir, 'ca.pem'), caKey: path.join(dir, 'ca-key.pem'), cert: path.join(dir, 'server.pem'), key: path.join(dir, 'server-key.pem') };
   if (!fs.existsSync(files.cert) || !fs.existsSync(files.key) || !fs.existsSync(files.ca)) {
     fs.mkdirSync(dir, { recursive: true });
+    const [caKeys, serverKeys] = await Promise.all([rsaKeys(), rsaKeys()]);
     const forge = forgeLib();
-    const ca = makeCa();
-    const server = makeServerCert(ca);
+    const ca = makeCa(caKeys);
+    const server = makeServerCert(ca, serverKeys);
     fs.writeFileSync(files.caKey, forge.pki.privateKeyToPem(ca.key), { mode: 0o600 });
     fs.writeFileSync(files.key, forge.pki.privateKeyToPem(server.key), { mode: 0o600 });
     fs.writeFileSync(files.cert, forge.pki.certificateToPem(server.cert) + forge.pki.certificateToPem(ca.cert));

@@ -14,7 +14,6 @@ import { armColumns } from '../services/arm/tables.ts';
 import { authorizationColumns } from '../services/authorization/tables.ts';
 import { automationColumns } from '../services/automation/tables.ts';
 import { billingColumns } from '../services/billing/tables.ts';
-import { computeColumns } from '../services/compute/tables.ts';
 import { datashareColumns } from '../services/datashare/tables.ts';
 import { mailColumns } from '../services/mail/tables.ts';
 import { mailsyncColumns } from '../services/mailsync/tables.ts';
@@ -30,7 +29,6 @@ export const databaseColumns = {
   ...authorizationColumns,
   ...automationColumns,
   ...billingColumns,
-  ...computeColumns,
   ...datashareColumns,
   ...mailColumns,
   ...mailsyncColumns,

@@ -62,7 +62,7 @@ export function computeRules(ctx: AppContext) {
       reply.type('application/json; charset=utf-8');
       // No region name holds a control character (and PostgreSQL refuses U+0000 in a query): an unknown location.
       if (location !== undefined && /[\u0000-\u001f\u007f]/.test(location)) return '{"value":[],"nextLink":null}';
-      const rows = await skuPage(ctx, { after, location, includeExtended, limit: skuPageSize + 1 });
+      const rows = skuPage({ after, location, includeExtended, limit: skuPageSize + 1 });
       const page = rows.slice(0, skuPageSize);
       const nextLink =
         rows.length > skuPageSize

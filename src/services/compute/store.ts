@@ -1,54 +1,31 @@
 /**
- * Tables and queries of the compute SKU catalog (spec: resource-manager §2.2, §4.3;
- * reference §3): the shipped catalog (`data/skus.json`, one record per SKU and location, as
- * the real service lists them) is loaded into `compute_skus` at seed time; a page is read by
- * its sequence number, narrowed by the location index. Each record is stored serialized in
- * both shapes (with and without the extended-location entries), so a page is assembled
- * without re-parsing.
+ * The compute SKU catalog (spec: resource-manager §2.2, §4.3; reference §3): the shipped
+ * catalog (`data/skus.json`, one record per SKU and location, as the real service lists them)
+ * is static data, held in memory from its first use: each record as JSON text in both shapes
+ * (with and without the extended-location entries), so a page is assembled without parsing
+ * or serializing, and the sequence numbers of each listing (all, plain, per location) so a
+ * page starts with a binary search. Nothing of it is written to the store.
  */
 import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import type { AppContext } from '../../context.ts';
 import type { Migrations } from '../../store/db.ts';
 import type { ResourceSku } from './model.ts';
 import { shapeSku } from './rules.ts';
-import type { ComputeDatabase } from './tables.ts';
 
-/** Tables of the area. */
-export const computeTables: (keyof ComputeDatabase)[] = ['compute_skus'];
+/** Tables of the area: none now (the catalog is static data served from memory). */
+export const computeTables: never[] = [];
 
 /** Migrations of the area. */
 export const computeMigrations: Migrations = {
-  compute_0001_skus: {
+  // The catalog used to be loaded into a `compute_skus` table at seed time (10 MB written into
+  // every new store: most of a fresh start's time). It is static data, read from the shipped
+  // file on first use now; these two migrations are kept as no-ops so that stores that ran
+  // them and new stores agree on the applied list, and the third drops the old table.
+  compute_0001_skus: { async up() {} },
+  compute_0002_skus_extended: { async up() {} },
+  compute_0003_skus_in_memory: {
     async up(db) {
-      await db.schema
-        .createTable('compute_skus')
-        .addColumn('seq', 'integer', (c) => c.primaryKey())
-        .addColumn('location_lower', 'varchar(64)', (c) => c.notNull())
-        .addColumn('resource_type', 'varchar(128)', (c) => c.notNull())
-        .addColumn('name', 'varchar(128)', (c) => c.notNull())
-        .addColumn('body', 'text', (c) => c.notNull())
-        .execute();
-      await db.schema.createIndex('compute_skus_location').on('compute_skus').columns(['location_lower', 'seq']).execute();
-    },
-  },
-  // The catalog is static data reloaded by the seed: the table is rebuilt with the
-  // extended-only flag and the pre-shaped body (POST /_stratus/reset reloads it).
-  compute_0002_skus_extended: {
-    async up(db) {
-      await db.schema.dropTable('compute_skus').execute();
-      await db.schema
-        .createTable('compute_skus')
-        .addColumn('seq', 'integer', (c) => c.primaryKey())
-        .addColumn('location_lower', 'varchar(64)', (c) => c.notNull())
-        .addColumn('resource_type', 'varchar(128)', (c) => c.notNull())
-        .addColumn('name', 'varchar(128)', (c) => c.notNull())
-        .addColumn('extended_only', 'integer', (c) => c.notNull().defaultTo(0))
-        .addColumn('body', 'text', (c) => c.notNull())
-        .addColumn('body_plain', 'text')
-        .execute();
-      await db.schema.createIndex('compute_skus_location').on('compute_skus').columns(['location_lower', 'extended_only', 'seq']).execute();
-      await db.schema.createIndex('compute_skus_plain').on('compute_skus').columns(['extended_only', 'seq']).execute();
+      await db.schema.dropTable('compute_skus').ifExists().execute();
     },
   },
 };
@@ -57,13 +34,13 @@ export const computeMigrations: Migrations = {
 const catalogFile = (): string => fileURLToPath(new URL('./data/skus.json', import.meta.url));
 
 let catalogCache: ResourceSku[] | undefined;
-/** The shipped catalog as records (`data/skus.json`), read once (tests and tools; the seed reads the text). */
+/** The shipped catalog as records (`data/skus.json`), read once (tests and tools; the server keeps the text). */
 export function loadCatalog(): ResourceSku[] {
   catalogCache ??= JSON.parse(fs.readFileSync(catalogFile(), 'utf8')) as ResourceSku[];
   return catalogCache;
 }
 
-/** A row of `compute_skus` (see the migrations). */
+/** A record of the served catalog: its position, the columns a listing selects by, its JSON text. */
 export interface CatalogRow {
   seq: number;
   location_lower: string;
@@ -94,11 +71,12 @@ function rowOf(sku: ResourceSku, seq: number): CatalogRow {
 const recordHead = /^\{"resourceType":"([^"\\]*)","name":"([^"\\]*)",[^[]*"locations":\["([^"\\]*)"/;
 
 /**
- * Rows of `compute_skus` for the catalog text, in catalog order (`seq` from 1). Each line of the
+ * Rows of the catalog text, in catalog order (`seq` from 1). Each line of the
  * generated file is one record as `JSON.stringify` wrote it, so a record without an extended
- * location is stored as its line, its columns read from the line's head; only the few records
+ * location is kept as its line, its columns read from the line's head; only the few records
  * with an extended location (their plain shape differs) are parsed. Parsing all 8,530 records
- * and serializing them again made most of a fresh start's time (bench/README.md, twelfth pass).
+ * and serializing them again takes several times as long (bench/README.md, twelfth pass), and
+ * keeps far more memory.
  * test/compute.test.ts checks the rows against the parsed catalog's.
  */
 export function catalogRows(text: string): CatalogRow[] {
@@ -114,41 +92,73 @@ export function catalogRows(text: string): CatalogRow[] {
   return rows;
 }
 
-/** The rows of the shipped catalog (read from the file each time: the seed runs once per store). */
+/** The rows of the shipped catalog (read from the file each time it is called). */
 export function shippedCatalogRows(): CatalogRow[] {
   return catalogRows(fs.readFileSync(catalogFile(), 'utf8'));
 }
 
-/** Rows per INSERT when loading the catalog (7 parameters each: well under SQLite's and PostgreSQL's limits). */
-const seedBatch = 500;
+/** The catalog as served: its rows, and the sequence numbers of each listing, ascending. */
+interface ServedCatalog {
+  rows: CatalogRow[];
+  /** Sequence numbers of every record. */
+  all: number[];
+  /** Sequence numbers of the records listed without extended locations (not extended-only). */
+  plain: number[];
+  /** Per location (lower case): every record's sequence number, and those listed without extended locations. */
+  byLocation: Map<string, { all: number[]; plain: number[] }>;
+}
 
-/**
- * Loads the shipped catalog into `compute_skus` in batches, in one transaction. Rows that
- * are already there (another instance loading at the same time) are left as they are.
- */
-export async function loadSkuCatalog(ctx: AppContext): Promise<void> {
+let served: ServedCatalog | undefined;
+
+/** The served catalog, built from the shipped file on first use (about 10 MB of text: kept, not parsed). */
+function servedCatalog(): ServedCatalog {
+  if (served) return served;
   const rows = shippedCatalogRows();
-  await ctx.store.transaction(async (trx) => {
-    for (let i = 0; i < rows.length; i += seedBatch) {
-      await trx.insertInto('compute_skus').values(rows.slice(i, i + seedBatch)).onConflict((oc) => oc.column('seq').doNothing()).execute();
+  const all: number[] = [];
+  const plain: number[] = [];
+  const byLocation = new Map<string, { all: number[]; plain: number[] }>();
+  for (const r of rows) {
+    let at = byLocation.get(r.location_lower);
+    if (!at) byLocation.set(r.location_lower, (at = { all: [], plain: [] }));
+    at.all.push(r.seq);
+    all.push(r.seq);
+    if (!r.extended_only) {
+      plain.push(r.seq);
+      at.plain.push(r.seq);
     }
-  });
+  }
+  served = { rows, all, plain, byLocation };
+  return served;
 }
 
-/** Whether the catalog table holds any record. */
-export async function catalogLoaded(ctx: AppContext): Promise<boolean> {
-  return (await ctx.store.db.selectFrom('compute_skus').select('seq').limit(1).executeTakeFirst()) !== undefined;
+/** Index of the first entry of the ascending `seqs` greater than `after` (binary search). */
+function firstAfter(seqs: readonly number[], after: number): number {
+  let lo = 0;
+  let hi = seqs.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (seqs[mid]! > after) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
 }
 
 /**
- * Records after sequence `after`, in order, at most `limit`: in `location` (lower case, when
- * given), without the extended-only records unless `includeExtended`; each as serialized JSON
- * in the shape asked for.
+ * Records after sequence `after`, in catalog order, at most `limit`: in `location` (lower
+ * case, when given), without the extended-only records unless `includeExtended`; each as
+ * serialized JSON in the shape asked for. Reads the in-memory catalog (loaded on first call).
  */
-export async function skuPage(ctx: AppContext, opts: { after: number; location?: string; includeExtended: boolean; limit: number }): Promise<{ seq: number; json: string }[]> {
-  let query = ctx.store.db.selectFrom('compute_skus').select(['seq', 'body', 'body_plain']).where('seq', '>', opts.after);
-  if (opts.location !== undefined) query = query.where('location_lower', '=', opts.location);
-  if (!opts.includeExtended) query = query.where('extended_only', '=', 0);
-  const rows = await query.orderBy('seq').limit(opts.limit).execute();
-  return rows.map((r) => ({ seq: Number(r.seq), json: (opts.includeExtended || r.body_plain == null ? r.body : r.body_plain) as string }));
+export function skuPage(opts: { after: number; location?: string; includeExtended: boolean; limit: number }): { seq: number; json: string }[] {
+  const catalog = servedCatalog();
+  let seqs: readonly number[];
+  if (opts.location !== undefined) {
+    const at = catalog.byLocation.get(opts.location);
+    seqs = !at ? [] : opts.includeExtended ? at.all : at.plain;
+  } else seqs = opts.includeExtended ? catalog.all : catalog.plain;
+  const out: { seq: number; json: string }[] = [];
+  for (let i = firstAfter(seqs, opts.after); i < seqs.length && out.length < opts.limit; i++) {
+    const row = catalog.rows[seqs[i]! - 1]!;
+    out.push({ seq: row.seq, json: opts.includeExtended || row.body_plain == null ? row.body : row.body_plain });
+  }
+  return out;
 }
