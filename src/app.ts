@@ -142,6 +142,7 @@ export async function buildApp(config: Config): Promise<BuiltApp> {
   keysReady.catch(() => undefined);
   if (config.seed && !(await isSeeded(ctx))) await seedAll(ctx, modules);
   await keysReady;
+  // The Fastify instance is made once the certificates are there: its server factory creates the HTTPS server.
   try {
     tls = await tlsReady;
   } catch (e) {
