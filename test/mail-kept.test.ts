@@ -70,6 +70,34 @@ describe('mail answers kept per mailbox version', () => {
     assert.equal(gone.body.error.code, 'ErrorFolderNotFound');
   });
 
+  test('a delta first page is kept until its mailbox changes; a round from a kept page reports exactly the changes since', async () => {
+    // A folder of its own, so the whole first round is one page.
+    const f = (await call(s.url, t.user, 'POST', '/v1.0/me/mailFolders', { displayName: 'Kept delta' })).body;
+    const post = async (subject: string) => (await call(s.url, t.user, 'POST', `/v1.0/me/mailFolders/${f.id}/messages`, { subject })).body;
+    const first = `/v1.0/me/mailFolders/${f.id}/messages/delta?$select=subject`;
+    const a = await post('delta-kept-a');
+    const r1 = await get(first);
+    assert.deepEqual(r1.body.value.map((v: any) => v.subject), ['delta-kept-a']);
+    const link1: string = r1.body['@odata.deltaLink'];
+
+    // Another mailbox's write moves the change log on, not this mailbox's version: the kept page
+    // (and its link) is answered, and a round from it has nothing.
+    await call(s.url, t.admin, 'POST', '/v1.0/me/messages', { subject: 'elsewhere' });
+    const again = await call(s.url, t.user, 'GET', first);
+    assert.deepEqual(again.body, r1.body);
+    assert.deepEqual((await call(s.url, t.user, 'GET', link1.slice(s.url.length))).body.value, []);
+
+    // This mailbox's writes: the next first page shows them, and the round from the kept link reports each once.
+    const b = await post('delta-kept-b');
+    assert.equal((await call(s.url, t.user, 'PATCH', `/v1.0/me/messages/${a.id}`, { subject: 'delta-kept-a2' })).status, 200);
+    const r2 = await get(first);
+    assert.deepEqual(r2.body.value.map((v: any) => v.subject).sort(), ['delta-kept-a2', 'delta-kept-b']);
+    assert.notEqual(r2.body['@odata.deltaLink'], link1);
+    const round = await call(s.url, t.user, 'GET', link1.slice(s.url.length));
+    assert.deepEqual(round.body.value.map((v: any) => [v.id, v.subject]).sort(), [[a.id, 'delta-kept-a2'], [b.id, 'delta-kept-b']].sort());
+    assert.deepEqual((await call(s.url, t.user, 'GET', r2.body['@odata.deltaLink'].slice(s.url.length))).body.value, []);
+  });
+
   test('scopes are checked on every kept answer, and one mailbox\'s writes leave the other\'s texts alone', async () => {
     const m = (await call(s.url, t.user, 'POST', '/v1.0/me/messages', { subject: 'scoped' })).body;
     assert.equal((await get(`/v1.0/me/messages/${m.id}`)).status, 200);

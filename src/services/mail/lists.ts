@@ -91,8 +91,22 @@ export async function countOnly(mr: MailRequest, folder: FolderRow | undefined, 
   return mr.reply.code(200).header('content-type', 'text/plain; charset=utf-8').send(String(n));
 }
 
-/** GET mailFolders/{id}/messages/delta. */
+/**
+ * GET mailFolders/{id}/messages/delta. A first page (no `$skiptoken` or `$deltatoken`) depends
+ * only on the mailbox's messages and folders and the request, so its text is kept per mailbox
+ * version (`kept.ts`) like a list page. Its links carry the change log's position when the
+ * text was made: a later change of this mailbox makes a new version (and a new text), and
+ * changes of other mailboxes after that position are never this folder's, so a round started
+ * from a kept page returns exactly what one started from a fresh page would.
+ */
 export async function delta(mr: MailRequest, folder: FolderRow): Promise<unknown> {
+  const token = ['$skiptoken', '$deltatoken', '%24skiptoken', '%24deltatoken'].some((k) => mr.q.has(k));
+  if (!token) return sendJson(mr, 200, await keptMailText(mr, 'delta', () => deltaText(mr, folder)));
+  return sendJson(mr, 200, await deltaText(mr, folder));
+}
+
+/** The JSON text of a delta page ({@link delta}). @throws ApiError as `deltaPage` does. */
+async function deltaText(mr: MailRequest, folder: FolderRow): Promise<string> {
   const pageSize = mr.maxPageSize ?? (parseInt(mr.q.get('$top') ?? '', 10) || 10);
   const path = `/${mr.version}/${mr.userSegment}/${keySegment('mailFolders', folder.id)}/messages/delta`;
   const db = mr.ctx.store.db;
@@ -114,5 +128,5 @@ export async function delta(mr: MailRequest, folder: FolderRow): Promise<unknown
   let text = `{"@odata.context":${JSON.stringify(`${mr.ctx.origin()}/${mr.version}/$metadata#Collection(message)`)}`;
   if (page.nextLink) text += `,"@odata.nextLink":${JSON.stringify(page.nextLink)}`;
   if (page.deltaLink) text += `,"@odata.deltaLink":${JSON.stringify(page.deltaLink)}`;
-  return sendJson(mr, 200, `${text},"value":[${value.join(',')}]}`);
+  return `${text},"value":[${value.join(',')}]}`;
 }
