@@ -2,9 +2,11 @@
  * Start-up and memory of the compiled server (issue 9 item 10): cold start to a healthy
  * `GET /_stratus/health` with a fresh data folder and with an existing one, and the idle
  * resident set size (VmRSS) a few seconds after start. Runs `node dist/stratus.mjs serve`
- * (build first: `npm run build`). Prints one line per round and the medians.
+ * (build first: `npm run build`) with plain HTTP only, and with `--https` also with the HTTPS
+ * listener on (as `npm start` runs it: a fresh folder gets its certificates made first).
+ * Prints one line per round and the medians.
  *
- *   npm run bench:startup [-- --rounds 5]
+ *   npm run bench:startup [-- --rounds 5] [--https]
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -19,11 +21,12 @@ if (!fs.existsSync(cli)) {
   process.exit(1);
 }
 const rounds = Number(process.argv[process.argv.indexOf('--rounds') + 1] || 3) || 3;
+const https = process.argv.includes('--https');
 
 /** Starts the server on `port` with `dataDir`; resolves with ms to healthy, the process and its pid. */
-async function startOnce(dataDir: string, port: number): Promise<{ ms: number; stop: () => Promise<void>; pid: number }> {
+async function startOnce(dataDir: string, port: number, httpsPort: number): Promise<{ ms: number; stop: () => Promise<void>; pid: number }> {
   const t0 = performance.now();
-  const child = spawn(process.execPath, [cli, 'serve', '--data-dir', dataDir, '--http-port', String(port), '--https-port', '-1', '--log-level', 'warn'], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const child = spawn(process.execPath, [cli, 'serve', '--data-dir', dataDir, '--http-port', String(port), '--https-port', String(httpsPort), '--log-level', 'warn'], { stdio: ['ignore', 'ignore', 'inherit'] });
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
   for (;;) {
     try {
@@ -51,9 +54,10 @@ const rss: number[] = [];
 for (let i = 0; i < rounds; i++) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'stratus-startup-'));
   const port = 19100 + i;
-  const a = await startOnce(dir, port);
+  const httpsPort = https ? 19200 + i : -1;
+  const a = await startOnce(dir, port, httpsPort);
   await a.stop();
-  const b = await startOnce(dir, port);
+  const b = await startOnce(dir, port, httpsPort);
   await sleep(3000);
   const m = rssMiB(b.pid);
   await b.stop();
@@ -63,4 +67,4 @@ for (let i = 0; i < rounds; i++) {
   rss.push(m);
   process.stdout.write(`round ${i + 1}: fresh ${a.ms.toFixed(0)} ms, existing ${b.ms.toFixed(0)} ms, idle RSS ${m.toFixed(0)} MiB\n`);
 }
-process.stdout.write(`median: fresh ${median(fresh).toFixed(0)} ms, existing ${median(existing).toFixed(0)} ms, idle RSS ${median(rss).toFixed(0)} MiB\n`);
+process.stdout.write(`median${https ? ' (HTTPS listener on)' : ''}: fresh ${median(fresh).toFixed(0)} ms, existing ${median(existing).toFixed(0)} ms, idle RSS ${median(rss).toFixed(0)} MiB\n`);
