@@ -67,8 +67,8 @@ describe('compute SKUs', () => {
     assert.ok(plain.length < catalog.length, 'some records exist only in edge zones');
   });
 
-  test('the seed stores each record as its own JSON text, and the shape without extended locations only where it differs', () => {
-    // The seed reads most columns from each line's head instead of parsing it: the rows must be
+  test('the served catalog keeps each record as its own JSON text, and the shape without extended locations only where it differs', () => {
+    // Most columns are read from each line's head instead of parsing it: the rows must be
     // exactly those of the parsed records.
     const rows = shippedCatalogRows();
     assert.equal(rows.length, catalog.length);
