@@ -91,6 +91,9 @@ describe('compute SKUs', () => {
     // A line in another key order, or with an extended location, is parsed rather than read by its head.
     const odd = { name: 'X', resourceType: 'disks', locations: ['WestUS'], locationInfo: [{ location: 'WestUS', extendedLocations: ['e1'], type: 'EdgeZone' }] };
     const [row] = catalogRows(`[\n${JSON.stringify(odd)}\n]\n`);
+    // CRLF line ends (a checkout that converts them) give the same rows.
+    const crlf = `[\r\n${JSON.stringify(odd)},\r\n${JSON.stringify(catalog[0])}\r\n]\r\n`;
+    assert.deepEqual(catalogRows(crlf).map((r) => r.body), [JSON.stringify(odd), JSON.stringify(catalog[0])]);
     assert.deepEqual(row, { seq: 1, location_lower: 'westus', resource_type: 'disks', name: 'X', extended_only: 1, body: JSON.stringify(odd), body_plain: null });
   });
 

@@ -82,7 +82,9 @@ const recordHead = /^\{"resourceType":"([^"\\]*)","name":"([^"\\]*)",[^[]*"locat
 export function catalogRows(text: string): CatalogRow[] {
   const rows: CatalogRow[] = [];
   for (const raw of text.split('\n')) {
-    const line = raw.endsWith(',') ? raw.slice(0, -1) : raw;
+    // A checkout with CRLF line ends has a carriage return after each comma.
+    const trimmed = raw.trimEnd();
+    const line = trimmed.endsWith(',') ? trimmed.slice(0, -1) : trimmed;
     if (!line.startsWith('{')) continue;
     const head = recordHead.exec(line);
     const seq = rows.length + 1;
