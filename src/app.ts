@@ -108,6 +108,13 @@ export async function buildApp(config: Config): Promise<BuiltApp> {
   const identity = new Identity(store.db, () => origin, config.settings.tokenLifetimeSeconds, config.audienceAliases, cache);
   const rateLimiter = new RateLimiter(store.db);
   closers.push(() => rateLimiter.close());
+  /** Closes what the app opened: the areas' closers, the cache's connections, the store. */
+  const release = async () => {
+    for (const fn of closers) await fn();
+    await cache.stopPresence();
+    await cache.bus.close();
+    await store.close();
+  };
   const ctx: AppContext = {
     config,
     store,
@@ -146,10 +153,7 @@ export async function buildApp(config: Config): Promise<BuiltApp> {
   try {
     tls = await tlsReady;
   } catch (e) {
-    for (const fn of closers) await fn();
-    await cache.stopPresence();
-    await cache.bus.close();
-    await store.close();
+    await release();
     throw e;
   }
 
@@ -219,10 +223,7 @@ export async function buildApp(config: Config): Promise<BuiltApp> {
   for (const m of modules) await m.register(app, ctx);
 
   app.addHook('onClose', async () => {
-    for (const fn of closers) await fn();
-    await cache.stopPresence();
-    await cache.bus.close();
-    await store.close();
+    await release();
     if (tls && httpServer.listening) await new Promise<void>((resolve) => httpServer.close(() => resolve()));
   });
 

@@ -77,14 +77,12 @@ describe('compute SKUs', () => {
       const shaped = shapeSku(sku, false);
       const expected = {
         seq: i + 1,
-        location_lower: sku.locations[0]!.toLowerCase(),
-        resource_type: sku.resourceType,
-        name: sku.name,
-        extended_only: shaped ? 0 : 1,
+        location: sku.locations[0]!.toLowerCase(),
+        extendedOnly: !shaped,
         body: JSON.stringify(sku),
-        body_plain: shaped && shaped !== sku ? JSON.stringify(shaped) : null,
+        bodyPlain: shaped && shaped !== sku ? JSON.stringify(shaped) : null,
       };
-      if (expected.body_plain !== null || expected.extended_only) differing++;
+      if (expected.bodyPlain !== null || expected.extendedOnly) differing++;
       assert.deepEqual(rows[i], expected, `record ${i + 1}`);
     });
     assert.ok(differing > 0, 'some records have extended locations');
@@ -94,7 +92,7 @@ describe('compute SKUs', () => {
     // CRLF line ends (a checkout that converts them) give the same rows.
     const crlf = `[\r\n${JSON.stringify(odd)},\r\n${JSON.stringify(catalog[0])}\r\n]\r\n`;
     assert.deepEqual(catalogRows(crlf).map((r) => r.body), [JSON.stringify(odd), JSON.stringify(catalog[0])]);
-    assert.deepEqual(row, { seq: 1, location_lower: 'westus', resource_type: 'disks', name: 'X', extended_only: 1, body: JSON.stringify(odd), body_plain: null });
+    assert.deepEqual(row, { seq: 1, location: 'westus', extendedOnly: true, body: JSON.stringify(odd), bodyPlain: null });
   });
 
   test('the client lists every SKU across all pages; extended locations are absent unless asked for', async () => {

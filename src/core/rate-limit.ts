@@ -38,6 +38,7 @@ import { isPostgres, type Migrations } from '../store/db.ts';
 import { nowMs } from './clock.ts';
 import type { RateLimitDatabase } from './tables.ts';
 import { TickBatch, turnTrip, type TripPart } from './tick-batch.ts';
+import { KeyInterner } from './keys.ts';
 
 /** Outcome of one {@link RateLimiter.hit}. */
 export interface RateDecision {
@@ -189,6 +190,8 @@ function countPart(leaseOf: (key: string) => number): TripPart<string, TurnCount
 /** Fixed-window counters: in memory on SQLite, in the shared unlogged `rate_limits` table on PostgreSQL. */
 export class RateLimiter {
   private readonly shared: boolean;
+  /** The bucket names of {@link bucket}, made once per parts. */
+  private readonly buckets = new KeyInterner(':');
   /** SQLite: the windows, loaded from the table on first use. */
   private windows?: Map<string, Window>;
   private loading?: Promise<Map<string, Window>>;
@@ -266,6 +269,15 @@ export class RateLimiter {
     };
     this.flushing = this.flushing.then(run, run);
     return this.flushing;
+  }
+
+  /**
+   * The bucket named by `parts` (`mail:<tenant>:<app>:<user>`), as the same string object for the
+   * same parts (`core/keys.ts`): a request path that counts in a bucket per caller neither
+   * concatenates nor hashes its name anew per request.
+   */
+  bucket(...parts: string[]): string {
+    return this.buckets.key(...parts);
   }
 
   /**

@@ -13,10 +13,6 @@ import type { Principal } from '../../core/identity/identity.ts';
 import { compileFilter, ODataError, parseFilter, type FilterNode, type ValueNode } from '../../core/odata/index.ts';
 import type { Expression, SqlBool } from 'kysely';
 import { dataflowFields, listDataflows } from './store.ts';
-import { KeyInterner } from '../../core/keys.ts';
-
-/** The rate-limit buckets of analytics callers: `analytics:<tenant>:<object id>`, made once (`core/keys.ts`). */
-const analyticsBuckets = new KeyInterner(':');
 
 /** Delegated scopes that admit an administrator (spec §5). */
 export const adminScopes = ['Tenant.Read.All', 'Tenant.ReadWrite.All'];
@@ -165,7 +161,7 @@ export async function listAdminDataflows(ctx: AppContext, req: FastifyRequest, r
   checkAdminAccess(principal);
 
   const s = ctx.config.settings;
-  const decision = await ctx.rateLimiter.hit(analyticsBuckets.key('analytics', principal.tenantId, principal.objectId), s.analyticsRequestsPerWindow, s.analyticsWindowSeconds);
+  const decision = await ctx.rateLimiter.hit(ctx.rateLimiter.bucket('analytics', principal.tenantId, principal.objectId), s.analyticsRequestsPerWindow, s.analyticsWindowSeconds);
   if (!decision.allowed) {
     // Observed shape of the service's 429 (reference §1.4): a bare message, Retry-After in seconds.
     return reply

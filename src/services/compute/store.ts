@@ -40,17 +40,18 @@ export function loadCatalog(): ResourceSku[] {
   return catalogCache;
 }
 
-/** A record of the served catalog: its position, the columns a listing selects by, its JSON text. */
+/** A record of the served catalog: its position, the location its listing selects by, its JSON text. */
 export interface CatalogRow {
+  /** Position in catalog order, from 1 (what a `$skiptoken` carries). */
   seq: number;
-  location_lower: string;
-  resource_type: string;
-  name: string;
-  extended_only: number;
+  /** The record's location, lower case. */
+  location: string;
+  /** True for a record offered only in an extended location (listed only with `includeExtendedLocations=true`). */
+  extendedOnly: boolean;
   /** The record as JSON text. */
   body: string;
   /** The record without its extended-location entries, when that differs from `body`. */
-  body_plain: string | null;
+  bodyPlain: string | null;
 }
 
 /** The row of one parsed record. */
@@ -58,22 +59,20 @@ function rowOf(sku: ResourceSku, seq: number): CatalogRow {
   const plain = shapeSku(sku, false);
   return {
     seq,
-    location_lower: (sku.locations[0] ?? '').toLowerCase(),
-    resource_type: sku.resourceType,
-    name: sku.name,
-    extended_only: plain ? 0 : 1,
+    location: (sku.locations[0] ?? '').toLowerCase(),
+    extendedOnly: !plain,
     body: JSON.stringify(sku),
-    body_plain: plain && plain !== sku ? JSON.stringify(plain) : null,
+    bodyPlain: plain && plain !== sku ? JSON.stringify(plain) : null,
   };
 }
 
-/** The head of a generated record line: its resource type, name and first location. */
-const recordHead = /^\{"resourceType":"([^"\\]*)","name":"([^"\\]*)",[^[]*"locations":\["([^"\\]*)"/;
+/** The head of a generated record line (resource type, name, …, locations): its first location. */
+const recordHead = /^\{"resourceType":"[^"\\]*","name":"[^"\\]*",[^[]*"locations":\["([^"\\]*)"/;
 
 /**
  * Rows of the catalog text, in catalog order (`seq` from 1). Each line of the
  * generated file is one record as `JSON.stringify` wrote it, so a record without an extended
- * location is kept as its line, its columns read from the line's head; only the few records
+ * location is kept as its line, its location read from the line's head; only the few records
  * with an extended location (their plain shape differs) are parsed. Parsing all 8,530 records
  * and serializing them again takes several times as long (bench/README.md, twelfth pass), and
  * keeps far more memory.
@@ -89,7 +88,7 @@ export function catalogRows(text: string): CatalogRow[] {
     const head = recordHead.exec(line);
     const seq = rows.length + 1;
     if (!head || line.includes('"extendedLocations"') || line.includes('"EdgeZone"')) rows.push(rowOf(JSON.parse(line) as ResourceSku, seq));
-    else rows.push({ seq, location_lower: head[3]!.toLowerCase(), resource_type: head[1]!, name: head[2]!, extended_only: 0, body: line, body_plain: null });
+    else rows.push({ seq, location: head[1]!.toLowerCase(), extendedOnly: false, body: line, bodyPlain: null });
   }
   return rows;
 }
@@ -99,15 +98,13 @@ export function shippedCatalogRows(): CatalogRow[] {
   return catalogRows(fs.readFileSync(catalogFile(), 'utf8'));
 }
 
-/** The catalog as served: its rows, and the sequence numbers of each listing, ascending. */
+/** The catalog as served: every row, and the rows of each other listing, in catalog order. */
 interface ServedCatalog {
-  rows: CatalogRow[];
-  /** Sequence numbers of every record. */
-  all: number[];
-  /** Sequence numbers of the records listed without extended locations (not extended-only). */
-  plain: number[];
-  /** Per location (lower case): every record's sequence number, and those listed without extended locations. */
-  byLocation: Map<string, { all: number[]; plain: number[] }>;
+  all: CatalogRow[];
+  /** The rows listed without extended locations (not extended-only). */
+  plain: CatalogRow[];
+  /** Per location (lower case): its rows, and those listed without extended locations. */
+  byLocation: Map<string, { all: CatalogRow[]; plain: CatalogRow[] }>;
 }
 
 let served: ServedCatalog | undefined;
@@ -115,31 +112,29 @@ let served: ServedCatalog | undefined;
 /** The served catalog, built from the shipped file on first use (about 10 MB of text: kept, not parsed). */
 function servedCatalog(): ServedCatalog {
   if (served) return served;
-  const rows = shippedCatalogRows();
-  const all: number[] = [];
-  const plain: number[] = [];
-  const byLocation = new Map<string, { all: number[]; plain: number[] }>();
-  for (const r of rows) {
-    let at = byLocation.get(r.location_lower);
-    if (!at) byLocation.set(r.location_lower, (at = { all: [], plain: [] }));
-    at.all.push(r.seq);
-    all.push(r.seq);
-    if (!r.extended_only) {
-      plain.push(r.seq);
-      at.plain.push(r.seq);
+  const all = shippedCatalogRows();
+  const plain: CatalogRow[] = [];
+  const byLocation = new Map<string, { all: CatalogRow[]; plain: CatalogRow[] }>();
+  for (const r of all) {
+    let at = byLocation.get(r.location);
+    if (!at) byLocation.set(r.location, (at = { all: [], plain: [] }));
+    at.all.push(r);
+    if (!r.extendedOnly) {
+      plain.push(r);
+      at.plain.push(r);
     }
   }
-  served = { rows, all, plain, byLocation };
+  served = { all, plain, byLocation };
   return served;
 }
 
-/** Index of the first entry of the ascending `seqs` greater than `after` (binary search). */
-function firstAfter(seqs: readonly number[], after: number): number {
+/** Index of the first row of `rows` (ascending `seq`) after sequence `after` (binary search). */
+function firstAfter(rows: readonly CatalogRow[], after: number): number {
   let lo = 0;
-  let hi = seqs.length;
+  let hi = rows.length;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
-    if (seqs[mid]! > after) hi = mid;
+    if (rows[mid]!.seq > after) hi = mid;
     else lo = mid + 1;
   }
   return lo;
@@ -152,15 +147,11 @@ function firstAfter(seqs: readonly number[], after: number): number {
  */
 export function skuPage(opts: { after: number; location?: string; includeExtended: boolean; limit: number }): { seq: number; json: string }[] {
   const catalog = servedCatalog();
-  let seqs: readonly number[];
+  let rows: readonly CatalogRow[];
   if (opts.location !== undefined) {
     const at = catalog.byLocation.get(opts.location);
-    seqs = !at ? [] : opts.includeExtended ? at.all : at.plain;
-  } else seqs = opts.includeExtended ? catalog.all : catalog.plain;
-  const out: { seq: number; json: string }[] = [];
-  for (let i = firstAfter(seqs, opts.after); i < seqs.length && out.length < opts.limit; i++) {
-    const row = catalog.rows[seqs[i]! - 1]!;
-    out.push({ seq: row.seq, json: opts.includeExtended || row.body_plain == null ? row.body : row.body_plain });
-  }
-  return out;
+    rows = !at ? [] : opts.includeExtended ? at.all : at.plain;
+  } else rows = opts.includeExtended ? catalog.all : catalog.plain;
+  const start = firstAfter(rows, opts.after);
+  return rows.slice(start, start + opts.limit).map((r) => ({ seq: r.seq, json: opts.includeExtended || r.bodyPlain === null ? r.body : r.bodyPlain }));
 }

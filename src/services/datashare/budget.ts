@@ -13,17 +13,13 @@ import { isUuid } from '../../core/ids.ts';
 import { authenticate } from '../../core/auth.ts';
 import type { ArmCall } from '../arm/gateway.ts';
 import { ArmStore } from '../arm/store.ts';
-import { KeyInterner } from '../../core/keys.ts';
 
 /** The response header of the remaining budget. */
 const header = 'x-vendor-ratelimit-remaining-subscription-reads';
 
-/** The buckets of the subscriptions' read budgets, made once (`core/keys.ts`). */
-const readBuckets = new KeyInterner(':');
-
 /** The bucket of a subscription's read budget: `datashare:reads:<subscription id, lower case>`. */
-export function readBucket(subscriptionId: string): string {
-  return readBuckets.key('datashare', 'reads', subscriptionId.toLowerCase());
+function readBucket(ctx: AppContext, subscriptionId: string): string {
+  return ctx.rateLimiter.bucket('datashare', 'reads', subscriptionId.toLowerCase());
 }
 
 /**
@@ -33,7 +29,7 @@ export function readBucket(subscriptionId: string): string {
 export async function spendRead(ctx: AppContext, reply: FastifyReply, call: ArmCall): Promise<void> {
   const { armReadsPerWindow, armReadWindowSeconds } = ctx.config.settings;
   const subscriptionId = call.subscription!.subscriptionId;
-  const d = await ctx.rateLimiter.hit(readBucket(subscriptionId), armReadsPerWindow, armReadWindowSeconds);
+  const d = await ctx.rateLimiter.hit(readBucket(ctx, subscriptionId), armReadsPerWindow, armReadWindowSeconds);
   reply.header(header, String(d.remaining));
   if (!d.allowed) {
     throw errors.datashare.tooManyRequests(
@@ -63,7 +59,7 @@ export function addBudgetHeader(scoped: FastifyInstance, ctx: AppContext): void 
     }
     if ((await arm.subscription(sub))?.tenantId !== tenantId) return undefined;
     const { armReadsPerWindow, armReadWindowSeconds } = ctx.config.settings;
-    return (await ctx.rateLimiter.peek(readBucket(sub), armReadsPerWindow, armReadWindowSeconds)).remaining;
+    return (await ctx.rateLimiter.peek(readBucket(ctx, sub), armReadsPerWindow, armReadWindowSeconds)).remaining;
   };
   // Callback style: an answer that passed the gateway (header set by spendRead) costs no promise.
   scoped.addHook('onSend', (req, reply, payload, done) => {

@@ -42,6 +42,11 @@ export interface DeltaRequest {
   path: string;
 }
 
+/** The `$skiptoken` or `$deltatoken` of a delta request (also percent-encoded as `%24…`), if any. */
+export function deltaToken(q: URLSearchParams): string | undefined {
+  return q.get('$skiptoken') ?? q.get('$deltatoken') ?? q.get('%24skiptoken') ?? q.get('%24deltatoken') ?? undefined;
+}
+
 function initialState(r: DeltaRequest, startSeq: number): DeltaState {
   const st: DeltaState = { m: r.mb.mailboxId, f: r.folder.id, p: 'i', k: 0, s: startSeq };
   const sel = opt(r.q, 'select');
@@ -73,7 +78,7 @@ function initialState(r: DeltaRequest, startSeq: number): DeltaState {
  * @throws ApiError 400 `ErrorInvalidUrlQuery`, 400 `syncStateNotFound`, 410 `resyncRequired`
  */
 export async function deltaPage(db: Kysely<Database>, r: DeltaRequest): Promise<{ select?: string; items: ({ row: unknown } | { removed: string })[]; nextLink?: string; deltaLink?: string }> {
-  const token = r.q.get('$skiptoken') ?? r.q.get('$deltatoken') ?? r.q.get('%24skiptoken') ?? r.q.get('%24deltatoken');
+  const token = deltaToken(r.q);
   const latest = await latestMailChangeSeq(db);
   let st: DeltaState;
   if (token) {

@@ -5,7 +5,7 @@
  */
 import { contextUrl, nextLink, paging, send, sendJson, type MailRequest } from './request.ts';
 import { countMessages, listMessageRows, loadExpansions, parseExpand, parseSelect, type ExpandItem } from './query.ts';
-import { deltaPage } from './delta.ts';
+import { deltaPage, deltaToken } from './delta.ts';
 import { renderMessage, type MessageRecord, type RenderOptions } from './message.ts';
 import { messageFromRow, immutableIdsOf, type FolderRow } from './store.ts';
 import { lightMessageColumns, rowProperties } from './columns.ts';
@@ -100,8 +100,7 @@ export async function countOnly(mr: MailRequest, folder: FolderRow | undefined, 
  * from a kept page returns exactly what one started from a fresh page would.
  */
 export async function delta(mr: MailRequest, folder: FolderRow): Promise<unknown> {
-  const token = ['$skiptoken', '$deltatoken', '%24skiptoken', '%24deltatoken'].some((k) => mr.q.has(k));
-  if (!token) return sendJson(mr, 200, await keptMailText(mr, 'delta', () => deltaText(mr, folder)));
+  if (deltaToken(mr.q) === undefined) return sendJson(mr, 200, await keptMailText(mr, 'delta', () => deltaText(mr, folder)));
   return sendJson(mr, 200, await deltaText(mr, folder));
 }
 

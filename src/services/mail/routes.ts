@@ -18,10 +18,6 @@ import { copyOrMoveFolder, folderChildren, folderItem } from './folder-handlers.
 import { keySegment } from './paths.ts';
 import { checkRequestInput, eq, mailboxOwner, mailPrincipal, need, parsePrefer, pathSegments, sendJson, type MailRequest } from './request.ts';
 import { keptMailText, mailboxVersionAhead } from './kept.ts';
-import { KeyInterner } from '../../core/keys.ts';
-
-/** The rate-limit buckets of mail callers: `mail:<tenant>:<app>:<mailbox owner>`, made once (`core/keys.ts`). */
-const mailBuckets = new KeyInterner(':');
 
 async function handle(ctx: AppContext, req: FastifyRequest, reply: FastifyReply): Promise<unknown> {
   const raw = req.raw.url ?? req.url;
@@ -41,7 +37,7 @@ async function handle(ctx: AppContext, req: FastifyRequest, reply: FastifyReply)
   const me = eq(segs[1], 'me');
   const rest = segs.slice(me ? 2 : 3);
   const s = ctx.config.settings;
-  const count = (userId: string) => ctx.rateLimiter.hit(mailBuckets.key('mail', principal.tenantId, principal.appId, userId), s.mailRequestsPerWindow, s.mailWindowSeconds);
+  const count = (userId: string) => ctx.rateLimiter.hit(ctx.rateLimiter.bucket('mail', principal.tenantId, principal.appId, userId), s.mailRequestsPerWindow, s.mailWindowSeconds);
   // `/me` names the caller's own mailbox (the only one a delegated token reaches): its rate-limit
   // count and (for a read) its mailbox version are asked for now, so that on PostgreSQL they go in one statement
   // with the cache-version read the owner's look-up waits for (`tick-batch.ts`). Their answers

@@ -13,10 +13,6 @@ import type { Principal } from '../../core/identity/identity.ts';
 import { invalidInput } from './schemas.ts';
 import { getRole, getWorkspace, settleDueOperations, workspaceRoles, type WorkspaceRole, type WorkspaceRow } from './store.ts';
 import type { AreaCache, CacheHub } from '../../core/cache.ts';
-import { KeyInterner } from '../../core/keys.ts';
-
-/** The rate-limit buckets of platform callers: `platform:<tenant>:<object id>`, made once (`core/keys.ts`). */
-const platformBuckets = new KeyInterner(':');
 
 /** This instance's `platform` caches: workspaces, roles, and the next due operation per workspace. */
 interface PlatformCaches {
@@ -74,7 +70,7 @@ export async function platformCaller(req: FastifyRequest, ctx: AppContext, scope
     throw errors.platform.unauthorized({ reason: e.message }, { headers, isRetriable: false });
   }
   const s = ctx.config.settings;
-  const d = await ctx.rateLimiter.hit(platformBuckets.key('platform', p.tenantId, p.objectId), s.platformRequestsPerWindow, s.platformWindowSeconds);
+  const d = await ctx.rateLimiter.hit(ctx.rateLimiter.bucket('platform', p.tenantId, p.objectId), s.platformRequestsPerWindow, s.platformWindowSeconds);
   if (!d.allowed) {
     throw errors.platform.requestBlocked({ until: blockedUntil(nowMs() + d.retryAfterSeconds * 1000) }, {
       headers: { 'Retry-After': String(d.retryAfterSeconds) },
