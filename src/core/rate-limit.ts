@@ -39,6 +39,9 @@ import { nowMs } from './clock.ts';
 import type { RateLimitDatabase } from './tables.ts';
 import { TickBatch, turnTrip, type TripPart } from './tick-batch.ts';
 import { KeyInterner } from './keys.ts';
+import { leaseFor, rateLease } from './rate-lease.ts';
+
+export { leaseFor, leaseHorizonMs, leaseShare, maxLease, maxRateLease, rateLease } from './rate-lease.ts';
 
 /** Outcome of one {@link RateLimiter.hit}. */
 export interface RateDecision {
@@ -89,35 +92,6 @@ function decision(start: number, count: number, limit: number, windowMs: number,
     retryAfterSeconds: Math.max(1, Math.ceil((start + windowMs - now) / 1000)),
     limit,
   };
-}
-
-/** At most this many requests of a budget are reserved ahead by one upsert, unless the bucket's rate asks for more (PostgreSQL leases, see the module note). */
-export const maxLease = 64;
-/** A lease takes at most 1/`leaseShare` of the budget left at the last count. */
-export const leaseShare = 16;
-/** A busy bucket's lease covers about this many ms of its traffic on this instance ({@link rateLease}). */
-export const leaseHorizonMs = 100;
-/** A lease sized by rate never exceeds this many requests. */
-export const maxRateLease = 4096;
-
-/**
- * The lease that covers {@link leaseHorizonMs} of a bucket's traffic on this instance, when the
- * last upsert granted `granted` requests (the turn's hits and its lease) and the next one is
- * wanted `elapsedMs` later (monotonic clock): all of them were used in that time. At most
- * {@link maxRateLease}; 0 when nothing is known.
- */
-export function rateLease(granted: number, elapsedMs: number): number {
-  if (!(granted > 0)) return 0;
-  return Math.min(maxRateLease, Math.ceil((granted * leaseHorizonMs) / Math.max(elapsedMs, 1)));
-}
-
-/**
- * How many requests to reserve ahead for a bucket whose last known count was `seen` (0 when
- * unknown): {@link maxLease}, or more when its rate asks for more (`byRate`, {@link rateLease}),
- * but never more than 1/{@link leaseShare} of what is left (so none for a budget under 16).
- */
-export function leaseFor(limit: number, seen: number, byRate = 0): number {
-  return Math.max(0, Math.min(Math.max(maxLease, byRate), Math.floor((limit - seen) / leaseShare)));
 }
 
 /** A bucket's window after one turn's upsert (PostgreSQL): its start, its count with the turn's hits and lease, the time used and the lease asked for. */
