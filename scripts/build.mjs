@@ -2,7 +2,9 @@
 /**
  * Builds the server to one ES module, dist/stratus.mjs (esbuild: src/cli.ts and the
  * JavaScript it imports in one file, so start-up reads one file instead of some 400 modules),
- * and copies the data files the code reads at run time next to it. Native and optional
+ * the package's entry dist/api.mjs (src/api.ts, the programmatic start) with its type
+ * declarations (dist/api.d.ts, by tsc), and copies the data files the code reads at run time
+ * next to them. `npm pack` runs it (`prepack`), so the package ships the build. Native and optional
  * packages stay in node_modules (better-sqlite3, pg, node-forge, cli-progress).
  *
  * A file the code finds through `new URL('<relative path>', import.meta.url)` must be in
@@ -17,6 +19,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { spawnSync } from 'node:child_process';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const dist = path.join(root, 'dist');
@@ -45,6 +48,18 @@ export function buildIsFresh() {
   return fs.existsSync(stamp) && fs.existsSync(path.join(dist, 'stratus.mjs')) && fs.statSync(stamp).mtimeMs >= newestSource();
 }
 
+/** dist/api.d.ts and what it imports: tsc's declarations of src/api.ts, imports renamed to the .js the package has. */
+function declarations() {
+  const tsc = path.join(root, 'node_modules/typescript/bin/tsc');
+  const args = [tsc, '--ignoreConfig', '--declaration', '--emitDeclarationOnly', '--outDir', dist, '--rootDir', 'src', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2022', '--allowImportingTsExtensions', '--strict', '--skipLibCheck', '--types', 'node', 'src/api.ts'];
+  const r = spawnSync(process.execPath, args, { cwd: root, encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`type declarations of src/api.ts: ${r.stdout}${r.stderr}`);
+  for (const f of fs.readdirSync(dist).filter((n) => n.endsWith('.d.ts'))) {
+    const p = path.join(dist, f);
+    fs.writeFileSync(p, fs.readFileSync(p, 'utf8').replace(/(from '\.\/[^']+)\.ts'/g, "$1.js'"));
+  }
+}
+
 async function build() {
   const esbuild = await import('esbuild');
   fs.rmSync(dist, { recursive: true, force: true });
@@ -61,8 +76,18 @@ async function build() {
     banner: { js: "import { createRequire as __stratusRequire } from 'node:module'; const require = __stratusRequire(import.meta.url);" },
     logLevel: 'warning',
   });
+  await esbuild.build({
+    entryPoints: [path.join(root, 'src/api.ts')],
+    outfile: path.join(dist, 'api.mjs'),
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    logLevel: 'warning',
+  });
+  declarations();
   for (const [from, to] of assets) fs.cpSync(path.join(root, from), path.join(dist, to), { recursive: true, filter: (f) => !f.endsWith('.md') });
-  const code = fs.readFileSync(out, 'utf8');
+  const code = fs.readFileSync(out, 'utf8') + fs.readFileSync(path.join(dist, 'api.mjs'), 'utf8');
   for (const m of code.matchAll(/new URL\(\s*["'](\.{1,2}\/[^"']+)["']\s*,\s*import\.meta\.url\s*\)/g)) {
     if (!fs.existsSync(path.join(dist, m[1]))) throw new Error(`the bundle reads ${m[1]} relative to itself, which is not in dist/: add its folder to the assets of scripts/build.mjs`);
   }

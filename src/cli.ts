@@ -1,9 +1,10 @@
 /**
- * The `stratus` command: `serve` (default), `token`, `reset`, `console`, `requests`, `seed`.
-
- * The `stratus` command: `serve` (default), `token`, `reset`, `console`, `seed` (bulk data).
- * Settings come from flags and the environment (see `config.ts` and the README); each
- * subcommand lists only the flags it uses.
+ * The `stratus` command: `serve` (default), `token`, `reset`, `console`, `requests`, `seed`
+ * (bulk data), and `--version`. Settings come from flags and the environment (see `config.ts`
+ * and docs/settings.md); each subcommand lists only the flags it uses. `serve --ephemeral`
+ * runs on a throwaway store (src/ephemeral.ts); `serve --json` prints one machine-readable
+ * line once it listens, and `serve --exit-with-stdin` stops when its parent goes away (both
+ * for the programmatic start, src/api.ts, and the test-runner recipes).
  */
 import { Command } from 'commander';
 import { loadConfig, ConfigError, type ConfigFlags } from './config.ts';
@@ -12,14 +13,17 @@ import { buildApp } from './app.ts';
 import { audienceFamilies, type AudienceFamily } from './core/identity/identity.ts';
 import { delegatedScopes } from './core/identity/identity.ts';
 import { loadControlKey } from './core/control-key.ts';
-import { readRuntimeInfo } from './runtime-info.ts';
+import { addRequestsCommand, requireDataDir, serverTarget } from './cli-client.ts';
+import { makeEphemeralStore, type EphemeralStore } from './ephemeral.ts';
+import { packageVersion } from './version.ts';
+import { readyLine } from './ready.ts';
 import { resetAll } from './seed/index.ts';
 import { modules } from './services/index.ts';
 import { demoPublicClient } from './seed/demo.ts';
 import { addSeedCommand } from './seed/command.ts';
 
 const program = new Command();
-program.name('stratus').description('Self-hosted cloud REST APIs for development and testing.');
+program.name('stratus').description('Self-hosted cloud REST APIs for development and testing.').version(packageVersion(), '-V, --version', 'print the version');
 
 /** Flags that name the store: every command that opens it. */
 function storeFlags(cmd: Command): Command {
@@ -40,31 +44,49 @@ function serverFlags(cmd: Command): Command {
     .option('--log-level <level>', 'pino log level (STRATUS_LOG_LEVEL, default info)');
 }
 
-/**
- * The origin of the server a client command is meant for: `--public-url`, else
- * `STRATUS_PUBLIC_URL`, else what the server last started on this data folder recorded,
- * else the default HTTPS origin.
- */
+/** The origin of the server a client command is meant for (see {@link serverTarget}). */
 function targetOrigin(flags: ConfigFlags): string {
-  const config = loadConfig(flags);
-  return config.publicUrl ?? readRuntimeInfo(config.dataDir)?.origin ?? `https://localhost:${config.httpsPort >= 0 ? config.httpsPort : config.httpPort}`;
+  return serverTarget(flags).origin;
 }
 
-serverFlags(program.command('serve', { isDefault: true }).description('start the server')).action(async (flags: ConfigFlags) => {
-  const config = loadConfig(flags);
-  const server = await start(config);
-  process.stdout.write(banner(server) + '\n');
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    server.ctx.log.info({ signal }, 'shutting down');
-    await server.close();
-    process.exit(0);
-  };
-  process.on('SIGINT', () => void stop('SIGINT'));
-  process.on('SIGTERM', () => void stop('SIGTERM'));
-});
+serverFlags(program.command('serve', { isDefault: true }).description('start the server'))
+  .option('--ephemeral', 'throwaway store: a temporary data folder removed when the server stops; TLS from the per-user cache (STRATUS_EPHEMERAL)')
+  .option('--json', 'once listening, print one JSON line (origin, CA file, control key, identities) instead of the banner')
+  .option('--exit-with-stdin', 'stop when standard input closes (a parent that started the server and died takes it along)')
+  .action(async (flags: ConfigFlags & { ephemeral?: boolean; json?: boolean; exitWithStdin?: boolean }) => {
+    let ephemeral: EphemeralStore | undefined;
+    if (flags.ephemeral || /^(1|true|yes|on)$/i.test(process.env.STRATUS_EPHEMERAL ?? '')) {
+      ephemeral = await makeEphemeralStore();
+      process.on('exit', () => ephemeral!.remove());
+    }
+    const config = loadConfig(ephemeral ? { ...flags, dataDir: ephemeral.dataDir } : flags);
+    // Nothing of a throwaway store is kept, so nothing needs flushing.
+    if (ephemeral) config.sqliteSynchronous = 'OFF';
+    let server: Awaited<ReturnType<typeof start>>;
+    try {
+      server = await start(config);
+    } catch (e) {
+      ephemeral?.remove();
+      throw e;
+    }
+    process.stdout.write((flags.json ? JSON.stringify(readyLine(server, ephemeral?.caFile)) : banner(server)) + '\n');
+    let stopping = false;
+    const stop = async (signal: string) => {
+      if (stopping) return;
+      stopping = true;
+      server.ctx.log.info({ signal }, 'shutting down');
+      await server.close();
+      ephemeral?.remove();
+      process.exit(0);
+    };
+    process.on('SIGINT', () => void stop('SIGINT'));
+    process.on('SIGTERM', () => void stop('SIGTERM'));
+    if (flags.exitWithStdin) {
+      process.stdin.on('end', () => void stop('stdin closed'));
+      process.stdin.on('close', () => void stop('stdin closed'));
+      process.stdin.resume();
+    }
+  });
 
 storeFlags(program.command('token').description('print an access token for a development identity, for the server on this data folder'))
   .option('--public-url <url>', 'origin of the server the token is for (default: the one the server on --data-dir recorded)')
@@ -73,6 +95,7 @@ storeFlags(program.command('token').description('print an access token for a dev
   .option('--audience <family>', `audience: ${audienceFamilies.join(', ')}`, 'arm')
   .option('--scopes <scopes>', 'space-separated delegated scopes (default: all of the audience)')
   .action(async (flags: ConfigFlags & { user: string; app?: string; audience: string; scopes?: string }) => {
+    requireDataDir(flags, '`stratus token`');
     const config = loadConfig(flags);
     if (!(audienceFamilies as readonly string[]).includes(flags.audience)) throw new ConfigError(`unknown audience '${flags.audience}'`);
     const aud = flags.audience as AudienceFamily;
@@ -115,68 +138,12 @@ program
   .option('--public-url <url>', 'origin of the server (default: the one the server on --data-dir recorded)')
   .action((flags: ConfigFlags) => {
     const config = loadConfig(flags);
+    if (!config.controlKey) requireDataDir(flags, '`stratus console`');
     const key = loadControlKey(config.dataDir, config.controlKey);
     process.stdout.write(`${targetOrigin(flags)}/_stratus/console?key=${encodeURIComponent(key)}\n`);
   });
 
-/** One request-log entry as `GET /_stratus/requests` and its event feed give it (fields used here). */
-interface LoggedRequest {
-  time: string;
-  family: string;
-  method: string;
-  url: string;
-  status: number;
-  durationMs: number;
-  appId?: string;
-  upn?: string;
-  id: string;
-}
-
-function requestLine(e: LoggedRequest): string {
-  const caller = e.upn ?? e.appId ?? '-';
-  return `${e.time}  ${e.family.padEnd(9)} ${e.method.padEnd(6)} ${String(e.status).padEnd(3)} ${String(Math.round(e.durationMs)).padStart(5)} ms  ${e.url}  ${caller}  ${e.id}`;
-}
-
-program
-  .command('requests')
-  .description("print the server's recent requests (oldest first); --follow keeps printing new ones")
-  .option('--data-dir <dir>', 'data folder (STRATUS_DATA_DIR, default ./.stratus)')
-  .option('--public-url <url>', 'origin of the server (default: the one the server on --data-dir recorded)')
-  .option('--family <family>', 'only this API family (arm, datashare, analytics, platform, mail, wopi, oauth)')
-  .option('--status <status>', 'only this status, or a class such as 4xx')
-  .option('--q <text>', 'only requests whose method, URL, caller or id contain the text')
-  .option('--limit <n>', 'how many recent requests to print first (0: none)', '50')
-  .option('-f, --follow', 'keep printing requests as they arrive (Ctrl-C stops)')
-  .action(async (flags: ConfigFlags & { family?: string; status?: string; q?: string; limit: string; follow?: boolean }) => {
-    const config = loadConfig(flags);
-    const key = loadControlKey(config.dataDir, config.controlKey);
-    // A local CLI reads the plain-HTTP listener the server recorded (no CA to trust); else the origin.
-    const base = flags.publicUrl ?? readRuntimeInfo(config.dataDir)?.httpUrl ?? targetOrigin(flags);
-    const query = new URLSearchParams();
-    for (const k of ['family', 'status', 'q'] as const) if (flags[k]) query.set(k, flags[k]!);
-    const headers = { authorization: `Bearer ${key}` };
-    if (flags.limit !== '0') {
-      const list = await fetch(`${base}/_stratus/requests?${query}&limit=${encodeURIComponent(flags.limit)}`, { headers });
-      if (!list.ok) throw new Error(`${base}/_stratus/requests answered ${list.status}: ${await list.text()}`);
-      const entries = ((await list.json()) as { value: LoggedRequest[] }).value;
-      for (const e of entries.reverse()) process.stdout.write(requestLine(e) + '\n');
-    }
-    if (!flags.follow) return;
-    const feed = await fetch(`${base}/_stratus/requests/events?${query}`, { headers });
-    if (!feed.ok || !feed.body) throw new Error(`${base}/_stratus/requests/events answered ${feed.status}`);
-    const decoder = new TextDecoder();
-    let buffer = '';
-    for await (const chunk of feed.body as unknown as AsyncIterable<Uint8Array>) {
-      buffer += decoder.decode(chunk, { stream: true });
-      let end: number;
-      while ((end = buffer.indexOf('\n\n')) >= 0) {
-        const event = buffer.slice(0, end);
-        buffer = buffer.slice(end + 2);
-        const data = event.split('\n').find((l) => l.startsWith('data: '));
-        if (data) process.stdout.write(requestLine(JSON.parse(data.slice(6)) as LoggedRequest) + '\n');
-      }
-    }
-  });
+addRequestsCommand(program);
 addSeedCommand(program, storeFlags);
 
 program.parseAsync(process.argv).catch((e: unknown) => {

@@ -101,3 +101,26 @@ export function headTextRecord(head: string): Record<string, string> {
   return out;
 }
 
+
+/**
+ * The error code and message of a logged error answer's body, whatever the family's envelope:
+ * `{"error": {"code", "message"}}` (resource manager, mail, analytics, …), `{"errorCode", "message"}`
+ * (data platform) or OAuth's `{"error", "error_description"}`. Undefined when the body is not
+ * JSON or names no code. The message is cut to its first line.
+ */
+export function errorSummary(body: string | undefined): { code: string; message?: string } | undefined {
+  if (!body) return undefined;
+  let v: any;
+  try {
+    v = JSON.parse(body);
+  } catch {
+    return undefined;
+  }
+  if (!v || typeof v !== 'object') return undefined;
+  const firstLine = (m: unknown) => (typeof m === 'string' ? m.split('\n', 1)[0] : undefined);
+  if (v.error && typeof v.error === 'object' && typeof v.error.code === 'string') return { code: v.error.code, message: firstLine(v.error.message) };
+  if (typeof v.errorCode === 'string') return { code: v.errorCode, message: firstLine(v.message) };
+  if (typeof v.error === 'string') return { code: v.error, message: firstLine(v.error_description) };
+  if (typeof v.code === 'string') return { code: v.code, message: firstLine(v.message) };
+  return undefined;
+}

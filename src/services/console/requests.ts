@@ -12,6 +12,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { AppContext } from '../../context.ts';
 import { errors } from '../../core/errors/index.ts';
 import type { RequestEntry, RequestFilter } from '../../core/request-log.ts';
+import { errorSummary } from '../../core/request-log-text.ts';
 import { href, html, page, sendPage, table, type Safe } from './html.ts';
 
 const families = ['arm', 'datashare', 'analytics', 'platform', 'mail', 'wopi', 'oauth', 'control'];
@@ -78,6 +79,9 @@ export function registerRequestPages(app: FastifyInstance, ctx: AppContext): voi
       if (f.status && !(/^\dxx$/i.test(f.status) ? Math.floor(e.status / 100) === Number(f.status[0]) : String(e.status) === f.status)) return;
       if (f.q && !`${e.method} ${e.url} ${e.appId ?? ''} ${e.upn ?? ''} ${e.id} ${e.status}`.toLowerCase().includes(f.q.toLowerCase())) return;
       const { requestHeaders: _h, responseHeaders: _r, requestBody: _b, responseBody: _s, ...summary } = e;
+      // An error answer carries its code and message (from the logged body), for `stratus requests --follow`.
+      const error = e.status >= 400 ? errorSummary(e.responseBody) : undefined;
+      if (error) Object.assign(summary, { error });
       res.write(`id: ${e.seq}\nevent: request\ndata: ${JSON.stringify(summary)}\n\n`);
     });
     const ping = setInterval(() => res.write(': ping\n\n'), 25_000);
