@@ -10,6 +10,17 @@ declare module 'autocannon' {
     headers?: Record<string, string>;
     method?: string;
     body?: string;
+    /** Requests sent in turn on each connection (each may rebuild itself per request with `setupRequest`). */
+    requests?: Request[];
+  }
+  /** One entry of `requests`. */
+  export interface Request {
+    method?: string;
+    path?: string;
+    headers?: Record<string, string>;
+    body?: string;
+    /** Called before each send with the request's defaults; returns the request to send. */
+    setupRequest?: (req: Request & Record<string, unknown>, context: Record<string, unknown>) => Request & Record<string, unknown>;
   }
   interface Histogram {
     average: number;

@@ -5,7 +5,8 @@
  */
 const tenant = '9f3e1c2a-5b7d-4e8f-a1c3-0d2b4f6a8e01';
 const sub = '3c9a6f1e-2b8d-4e5a-9f7c-6d1e0a4b8c25';
-const rg = `/subscriptions/${sub}/resourceGroups/stratus-rg`;
+/** The demo resource group's path (its automation account holds the demo webhook). */
+export const rg = `/subscriptions/${sub}/resourceGroups/stratus-rg`;
 const ownerRole = '8e3af657-a8ff-443c-a75c-2fe8c4bcb635';
 /** Which token a scenario's requests carry. */
 export type TokenKind = 'arm' | 'armUser' | 'analytics' | 'mail';
@@ -45,16 +46,20 @@ export const scenarios: Scenario[] = [
   { id: 'skus', name: 'SKUs, location filter', path: `/subscriptions/${sub}/providers/Vendor.Compute/skus?api-version=2021-07-01&$filter=${q("location eq 'westus'")}`, token: 'arm' },
   { id: 'webhook-https', name: 'webhook GET over HTTPS', path: `${rg}/providers/Vendor.Automation/automationAccounts/stratus-automation/webhooks/nightly-hook?api-version=2024-10-23`, token: 'arm', https: true },
 ];
-/** A token of `kind` from the server at `origin` (the demo data set's development identities). @throws Error when none is issued. */
-export async function token(origin: string, kind: TokenKind): Promise<string> {
+/**
+ * A token of `kind` from the server at `origin`: the demo data set's development identities, or
+ * for a user kind the user `as` (the password grant of the demo public client).
+ * @throws Error when none is issued.
+ */
+export async function token(origin: string, kind: TokenKind, as: { username: string; password: string } = { username: 'admin@stratus.test', password: 'Admin-Pass-1' }): Promise<string> {
   const form: Record<string, string> =
     kind === 'arm'
       ? { grant_type: 'client_credentials', client_id: '5a2f9c1e-8b3d-4f7a-9e6c-1d4b8a2f0c37', client_secret: 'stratus-dev-secret', scope: 'api://stratus/arm/.default' }
       : {
           grant_type: 'password',
           client_id: 'b7e4c2a1-6d3f-4a8e-9c5b-2f1d0e7a3c94',
-          username: 'admin@stratus.test',
-          password: 'Admin-Pass-1',
+          username: as.username,
+          password: as.password,
           scope: kind === 'armUser' ? 'api://stratus/arm/user_impersonation' : kind === 'analytics' ? 'api://stratus/analytics/Tenant.Read.All' : 'api://stratus/mail/Mail.ReadWrite',
         };
   const res = await fetch(`${origin}/${tenant}/oauth2/v2.0/token`, { method: 'POST', body: new URLSearchParams(form) });
