@@ -26,6 +26,8 @@ import { FaultInjector } from './core/faults.ts';
 import { loadControlKey } from './core/control-key.ts';
 import { RequestLog, loggedResponseClass, newRequestId } from './core/request-log.ts';
 import { seedAll, isSeeded } from './seed/index.ts';
+import { worldMigrations } from './world/tables.ts';
+import { followSharedState, keepWorld } from './world/shared.ts';
 import { modules } from './services/index.ts';
 import { registerControlRoutes } from './services/control/routes.ts';
 import { aliasBodyHook, aliasUrlRewriter } from './services/arm/aliases.ts';
@@ -48,7 +50,7 @@ export interface BuiltApp {
 
 /** Every migration of the core and the areas. */
 export function allMigrations(mods: ServiceModule[] = modules): Migrations {
-  const out: Migrations = { ...directoryMigrations, ...rateLimitMigrations, ...cacheMigrations, ...presenceMigrations };
+  const out: Migrations = { ...directoryMigrations, ...rateLimitMigrations, ...cacheMigrations, ...presenceMigrations, ...worldMigrations };
   for (const m of mods) {
     for (const [name, mig] of Object.entries(m.migrations)) {
       if (out[name]) throw new Error(`duplicate migration name ${name}`);
@@ -147,7 +149,11 @@ export async function buildApp(config: Config): Promise<BuiltApp> {
   // while the demo data set loads: nothing in the seed signs a token.
   const keysReady = identity.init();
   keysReady.catch(() => undefined);
-  if (config.seed && !(await isSeeded(ctx))) await seedAll(ctx, modules);
+  await followSharedState(ctx);
+  if (config.seed && !(await isSeeded(ctx))) {
+    await seedAll(ctx, modules);
+    await keepWorld(ctx, modules);
+  }
   await keysReady;
   // The Fastify instance is made once the certificates are there: its server factory creates the HTTPS server.
   try {

@@ -27,10 +27,12 @@
  */
 import { LRUCache } from 'lru-cache';
 import { sql, type Kysely } from 'kysely';
-import { isPostgres, type Store } from '../store/db.ts';
+import type { Store } from '../store/db.ts';
 import { prepared } from '../store/prepared.ts';
 import { SignalBus } from './cache-bus.ts';
-import { appliedEverywhere, CachePresence, presenceChannelPrefix, sendMarker, type PresenceOptions } from './cache-presence.ts';
+import { appliedEverywhere, CachePresence, sendMarker, type PresenceOptions } from './cache-presence.ts';
+import { bumpCacheVersions } from './cache-versions.ts';
+import { SharedValues, type SharedRow, type SharedWrite } from './shared-values.ts';
 import { KeptVersions, keyOfEntry } from './kept-versions.ts';
 import { TickBatch, turnTrip, type TripPart } from './tick-batch.ts';
 import type { CacheDatabase } from './tables.ts';
@@ -43,32 +45,7 @@ export const cacheAreas = ['arm', 'directory', 'platform', 'resources', 'seeded'
 /** One of {@link cacheAreas}. */
 export type CacheArea = (typeof cacheAreas)[number];
 
-/**
- * Increments the version rows of `areas` through `db` (pass the write's transaction): every
- * instance empties its caches of those areas at its next {@link CacheHub.sync}. On PostgreSQL it
- * also takes the write's sequence number (the `*` row) and notifies the live instances
- * (`cache-presence.ts`; delivered at commit). For writers without a hub (the bulk seeders of the
- * CLI); {@link CacheHub.changed} also empties this instance's caches at once.
- * @returns the sequence number on PostgreSQL, else undefined.
- */
-export async function bumpCacheVersions(db: Kysely<CacheDatabase>, areas: readonly CacheArea[]): Promise<number | undefined> {
-  for (const area of areas) {
-    await sql`insert into stratus_cache_versions (area, version) values (${area}, 1) on conflict (area) do update set version = stratus_cache_versions.version + 1`.execute(db);
-  }
-  if (!isPostgres(db)) return undefined;
-  const { rows } = await sql<{ seq: string }>`
-    with s as (update stratus_cache_versions set version = version + 1 where area = '*' returning version)
-    select version::text as seq, pg_notify(${presenceChannelPrefix} || current_schema(), version::text || ' ' || ${areas.join(',')}) from s`.execute(db);
-  return rows[0] ? Number(rows[0].seq) : undefined;
-}
-
-/**
- * A cache key of several parts (a tenant, an id, a query's options): the parts joined with NUL,
- * which no part holds (ids and query texts are checked text); an undefined part is empty.
- */
-export function cacheKey(...parts: (string | number | boolean | undefined)[]): string {
-  return parts.map((p) => (p === undefined ? '' : String(p))).join('\u0000');
-}
+export { bumpCacheVersions, cacheKey } from './cache-versions.ts';
 
 /** The version rows, compiled once (a prepared read on SQLite: no query building per read). */
 const versionRows = prepared((db: Kysely<CacheDatabase>) => db.selectFrom('stratus_cache_versions').select(['area', 'version']));
@@ -156,6 +133,8 @@ export class CacheHub {
   private readonly versions: TickBatch<'all', Map<string, string>>;
   /** Wake-up signals for background workers (started and closed by the app). */
   readonly bus = new SignalBus();
+  /** The shared clock offset and world generation (`shared-values.ts`), read and notified with the versions. */
+  readonly sharedValues = new SharedValues();
   /** PostgreSQL: this instance's place among the live instances ({@link startPresence}). */
   private presence: CachePresence | undefined;
   /** PostgreSQL: the highest sequence number this instance wrote, and the highest known applied by every live instance. */
@@ -249,6 +228,17 @@ export class CacheHub {
   }
 
   /**
+   * Writes shared values (`shared-values.ts`: the clock offset, the world generation) through
+   * `db`; every other instance applies them at its next request (the writer's answer waits for
+   * the live ones, as for {@link changed}). @returns the values written.
+   */
+  async setShared(db: Kysely<CacheDatabase>, values: SharedWrite): Promise<Partial<Record<SharedRow, number>>> {
+    const { values: written, seq } = await this.sharedValues.write(db, values);
+    if (seq !== undefined && seq > this.written) this.written = seq;
+    return written;
+  }
+
+  /**
    * PostgreSQL: joins the live instances (`cache-presence.ts`), so that {@link sync} needs no
    * read while this instance is live. `leaseMs` 0 leaves it out (every turn reads the versions).
    */
@@ -266,7 +256,7 @@ export class CacheHub {
         const known: CacheArea[] = [];
         for (const a of areas) {
           if ((cacheAreas as readonly string[]).includes(a)) known.push(a as CacheArea);
-          else {
+          else if (!this.sharedValues.notified(a)) {
             // `name:<tenant>/<id>` drops one kept version; `name` alone drops them all.
             const colon = a.indexOf(':');
             const k = this.kept.get(colon < 0 ? a : a.slice(0, colon));
@@ -383,6 +373,7 @@ export class CacheHub {
   /** Empties the areas whose version moved since the last read (every area at the first read). */
   private apply(now: Map<string, string>): void {
     if (now === this.seen) return;
+    this.sharedValues.seen(now);
     const before = this.seen;
     this.seen = now;
     if (!before) {

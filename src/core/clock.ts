@@ -1,8 +1,9 @@
 /**
  * The one source of time. Everything that stamps or compares times asks this module;
- * nothing reads `Date.now()` directly. The control plane can move the clock forward
- * (`POST /_stratus/clock`) so that tests see windows expire and operations progress
- * without sleeping.
+ * nothing reads `Date.now()` directly. The control plane can move the clock forward, back or
+ * to an absolute time (`POST /_stratus/clock`) so that tests see windows expire and operations
+ * progress without sleeping. The offset is shared state of the store (`shared-values.ts`): the
+ * app writes it there and sets it here with {@link setOffset} when any instance moved it.
  */
 
 let offsetMs = 0;
@@ -49,6 +50,17 @@ export function offset(): number {
 
 /** Resets the offset to zero (control-plane reset). */
 export function resetClock(): void {
-  offsetMs = 0;
+  setOffset(0);
+}
+
+/** Sets the offset from the machine clock to `ms` (negative: the Stratus clock is behind); calls the clock listeners when it changed. */
+export function setOffset(ms: number): void {
+  if (!Number.isFinite(ms) || ms === offsetMs) return;
+  offsetMs = ms;
   for (const fn of clockListeners) fn();
+}
+
+/** The offset that puts the Stratus clock at `epochMs` now (for {@link setOffset}). */
+export function offsetFor(epochMs: number): number {
+  return Math.round(epochMs - Date.now());
 }

@@ -364,6 +364,11 @@ export class RateLimiter {
     };
   }
 
+  /** Gives up this instance's leases (another instance reset the counters). */
+  forgetLeases(): void {
+    this.leases.clear();
+  }
+
   /** Forgets every window (control-plane reset). */
   async clear(): Promise<void> {
     this.leases.clear();

@@ -19,6 +19,7 @@ import { mailColumns } from '../services/mail/tables.ts';
 import { mailsyncColumns } from '../services/mailsync/tables.ts';
 import { platformColumns } from '../services/platform/tables.ts';
 import { wopiColumns } from '../services/wopi/tables.ts';
+import { worldColumns } from '../world/tables.ts';
 
 /** Every table of a migrated store with its columns, by table name. */
 export const databaseColumns = {
@@ -34,6 +35,7 @@ export const databaseColumns = {
   ...mailsyncColumns,
   ...platformColumns,
   ...wopiColumns,
+  ...worldColumns,
 };
 
 /** Every table of a migrated store, as Kysely sees it. */

@@ -25,9 +25,14 @@ export const control = defineErrors('control', {
   csrfCheckFailed: {
     status: 403,
     code: 'CsrfCheckFailed',
-    message: 'A console form must be sent from the console itself (Origin header of this server).',
-    when: 'A console form authorised by the session cookie comes from another origin, or names none.',
+    message: 'A control-plane change authorised by the console session must be sent from the console itself (Origin header of this server).',
+    when: 'A state-changing control-plane request (any route, console form or not) authorised by the session cookie comes from another origin, or names none.',
   },
   notANumber: { status: 400, code: 'BadRequest', message: "'{value}' is not a number.", when: 'A number field of a console form does not parse.' },
+  snapshotNotFound: { status: 404, code: 'NotFound', message: "No snapshot '{name}'.", when: 'Restoring or deleting a snapshot that does not exist.' },
+  snapshotExists: { status: 409, code: 'Conflict', message: "A snapshot named '{name}' exists; delete it first.", when: 'Saving a snapshot under a name in use.' },
+  invalidSnapshotName: { status: 400, code: 'BadRequest', message: "'{name}' is not a snapshot name: 1–64 letters, digits, '.', '_' or '-', starting with a letter or digit.", when: 'Saving a snapshot under an invalid name.' },
+  invalidClockMove: { status: 400, code: 'BadRequest', message: '{message}', when: 'A clock move names neither or both of advanceSeconds and now, or a time out of range.' },
+  invalidWorld: { status: 400, code: 'InvalidWorld', message: '{message}', when: 'An imported world file does not validate (the message names the file, line and path).' },
   requestNotInLog: { status: 404, code: 'NotFound', message: "Request '{id}' is not (or no longer) in the request log.", when: 'The console shows a request the log no longer holds.' },
 });

@@ -1,6 +1,6 @@
 /**
  * The control plane (ours, not the spec's): `GET /_stratus/health`, `POST /_stratus/reset`,
- * `GET|POST /_stratus/clock`, `GET /_stratus/mail/outbound`, the fault rules
+ * `GET|POST /_stratus/clock`, the snapshots (`world-routes.ts`), `GET /_stratus/mail/outbound`, the fault rules
  * `POST|GET|DELETE /_stratus/faults`, `DELETE /_stratus/faults/{id}`, and the directory changes
  * `POST /_stratus/directory/users/{id or upn}/password`, `POST /_stratus/directory/apps/{client id}/secret`.
  * Errors are RFC 9457 problem+json. Every route but health needs the control key (core/control-key.ts).
@@ -8,15 +8,22 @@
 import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
 import type { AppContext, ServiceModule } from '../../context.ts';
-import { resetAll } from '../../seed/index.ts';
-import { advance, nowIso, offset } from '../../core/clock.ts';
+import { nowIso, offset } from '../../core/clock.ts';
+import { moveClock, resetWorld } from '../../world/shared.ts';
+import { registerWorldRoutes } from './world-routes.ts';
 import { errors } from '../../core/errors/index.ts';
 import { listOutboundMail } from '../mail/outbound.ts';
 import { demoTenant } from '../../seed/demo.ts';
 import { faultFamilies, type FaultRuleInput } from '../../core/faults.ts';
 
-/** Body of `POST /_stratus/clock`. */
-const ClockAdvance = Type.Object({ advanceSeconds: Type.Number({ minimum: 0, maximum: 100 * 365 * 86400 }) }, { additionalProperties: false });
+/** Body of `POST /_stratus/clock`: `advanceSeconds` (negative moves back) or `now` (an absolute time, also in the past). */
+const ClockMove = Type.Object(
+  {
+    advanceSeconds: Type.Optional(Type.Number({ minimum: -100 * 365 * 86400, maximum: 100 * 365 * 86400 })),
+    now: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+  },
+  { additionalProperties: false },
+);
 
 /** Query of `GET /_stratus/mail/outbound`. */
 const OutboundQuery = Type.Object({ tenant: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })), top: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })) });
@@ -53,8 +60,21 @@ const PasswordChange = Type.Object({ password: Type.String({ minLength: 1, maxLe
 /** Body of `POST /_stratus/directory/apps/{appId}/secret`. */
 const SecretChange = Type.Object({ secret: Type.String({ minLength: 1, maxLength: 256 }) }, { additionalProperties: false });
 
+/**
+ * The move a clock body asks for.
+ * @throws errors.control.invalidClockMove for neither or both fields, or a time that does not parse or is out of range.
+ */
+function clockTarget(b: Static<typeof ClockMove>): { epochMs: number } | { deltaMs: number } {
+  if ((b.advanceSeconds === undefined) === (b.now === undefined)) throw errors.control.invalidClockMove({ message: "Give exactly one of 'advanceSeconds' (a number, negative moves back) and 'now' (an ISO 8601 time)." });
+  if (b.advanceSeconds !== undefined) return { deltaMs: b.advanceSeconds * 1000 };
+  const at = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/.test(b.now!) ? Date.parse(b.now!) : NaN;
+  if (!Number.isFinite(at) || at < Date.UTC(1970, 0, 2) || at > Date.UTC(9999, 0, 1)) throw errors.control.invalidClockMove({ message: `'${b.now}' is not an ISO 8601 time with a zone (e.g. 2026-01-01T09:00:00Z) between 1970 and 9999.` });
+  return { epochMs: at };
+}
+
 /** Registers the control-plane routes. */
 export function registerControlRoutes(app: FastifyInstance, ctx: AppContext, modules: ServiceModule[]): void {
+  registerWorldRoutes(app, ctx, modules);
   app.get('/_stratus/health', async () => ({
     status: 'ok',
     store: ctx.store.dialect,
@@ -63,7 +83,7 @@ export function registerControlRoutes(app: FastifyInstance, ctx: AppContext, mod
   }));
 
   app.post('/_stratus/reset', async () => {
-    await resetAll(ctx, modules);
+    await resetWorld(ctx, modules);
     return { status: 'ok', reset: true };
   });
 
@@ -83,9 +103,9 @@ export function registerControlRoutes(app: FastifyInstance, ctx: AppContext, mod
 
   app.get('/_stratus/clock', async () => ({ now: nowIso(), offsetMs: offset() }));
 
-  app.post('/_stratus/clock', { schema: { body: ClockAdvance } }, async (req) => {
-    const b = req.body as Static<typeof ClockAdvance>;
-    advance(b.advanceSeconds * 1000);
+  // Shared by every instance of the store (world/shared.ts); the answer waits until the live ones apply it.
+  app.post('/_stratus/clock', { schema: { body: ClockMove } }, async (req) => {
+    await moveClock(ctx, clockTarget(req.body as Static<typeof ClockMove>));
     return { now: nowIso(), offsetMs: offset() };
   });
 
