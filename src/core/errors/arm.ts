@@ -81,6 +81,50 @@ export const arm = defineErrors('arm', {
   invalidOrderBy: { status: 400, code: 'InvalidOrderBy', message: '{message}', when: 'An `orderBy` does not parse or names an unknown property; the message gives the position.' },
   roleDefinitionDoesNotExist: { status: 400, code: 'RoleDefinitionDoesNotExist', message: "The specified role definition with ID '{id}' does not exist.", when: 'A `$filter` names a role definition id of no known role.' },
 
+  // ---- role definitions and role assignments (issue 27; reference resource-manager-base §7, §8) ----
+  invalidRoleAssignmentName: {
+    status: 400,
+    code: 'InvalidRoleAssignmentId',
+    message: "The role assignment ID '{name}' is not valid. The role assignment ID must be a GUID.",
+    when: 'A role assignment path names something other than a GUID.',
+  },
+  roleAssignmentExists: { status: 409, code: 'RoleAssignmentExists', message: 'The role assignment already exists.', when: 'The principal already holds the role at the scope under another assignment name.' },
+  roleAssignmentUpdateNotPermitted: {
+    status: 400,
+    code: 'RoleAssignmentUpdateNotPermitted',
+    message: 'Tenant ID, application ID, principal ID, and scope are not allowed to be updated.',
+    when: 'A PUT names an existing assignment with another principal, role or scope.',
+  },
+  roleAssignmentNotFound: { status: 404, code: 'RoleAssignmentNotFound', message: "The role assignment '{name}' is not found.", when: 'A GET names no role assignment at the scope.' },
+  principalNotFound: {
+    status: 400,
+    code: 'PrincipalNotFound',
+    message:
+      'Principal {principalId} does not exist in the directory {tenantId}. Check that you have the correct principal ID. If you are creating this principal and then immediately assigning a role, this error might be related to a replication delay. In this case, set the role assignment principalType property to a value, such as ServicePrincipal, User, or Group.',
+    when: "The `principalId` of a new assignment is no user, group or service principal of the caller's tenant.",
+  },
+  unmatchedPrincipalType: {
+    status: 400,
+    code: 'UnmatchedPrincipalType',
+    message: "The PrincipalId '{principalId}' has type '{actual}', which is different from specified PrincipalType '{given}'.",
+    when: 'The `principalType` of a new assignment is not the type of the principal.',
+  },
+  roleDefinitionNotFound: { status: 404, code: 'RoleDefinitionDoesNotExist', message: "The specified role definition with ID '{id}' does not exist.", when: 'A role definition GET names no built-in role and no custom role of the tenant.' },
+  invalidRoleDefinitionName: {
+    status: 400,
+    code: 'InvalidRoleDefinitionId',
+    message: "The role definition ID '{name}' is not valid. The role definition ID must be a GUID.",
+    when: 'A role definition path names something other than a GUID.',
+  },
+  roleDefinitionNameExists: {
+    status: 409,
+    code: 'RoleDefinitionWithSameNameExists',
+    message: 'A custom role with the same name already exists in this directory. Use a different name.',
+    when: 'A custom role is created or renamed with the name of another role of the tenant (built-in or custom).',
+  },
+  roleDefinitionHasAssignments: { status: 409, code: 'RoleDefinitionHasAssignments', message: 'There are existing role assignments referencing role.', when: 'A custom role that an assignment names is deleted.' },
+  builtInRoleReadOnly: { status: 400, code: 'CannotModifyBuiltInRole', message: "The built-in role definition '{id}' cannot be created, changed or deleted.", when: 'A role definition PUT or DELETE names a built-in role id.' },
+
   // ---- billing (spec §4.4, §7 rule 3) ----
   billingAccountNotFound: { status: 404, code: 'BillingAccountNotFound', message: "The billing account '{name}' could not be found.", when: "The billing account does not exist in the caller's tenant (target `billingAccountName`)." },
   invoiceNotFound: { status: 404, code: 'InvoiceNotFound', message: "The invoice '{name}' could not be found in billing account '{account}'.", when: 'The invoice does not exist in the billing account (target `invoiceName`).' },

@@ -16,6 +16,7 @@ import { isUuid } from '../../core/ids.ts';
 import { ArmStore, type ManagementGroup, type ResourceGroup, type RoleAssignment, type Subscription } from './store.ts';
 import type { AreaCache, CacheHub } from '../../core/cache.ts';
 import { isAuthorized } from './rbac.ts';
+import type { RoleDefinition } from './roles.ts';
 
 /** The gateway checks of one operation (what {@link armCheck} needs of its declaration). */
 export interface ArmChecks {
@@ -77,7 +78,7 @@ export function defaultScope(req: FastifyRequest): string {
 
 /**
  * The ARM hierarchy read through this instance's `arm` caches: subscriptions, resource groups,
- * management groups (and so their chains) and a principal's role assignments are read from
+ * management groups (and so their chains), custom role definitions and a principal's role assignments are read from
  * the database once and then served from memory until a write invalidates the `arm` area
  * (issue 9 item 3). Callers run `ctx.cache.sync()` once per request before using it.
  * Returned objects are shared: read-only.
@@ -88,6 +89,7 @@ export class CachedArmStore extends ArmStore {
   private readonly mgs: AreaCache<ManagementGroup | undefined>;
   private readonly assignments: AreaCache<RoleAssignment[]>;
   private readonly decisions: AreaCache<boolean>;
+  private readonly customRoles: AreaCache<RoleDefinition | undefined>;
 
   constructor(db: ArmStore['db'], cache: CacheHub) {
     super(db, cache);
@@ -96,6 +98,7 @@ export class CachedArmStore extends ArmStore {
     this.mgs = cache.cache('arm');
     this.assignments = cache.cache('arm');
     this.decisions = cache.cache('arm', 50_000);
+    this.customRoles = cache.cache('arm', 5_000);
   }
 
   /**
@@ -118,6 +121,10 @@ export class CachedArmStore extends ArmStore {
 
   override managementGroup(name: string): Promise<ManagementGroup | undefined> {
     return this.mgs.get(name.toLowerCase(), () => super.managementGroup(name).then(freeze));
+  }
+
+  override customRole(id: string): Promise<RoleDefinition | undefined> {
+    return this.customRoles.get(id.toLowerCase(), () => super.customRole(id).then(freeze));
   }
 
   override assignmentsOf(principalId: string): Promise<RoleAssignment[]> {

@@ -5,47 +5,14 @@
  */
 import type { Principal } from '../../core/identity/identity.ts';
 import type { ArmStore } from './store.ts';
+import { builtInRole, type RoleDefinition } from './roles.ts';
 
-/** A built-in role definition. */
-export interface RoleDefinition {
-  /** The role definition GUID (standard built-in ids). */
-  id: string;
-  roleName: string;
-  description: string;
-  actions: string[];
-  notActions: string[];
-}
-
-/** The built-in roles (standard ids; `Vendor.` namespaces). */
-export const builtInRoles: RoleDefinition[] = [
-  { id: '8e3af657-a8ff-443c-a75c-2fe8c4bcb635', roleName: 'Owner', description: 'Grants full access to manage all resources, including the ability to assign roles.', actions: ['*'], notActions: [] },
-  {
-    id: 'b24988ac-6180-42a0-ab88-20f7382dd24c',
-    roleName: 'Contributor',
-    description: 'Grants full access to manage all resources, but does not allow you to assign roles.',
-    actions: ['*'],
-    notActions: ['Vendor.Authorization/*/Delete', 'Vendor.Authorization/*/Write', 'Vendor.Authorization/elevateAccess/Action'],
-  },
-  { id: 'acdd72a7-3385-48ef-bd42-f606fba81ae7', roleName: 'Reader', description: 'View all resources, but does not allow you to make any changes.', actions: ['*/read'], notActions: [] },
-  {
-    id: '18d7d88d-d35e-4fb5-a5c3-7773c20a72d9',
-    roleName: 'User Access Administrator',
-    description: 'Lets you manage user access to resources.',
-    actions: ['*/read', 'Vendor.Authorization/*', 'Vendor.Support/*'],
-    notActions: [],
-  },
-  {
-    id: 'f58310d9-a9f6-439a-9e8d-f62e7b41a168',
-    roleName: 'Role Based Access Control Administrator',
-    description: 'Manage access by assigning roles with RBAC. Does not allow other ways to manage access.',
-    actions: ['Vendor.Authorization/roleAssignments/write', 'Vendor.Authorization/roleAssignments/delete', '*/read', 'Vendor.Support/*'],
-    notActions: [],
-  },
-];
+export type { RoleDefinition } from './roles.ts';
+export { builtInRoles } from './roles.ts';
 
 /** The built-in role with this GUID (case-insensitive). */
 export function roleById(id: string): RoleDefinition | undefined {
-  return builtInRoles.find((r) => r.id === id.toLowerCase());
+  return builtInRole(id);
 }
 
 /** An action pattern (`*` wildcards, case-insensitive) as a regular expression. */
@@ -94,15 +61,40 @@ async function ancestorsOf(store: ArmStore, s: string): Promise<ReadonlySet<stri
   return out;
 }
 
-/** The roles a principal holds at or above `scope`. */
+/**
+ * The principal ids that stand for the directory object `objectId` of `tenantId` in role
+ * assignments (authorization, and the `assignedTo()` filter): its own object id and —
+ * once the directory has groups — the groups it is a member of (directly or through nested
+ * groups). THE one place group membership enters authorization: an assignment to any of these
+ * ids grants the principal. Memberships must then be read through a cache of the `arm` area (or
+ * the decisions cached in `gateway.ts` must also be emptied when memberships change).
+ */
+export async function principalIdsFor(_store: ArmStore, _tenantId: string, objectId: string): Promise<readonly string[]> {
+  return [objectId.toLowerCase()];
+}
+
+/**
+ * The role definition an assignment names: a built-in by its standard id, else the tenant's
+ * custom role (`arm_role_definitions`); undefined when neither exists (a deleted custom role
+ * grants nothing).
+ */
+export async function roleDefinitionOf(store: ArmStore, tenantId: string, id: string): Promise<RoleDefinition | undefined> {
+  const builtIn = builtInRole(id);
+  if (builtIn) return builtIn;
+  const custom = await store.customRole(id);
+  return custom && custom.tenantId === tenantId ? custom : undefined;
+}
+
+/** The roles a principal holds at or above `scope` (through itself and {@link principalIdsFor}). */
 export async function rolesAt(store: ArmStore, principal: Principal, scope: string): Promise<RoleDefinition[]> {
   const ancestors = await scopeAncestors(store, scope);
-  const assignments = await store.assignmentsOf(principal.objectId);
   const out: RoleDefinition[] = [];
-  for (const a of assignments) {
-    if (a.tenantId !== principal.tenantId || !ancestors.has(a.scope.toLowerCase().replace(/\/+$/, '') || '/')) continue;
-    const role = roleById(a.roleDefinitionId);
-    if (role) out.push(role);
+  for (const id of await principalIdsFor(store, principal.tenantId, principal.objectId)) {
+    for (const a of await store.assignmentsOf(id)) {
+      if (a.tenantId !== principal.tenantId || !ancestors.has(a.scope.toLowerCase().replace(/\/+$/, '') || '/')) continue;
+      const role = await roleDefinitionOf(store, principal.tenantId, a.roleDefinitionId);
+      if (role) out.push(role);
+    }
   }
   return out;
 }

@@ -11,6 +11,8 @@ import { fromJson, lazyJson, toJson } from '../../store/db.ts';
 import type { Database } from '../../store/database.ts';
 import type { ArmDatabase } from './tables.ts';
 import { param, prepared } from '../../store/prepared.ts';
+import { roleMigrations, roleStore } from './role-store.ts';
+import type { RoleDefinition } from './roles.ts';
 
 /** A tracked resource by its lower-cased id (the request path's hottest read, compiled once). */
 const resourceById = prepared((db: Kysely<Database>) => db.selectFrom('arm_resources').selectAll().where('id_lower', '=', param(0)));
@@ -129,10 +131,11 @@ export const armMigrations: Migrations = {
       await db.schema.createIndex('arm_resources_subscription').on('arm_resources').columns(['tenant_id', 'subscription_id', 'type_lower', 'id_lower']).execute();
     },
   },
+  ...roleMigrations,
 };
 
 /** ARM tables cleared by a reset, children first. */
-export const armTables: (keyof ArmDatabase)[] = ['arm_resources', 'arm_role_assignments', 'arm_resource_groups', 'arm_subscriptions', 'arm_management_groups'];
+export const armTables: (keyof ArmDatabase)[] = ['arm_resources', 'arm_role_assignments', 'arm_role_definitions', 'arm_resource_groups', 'arm_subscriptions', 'arm_management_groups'];
 
 function toRow(r: any): ArmResourceRow {
   const row = {
@@ -201,6 +204,11 @@ export class ArmStore {
       cur = mg?.parentName;
     }
     return chain;
+  }
+
+  /** A custom role definition by id (`role-store.ts`; built-ins are in `roles.ts`). */
+  async customRole(id: string): Promise<RoleDefinition | undefined> {
+    return roleStore.definition(this.db, id);
   }
 
   /** Role assignments held by a principal. */

@@ -48,6 +48,27 @@ export const armColumns = defineTables({
     role_definition_id: text(),
     principal_id: text(),
     principal_type: textOf<'User' | 'ServicePrincipal' | 'Group'>(),
+    /** Added by `arm_0027_role_assignment_details`. */
+    description: nullable(text()),
+    condition: nullable(text()),
+    condition_version: nullable(text()),
+    created_on: nullable(text()),
+    updated_on: nullable(text()),
+    created_by: nullable(text()),
+    updated_by: nullable(text()),
+  },
+  /** Created by `arm_0027_role_definitions`: custom role definitions. */
+  arm_role_definitions: {
+    id: text(),
+    tenant_id: text(),
+    scope: text(),
+    role_name: text(),
+    role_name_lower: text(),
+    body: text(),
+    created_on: text(),
+    updated_on: text(),
+    created_by: text(),
+    updated_by: text(),
   },
   /** Created by `arm_0001_hierarchy`. */
   arm_subscriptions: {

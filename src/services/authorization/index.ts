@@ -13,6 +13,7 @@ import { stableUuid } from '../../core/ids.ts';
 import { demoManagedIdentity, demoSubscription, demoTenant } from '../../seed/demo.ts';
 import { ArmStore } from '../arm/store.ts';
 import { registerPolicyRoutes } from './routes.ts';
+import { registerRoleRoutes } from './role-routes.ts';
 import { authorizationMigrations, policyTable } from './store.ts';
 
 /** The demo resource used as a resource scope (documented in docs/coverage/authorization.md); its child `blobServices/default` is seeded too. */
@@ -82,5 +83,6 @@ export const authorizationModule: ServiceModule = {
   },
   register(app, ctx) {
     registerPolicyRoutes(app, ctx);
+    registerRoleRoutes(app, ctx);
   },
 };

@@ -10,7 +10,8 @@ import { isUuid, stableUuid } from '../../core/ids.ts';
 import { ODataError, parseFilter } from '../../core/odata/index.ts';
 import { ArmStore } from '../arm/store.ts';
 import type { ArmCall } from '../arm/gateway.ts';
-import { builtInRoles, roleById, scopeAncestors, type RoleDefinition } from '../arm/rbac.ts';
+import { scopeAncestors, type RoleDefinition } from '../arm/rbac.ts';
+import { policyRoles } from '../arm/roles.ts';
 import { defaultRules } from './defaults.ts';
 import type { PolicyPrincipal, StoredPolicy } from './store.ts';
 
@@ -65,9 +66,9 @@ export function policyName(tenantId: string, scope: string, roleDefinitionId: st
   return stableUuid('roleManagementPolicy', tenantId, scope.toLowerCase(), roleDefinitionId.toLowerCase());
 }
 
-/** The role definitions available at a scope: the built-in roles (no custom roles exist). */
-export function rolesAtScope(): RoleDefinition[] {
-  return builtInRoles;
+/** The role definitions that have role management policies at every scope: the first five built-in roles (`arm/roles.ts` `policyRoles`). */
+export function rolesAtScope(): readonly RoleDefinition[] {
+  return policyRoles;
 }
 
 /** The role whose policy at `scope` is named `name` (case-insensitive), if any. */
@@ -147,7 +148,7 @@ export async function roleFromFilter(store: ArmStore, text: string, scope: strin
   const { value, prefix, guid } = filteredRoleId(text);
   const ancestors = await scopeAncestors(store, scope);
   if (!ancestors.has(prefix)) throw invalidFilter(`The role definition id '${value}' in the $filter expression is not defined at the scope '${scope}' or a scope above it.`);
-  const role = isUuid(guid) ? roleById(guid) : undefined;
+  const role = isUuid(guid) ? policyRoles.find((r) => r.id === guid.toLowerCase()) : undefined;
   if (!role) throw errors.arm.roleDefinitionDoesNotExist({ id: guid });
   return role;
 }
