@@ -4,6 +4,7 @@
  * {@link ServiceModule}) that `buildApp` registers (design: "Layout").
  */
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import type { Kysely } from 'kysely';
 import type { Config } from './config.ts';
 import type { Store, Migrations } from './store/db.ts';
 import type { Database } from './store/database.ts';
@@ -56,4 +57,34 @@ export interface ServiceModule {
   seed?(ctx: SeedContext): Promise<void>;
   /** Registers the area's routes (and background workers) on the app. */
   register(app: FastifyInstance, ctx: AppContext): Promise<void> | void;
+  /**
+   * Removes every row the area keeps inside resource group `groupName` of `subscriptionId`
+   * (names case-insensitive), in the resource-group delete's transaction `trx` (issue 27).
+   * Called for every module in reverse registration order (children before parents: the `arm`
+   * module, which removes `arm_resources`, the role assignments and the group row, runs last),
+   * so an area whose rows hang below a resource group implements it or its rows outlive the group.
+   * An area that also invalidates caches does so on `trx` (`ctx.cache.changed(trx, …)`).
+   */
+  deleteResourceGroup?(ctx: AppContext, trx: Kysely<Database>, subscriptionId: string, groupName: string): Promise<void>;
+  /**
+   * The area's resources that are not rows of `arm_resources`, for the generic resource listing
+   * (`GET …/resources`): a query over the area's table(s) giving {@link ListedResourceColumns},
+   * narrowed through an index to the subscription (and group when given).
+   */
+  listedResources?(db: Kysely<Database>, subscriptionId: string, groupName?: string): ListedResourceQuery;
 }
+
+/** The columns every {@link ServiceModule.listedResources} query selects (strings; `body` the resource's JSON). */
+export interface ListedResourceColumns {
+  id: string;
+  id_lower: string;
+  type_lower: string;
+  name: string;
+  resource_group_lower: string;
+  body: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/** A query of listed resources (any select builder whose rows are {@link ListedResourceColumns}). */
+export type ListedResourceQuery = import('kysely').SelectQueryBuilder<any, any, ListedResourceColumns>;

@@ -9,11 +9,13 @@ import { authorizationModule } from './authorization/index.ts';
 import { billingModule } from './billing/index.ts';
 import { datashareModule } from './datashare/index.ts';
 import { automationModule } from './automation/index.ts';
+import { resourcesModule } from './resources/index.ts';
 import { analyticsModule } from './analytics/index.ts';
 import { platformModule } from './platform/index.ts';
 import { wopiModule } from './wopi/index.ts';
 import { mailModule } from './mail/index.ts';
 import { mailsyncModule } from './mailsync/index.ts';
+import { directoryModule } from './directory/index.ts';
 import { consoleModule } from './console/index.ts';
 
 /** The modules `buildApp` registers, in this order. */
@@ -24,10 +26,12 @@ export const modules: ServiceModule[] = [
   billingModule,
   datashareModule,
   automationModule,
+  resourcesModule,
   analyticsModule,
   platformModule,
   wopiModule,
   mailModule,
   mailsyncModule,
+  directoryModule,
   consoleModule,
 ];

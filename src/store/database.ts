@@ -18,6 +18,7 @@ import { datashareColumns } from '../services/datashare/tables.ts';
 import { mailColumns } from '../services/mail/tables.ts';
 import { mailsyncColumns } from '../services/mailsync/tables.ts';
 import { platformColumns } from '../services/platform/tables.ts';
+import { resourcesColumns } from '../services/resources/tables.ts';
 import { wopiColumns } from '../services/wopi/tables.ts';
 import { worldColumns } from '../world/tables.ts';
 
@@ -34,6 +35,7 @@ export const databaseColumns = {
   ...mailColumns,
   ...mailsyncColumns,
   ...platformColumns,
+  ...resourcesColumns,
   ...wopiColumns,
   ...worldColumns,
 };

@@ -81,6 +81,37 @@ export const arm = defineErrors('arm', {
   invalidOrderBy: { status: 400, code: 'InvalidOrderBy', message: '{message}', when: 'An `orderBy` does not parse or names an unknown property; the message gives the position.' },
   roleDefinitionDoesNotExist: { status: 400, code: 'RoleDefinitionDoesNotExist', message: "The specified role definition with ID '{id}' does not exist.", when: 'A `$filter` names a role definition id of no known role.' },
 
+  // ---- the base surface: subscriptions, providers, resource groups, resources, tags (issue 27; reference resource-manager-base §2–§6, §8) ----
+  missingSubscriptionRegistration: {
+    status: 409,
+    code: 'MissingSubscriptionRegistration',
+    message: "The subscription is not registered to use namespace '{namespace}'. See https://aka.ms/rps-not-found for how to register subscriptions.",
+    when: 'A resource is PUT under a provider namespace the subscription is not registered for (details repeat it with the namespace as `target`).',
+  },
+  invalidResourceNamespace: { status: 404, code: 'InvalidResourceNamespace', message: "The resource namespace '{namespace}' is invalid.", when: 'A provider get, register or unregister names a namespace Stratus does not serve.' },
+  resourceGroupBeingDeleted: {
+    status: 409,
+    code: 'ResourceGroupBeingDeleted',
+    message: "The resource group '{name}' is in deprovisioning state and cannot perform this operation.",
+    when: 'A resource group is written (PUT, PATCH, tags) or deleted again while its delete is still running.',
+  },
+  locationRequired: { status: 400, code: 'LocationRequired', message: 'The location property is required for this definition.', when: 'A resource group is created without `location`.' },
+  locationNotAvailable: {
+    status: 400,
+    code: 'LocationNotAvailableForResourceGroup',
+    message: "The provided location '{location}' is not available for resource group. List of available regions is '{available}'.",
+    when: 'A resource group is created in a location Stratus does not list.',
+  },
+  resourceGroupLocationImmutable: {
+    status: 409,
+    code: 'InvalidResourceGroupLocation',
+    message: "Invalid resource group location '{given}'. The Resource group already exists in location '{existing}'.",
+    when: 'A resource group PUT names another location than the existing group has (location cannot be changed).',
+  },
+  operationNotFound: { status: 404, code: 'OperationNotFound', message: "The operation '{id}' could not be found.", when: 'An `operationresults` URL names no operation of the subscription.' },
+  invalidTagOperation: { status: 400, code: 'InvalidTagOperation', message: "The tag operation '{operation}' is invalid. Allowed values: Replace, Merge, Delete.", when: 'A tags PATCH has another `operation`.' },
+  tooManyTags: { status: 400, code: 'InvalidTagCount', message: 'The number of tags ({count}) exceeds the maximum of 50.', when: 'A write would leave more than 50 tags on a resource, group or subscription.' },
+
   // ---- role definitions and role assignments (issue 27; reference resource-manager-base §7, §8) ----
   invalidRoleAssignmentName: {
     status: 400,

@@ -38,4 +38,14 @@ export const armModule: ServiceModule = {
     await assign(otherTenant.id, `/subscriptions/${otherSubscription.id}`, roleIds.owner, otherUser.id, 'User');
   },
   register() {},
+  // Runs last of the group delete's hooks (modules in reverse order): the other areas' rows below
+  // the group's resources are gone when these rows go.
+  async deleteResourceGroup(ctx, trx, subscriptionId, groupName) {
+    await new ArmStore(trx, ctx.cache).deleteResourceGroupRows(subscriptionId, groupName);
+  },
+  listedResources(db, subscriptionId, groupName) {
+    let q = db.selectFrom('arm_resources').select(['id', 'id_lower', 'type_lower', 'name', 'resource_group_lower', 'body', 'created_at', 'updated_at']).where('subscription_id', '=', subscriptionId.toLowerCase());
+    if (groupName !== undefined) q = q.where('resource_group_lower', '=', groupName.toLowerCase());
+    return q;
+  },
 };

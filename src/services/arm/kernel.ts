@@ -28,6 +28,7 @@ import { armCheck, armReader, authorizationFailed, type ArmCall, type ArmChecks 
 import { ArmStore, type ArmResourceRow } from './store.ts';
 import { pathNamesCheck, skipToken } from './input.ts';
 import { KeyInterner } from '../../core/keys.ts';
+import { checkNamespacedPut, putNamespace, recordOperation } from './operations.ts';
 
 /** A transaction handle of the app's store (what `ctx.store.transaction` hands its callback). */
 export type Tx = Parameters<Parameters<AppContext['store']['transaction']>[0]>[0];
@@ -129,6 +130,8 @@ export function armRoute<R extends Resolved | undefined = undefined>(app: Fastif
     kept = keptAnswers.get(ctx);
     if (!kept) keptAnswers.set(ctx, (kept = new KeptAnswers()));
   }
+  recordOperation(ctx, { method: opts.method, url: opts.url, apiVersions: opts.apiVersions });
+  const namespace = putNamespace(opts.method, opts.url);
   app.route({
     method: opts.method,
     url: opts.url,
@@ -154,7 +157,9 @@ export function armRoute<R extends Resolved | undefined = undefined>(app: Fastif
       }
       const { resolve } = opts;
       if (!resolve) {
-        (req as Carrier)[armCallKey] = { ...(await armCheck(req, ctx, opts)), resolved: undefined as R };
+        const checked = await armCheck(req, ctx, opts);
+        await checkNamespacedPut(ctx, namespace, checked);
+        (req as Carrier)[armCallKey] = { ...checked, resolved: undefined as R };
         return;
       }
       // The action is checked at the scope the path resolves to, after the area's 404s.
@@ -165,6 +170,7 @@ export function armRoute<R extends Resolved | undefined = undefined>(app: Fastif
         const action = typeof opts.action === 'function' ? opts.action(req) : opts.action;
         if (!(await armReader(ctx).authorized(call.principal, action, scope))) throw authorizationFailed(call.principal, action, scope);
       }
+      await checkNamespacedPut(ctx, namespace, call);
       (req as Carrier)[armCallKey] = { ...call, scope, resolved };
     },
     handler: async (req, reply) => {

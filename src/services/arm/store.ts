@@ -4,13 +4,14 @@
  * of tracked resources (`arm_resources`) that areas use for their plain ARM resources
  * (data share accounts, automation accounts, webhooks, …).
  */
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Migrations } from '../../store/db.ts';
 import type { AreaCache, CacheArea, CacheHub } from '../../core/cache.ts';
 import { fromJson, lazyJson, toJson } from '../../store/db.ts';
 import type { Database } from '../../store/database.ts';
 import type { ArmDatabase } from './tables.ts';
 import { param, prepared } from '../../store/prepared.ts';
+import { groupMigrations } from './groups.ts';
 import { roleMigrations, roleStore } from './role-store.ts';
 import type { RoleDefinition } from './roles.ts';
 
@@ -40,6 +41,8 @@ export interface ResourceGroup {
   name: string;
   location: string;
   tags: Record<string, string>;
+  /** The id of the resource managing the group (`managedBy`), when set. */
+  managedBy?: string;
 }
 
 /** A role assignment: `principalId` holds `roleDefinitionId` (a GUID) at `scope`. */
@@ -185,7 +188,7 @@ export class ArmStore {
   /** A resource group of a subscription (name case-insensitive). */
   async resourceGroup(subscriptionId: string, name: string): Promise<ResourceGroup | undefined> {
     const r = await this.db.selectFrom('arm_resource_groups').selectAll().where('subscription_id', '=', subscriptionId.toLowerCase()).where('name_lower', '=', name.toLowerCase()).executeTakeFirst();
-    return r ? { subscriptionId: r.subscription_id, name: r.name, location: r.location, tags: fromJson(r.tags) ?? {} } : undefined;
+    return r ? { subscriptionId: r.subscription_id, name: r.name, location: r.location, tags: fromJson(r.tags) ?? {}, ...(r.managed_by ? { managedBy: r.managed_by } : {}) } : undefined;
   }
 
   /** A management group by name (case-insensitive). */
@@ -233,6 +236,34 @@ export class ArmStore {
   async addResourceGroup(g: ResourceGroup): Promise<void> {
     await this.db.insertInto('arm_resource_groups').values({ subscription_id: g.subscriptionId.toLowerCase(), name_lower: g.name.toLowerCase(), name: g.name, location: g.location, tags: toJson(g.tags) }).execute();
     await this.changed();
+  }
+
+  /** Creates or replaces a resource group (name casing of an existing group kept); returns whether it was created. */
+  async putResourceGroup(g: ResourceGroup): Promise<boolean> {
+    const key = { subscription_id: g.subscriptionId.toLowerCase(), name_lower: g.name.toLowerCase() };
+    const values = { location: g.location, tags: toJson(g.tags), managed_by: g.managedBy ?? null };
+    const r = await this.db.updateTable('arm_resource_groups').set(values).where('subscription_id', '=', key.subscription_id).where('name_lower', '=', key.name_lower).executeTakeFirst();
+    const created = Number(r.numUpdatedRows) === 0;
+    if (created) await this.db.insertInto('arm_resource_groups').values({ ...key, name: g.name, ...values }).execute();
+    await this.changed();
+    return created;
+  }
+
+  /**
+   * Removes a resource group's own rows: its tracked resources (through the group index), the
+   * role assignments at or below it and the group; run in the group delete's transaction (this
+   * store made on it). Returns whether the group existed.
+   */
+  async deleteResourceGroupRows(subscriptionId: string, name: string): Promise<boolean> {
+    const sub = subscriptionId.toLowerCase();
+    const rg = name.toLowerCase();
+    await this.db.deleteFrom('arm_resources').where('subscription_id', '=', sub).where('resource_group_lower', '=', rg).execute();
+    const scope = `/subscriptions/${sub}/resourcegroups/${rg}`;
+    // substr, not LIKE: a group name may hold `_`, a LIKE wildcard.
+    await this.db.deleteFrom('arm_role_assignments').where((eb) => eb.or([eb('scope_lower', '=', scope), eb(sql`substr(scope_lower, 1, ${scope.length + 1})`, '=', `${scope}/`)])).execute();
+    const r = await this.db.deleteFrom('arm_resource_groups').where('subscription_id', '=', sub).where('name_lower', '=', rg).executeTakeFirst();
+    await this.changed('arm', 'resources');
+    return Number(r.numDeletedRows) > 0;
   }
 
   /** Adds a role assignment. */

@@ -24,6 +24,8 @@ export const armColumns = defineTables({
     name: text(),
     location: text(),
     tags: text(),
+    /** Added by `arm_0027_resource_groups`. */
+    managed_by: nullable(text()),
   },
   /** Created by `arm_0001_hierarchy`. */
   arm_resources: {

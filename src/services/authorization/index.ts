@@ -7,6 +7,7 @@
  * `blobServices/default` (resource scopes for policies) and a Reader assignment for the managed identity on the default
  * subscription (a principal that may read policies but not change them).
  */
+import { sql } from 'kysely';
 import type { ServiceModule } from '../../context.ts';
 import { nowIso } from '../../core/clock.ts';
 import { stableUuid } from '../../core/ids.ts';
@@ -84,5 +85,11 @@ export const authorizationModule: ServiceModule = {
   register(app, ctx) {
     registerPolicyRoutes(app, ctx);
     registerRoleRoutes(app, ctx);
+  },
+  // The policies changed at the group or below it go with the group (issue 27).
+  async deleteResourceGroup(ctx, trx, subscriptionId, groupName) {
+    const scope = `/subscriptions/${subscriptionId}/resourcegroups/${groupName}`.toLowerCase();
+    await trx.deleteFrom(policyTable).where((eb) => eb.or([eb('scope_lower', '=', scope), eb(sql`substr(scope_lower, 1, ${scope.length + 1})`, '=', `${scope}/`)])).execute();
+    await ctx.cache.changed(trx, 'arm');
   },
 };

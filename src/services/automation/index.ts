@@ -6,7 +6,7 @@
 import type { ServiceModule } from '../../context.ts';
 import { registerAutomationRoutes } from './routes.ts';
 import { seedAutomation } from './seed.ts';
-import { automationMigrations, automationTables } from './store.ts';
+import { AutomationStore, automationMigrations, automationTables, listedWebhooks } from './store.ts';
 
 /** The automation module. */
 export const automationModule: ServiceModule = {
@@ -15,4 +15,6 @@ export const automationModule: ServiceModule = {
   tables: automationTables,
   seed: seedAutomation,
   register: registerAutomationRoutes,
+  deleteResourceGroup: (ctx, trx, subscriptionId, groupName) => new AutomationStore(trx, ctx.cache).deleteForGroup(subscriptionId, groupName, trx),
+  listedResources: listedWebhooks,
 };

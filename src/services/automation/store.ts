@@ -11,13 +11,15 @@
  *   through the `(account_id_lower, seq)` index.
  */
 import { createHash } from 'node:crypto';
-import type { Expression, Kysely, SqlBool } from 'kysely';
+import { sql, type Expression, type Kysely, type SqlBool } from 'kysely';
 import { autoIncrementKey, fromJson, lazyJson, toJson, type Migrations } from '../../store/db.ts';
 import type { FieldMap } from '../../core/odata/index.ts';
 import type { Database } from '../../store/database.ts';
 import type { AutomationDatabase } from './tables.ts';
 import { param, prepared } from '../../store/prepared.ts';
 import type { CacheHub } from '../../core/cache.ts';
+import type { ListedResourceQuery } from '../../context.ts';
+import { groupResourceIds } from '../arm/groups.ts';
 
 /** A webhook by its lower-cased id (compiled once: the area's hottest read). */
 const webhookById = prepared((db: Kysely<Database>) => db.selectFrom('automation_webhooks').selectAll().where('id_lower', '=', param(0)));
@@ -229,6 +231,14 @@ export class AutomationStore {
     await this.changed(db);
   }
 
+  /** Deletes the webhooks and jobs of every automation account of a resource group (the group delete's transaction `db`). */
+  async deleteForGroup(subscriptionId: string, groupName: string, db: Kysely<Database>): Promise<void> {
+    const accounts = groupResourceIds(db, subscriptionId, groupName, 'Vendor.Automation/automationAccounts');
+    await db.deleteFrom('automation_webhooks').where('account_id_lower', 'in', accounts).execute();
+    await db.deleteFrom('automation_jobs').where('account_id_lower', 'in', accounts).execute();
+    await this.changed(db);
+  }
+
   /** A page of an account's webhooks in id order after `afterIdLower`, narrowed by `filter`. */
   async listWebhooks(accountIdLower: string, limit: number, afterIdLower?: string, filter?: Expression<SqlBool>): Promise<WebhookRow[]> {
     let q = this.db.selectFrom('automation_webhooks').selectAll().where('account_id_lower', '=', accountIdLower);
@@ -271,4 +281,19 @@ export class AutomationStore {
     if (beforeSeq !== undefined) q = q.where('seq', '<', beforeSeq);
     return (await q.orderBy('seq', 'desc').limit(limit).execute()).map((r) => ({ ...toJob(r), seq: Number(r.seq) }));
   }
+}
+
+/**
+ * The webhooks of the automation accounts of a subscription (or of one of its groups) as
+ * resources of the generic listing (their rows are not in `arm_resources`), through the
+ * account index.
+ */
+export function listedWebhooks(db: Kysely<Database>, subscriptionId: string, groupName?: string): ListedResourceQuery {
+  let accounts = db.selectFrom('arm_resources').select('id_lower').where('subscription_id', '=', subscriptionId.toLowerCase()).where('type_lower', '=', 'vendor.automation/automationaccounts');
+  if (groupName !== undefined) accounts = accounts.where('resource_group_lower', '=', groupName.toLowerCase());
+  return db
+    .selectFrom('automation_webhooks as w')
+    .innerJoin('arm_resources as a', 'a.id_lower', 'w.account_id_lower')
+    .where('w.account_id_lower', 'in', accounts)
+    .select(['w.id as id', 'w.id_lower as id_lower', sql<string>`'vendor.automation/automationaccounts/webhooks'`.as('type_lower'), 'w.name as name', 'a.resource_group_lower as resource_group_lower', 'w.body as body', 'w.creation_time as created_at', 'w.creation_time as updated_at']);
 }

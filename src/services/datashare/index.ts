@@ -7,7 +7,7 @@
 import type { ServiceModule } from '../../context.ts';
 import { registerDataShareRoutes } from './routes.ts';
 import { seedDataShare } from './seed.ts';
-import { datashareMigrations, datashareTables } from './store.ts';
+import { DataShareStore, datashareMigrations, datashareTables } from './store.ts';
 
 /** The datashare module. */
 export const datashareModule: ServiceModule = {
@@ -16,4 +16,5 @@ export const datashareModule: ServiceModule = {
   tables: datashareTables,
   seed: seedDataShare,
   register: registerDataShareRoutes,
+  deleteResourceGroup: (ctx, trx, subscriptionId, groupName) => new DataShareStore(trx, ctx.cache).deleteForGroup(subscriptionId, groupName, trx),
 };

@@ -20,6 +20,7 @@ import { autoIncrementKey, type Migrations } from '../../store/db.ts';
 import type { CompiledOrderBy, FieldMap } from '../../core/odata/index.ts';
 import type { Database } from '../../store/database.ts';
 import { cacheKey, type CacheHub } from '../../core/cache.ts';
+import { groupResourceIds } from '../arm/groups.ts';
 import { prepared, param } from '../../store/prepared.ts';
 import type { DatashareDatabase } from './tables.ts';
 import { storedRunColumns, SynchronizationPage, toSync, type StoredRun } from './pages.ts';
@@ -218,6 +219,15 @@ export class DataShareStore {
     for (const t of ['datashare_synchronizations', 'datashare_invitations'] as const) {
       await db.deleteFrom(t).where((eb) => eb.or([eb('share_id_lower', '=', idLower), eb(sql`substr(share_id_lower, 1, ${prefix.length})`, '=', prefix)])).execute();
     }
+    await this.cache?.changed(db, 'resources');
+  }
+
+  /** Removes the invitations and synchronizations of the shares and share subscriptions of a resource group (the group delete's transaction `db`). */
+  async deleteForGroup(subscriptionId: string, groupName: string, db: Kysely<Database>): Promise<void> {
+    const ids = () => groupResourceIds(db, subscriptionId, groupName);
+    await db.deleteFrom('datashare_synchronizations').where('share_id_lower', 'in', ids()).execute();
+    await db.deleteFrom('datashare_synchronizations').where('share_subscription_id_lower', 'in', ids()).execute();
+    await db.deleteFrom('datashare_invitations').where('share_id_lower', 'in', ids()).execute();
     await this.cache?.changed(db, 'resources');
   }
 
