@@ -71,7 +71,7 @@ describe('token responses', () => {
     // A v1 refresh may name another resource; without one, the original resource.
     const other = await (await fetch(`${s.url}/${demoTenant.id}/oauth2/token`, form({ grant_type: 'refresh_token', client_id: demoPublicClient.appId, refresh_token: b.refresh_token, resource: 'api://stratus/mail' }))).json();
     assert.equal(decodeJwt(other.access_token).aud, 'api://stratus/mail');
-    assert.equal(decodeJwt(other.access_token).scp, 'Mail.Read Mail.ReadWrite Mail.Send');
+    assert.equal(decodeJwt(other.access_token).scp, 'Mail.Read Mail.ReadWrite Mail.Send User.Read User.Read.All User.ReadWrite.All Group.Read.All Group.ReadWrite.All Application.Read.All Application.ReadWrite.All AppRoleAssignment.ReadWrite.All Directory.Read.All');
     const same = await (await fetch(`${s.url}/${demoTenant.id}/oauth2/token`, form({ grant_type: 'refresh_token', client_id: demoPublicClient.appId, refresh_token: other.refresh_token }))).json();
     assert.equal(decodeJwt(same.access_token).aud, 'api://stratus/mail');
     const spent = await (await fetch(`${s.url}/${demoTenant.id}/oauth2/token`, form({ grant_type: 'refresh_token', client_id: demoPublicClient.appId, refresh_token: b.refresh_token }))).json();

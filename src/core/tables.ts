@@ -25,6 +25,56 @@ export const identityColumns = defineTables({
     kind: text(),
     secret_hash: nullable(text()),
     redirect_uris: withDefault(text()),
+    /** Added by `core_0010_directory_objects`: the application object's id (none for managed identities). */
+    application_id: nullable(text()),
+    /** Added by `core_0010_directory_objects`: 1 while the service principal exists. */
+    has_sp: withDefault(integer()),
+    /** Added by `core_0010_directory_objects`: how many password and key credentials the application has. */
+    credentials: withDefault(integer()),
+    /** Added by `core_0010_directory_objects`. */
+    created_at: nullable(text()),
+    /** Added by `core_0010_directory_objects`: the other application properties (JSON). */
+    props: withDefault(text()),
+  },
+  /** Created by `core_0010_directory_objects`: client secrets of an application (several each). */
+  app_password_credentials: {
+    key_id: text(),
+    app_id: text(),
+    secret_hash: text(),
+    hint: text(),
+    display_name: nullable(text()),
+    start_at: text(),
+    end_at: text(),
+  },
+  /** Created by `core_0010_directory_objects`: certificates of an application (client assertions). */
+  app_key_credentials: {
+    key_id: text(),
+    app_id: text(),
+    type: text(),
+    usage: text(),
+    key_der: text(),
+    thumbprint: text(),
+    thumbprint256: text(),
+    display_name: nullable(text()),
+    start_at: text(),
+    end_at: text(),
+  },
+  /** Created by `core_0010_directory_objects`. */
+  directory_groups: {
+    id: text(),
+    tenant_id: text(),
+    display_name: text(),
+    mail_nickname: text(),
+    security_enabled: withDefault(integer()),
+    mail_enabled: withDefault(integer()),
+    created_at: text(),
+    props: withDefault(text()),
+  },
+  /** Created by `core_0010_directory_objects`: direct members (users, groups, service principals). */
+  directory_group_members: {
+    group_id: text(),
+    member_id: text(),
+    member_type: text(),
   },
   /** Created by `core_0001_directory`. */
   directory_users: {
@@ -36,6 +86,14 @@ export const identityColumns = defineTables({
     mail: text(),
     password_hash: text(),
     is_tenant_admin: withDefault(integer()),
+    /** Added by `core_0010_directory_objects`. */
+    account_enabled: withDefault(integer()),
+    /** Added by `core_0010_directory_objects`. */
+    mail_nickname: nullable(text()),
+    /** Added by `core_0010_directory_objects`. */
+    created_at: nullable(text()),
+    /** Added by `core_0010_directory_objects`: the other user properties (JSON). */
+    props: withDefault(text()),
   },
   /** Created by `core_0001_directory`. */
   signing_keys: {
@@ -67,6 +125,12 @@ export const identityColumns = defineTables({
     code_challenge: nullable(text()),
     challenge_method: nullable(text()),
     expires_at: bigint(),
+    /** Added by `core_0020_grant_binding`: the tenant the code was issued for (the path's, or the user's for `common`). */
+    tenant_path: nullable(text()),
+    /** Added by `core_0020_grant_binding`: when it was redeemed (kept to recognise a replay). */
+    redeemed_at: nullable(bigint()),
+    /** Added by `core_0020_grant_binding`: the refresh-token family issued from it. */
+    family_id: nullable(text()),
   },
   /** Created by `core_0002_oidc_grants`. */
   device_codes: {
@@ -88,6 +152,17 @@ export const identityColumns = defineTables({
     app_id: text(),
     scope: text(),
     expires_at: bigint(),
+    /** Added by `core_0020_grant_binding`: the family (one sign-in's rotations). */
+    family_id: nullable(text()),
+    /** Added by `core_0020_grant_binding`: when it was rotated (kept to recognise a replay). */
+    used_at: nullable(bigint()),
+  },
+  /** Created by `core_0021_sign_in_lockouts`: failed password / client-secret attempts per account and per client. */
+  sign_in_lockouts: {
+    subject: text(),
+    failures: integer(),
+    window_ends: bigint(),
+    locked_until: bigint(),
   },
 });
 

@@ -14,6 +14,7 @@ import { analytics } from './analytics.ts';
 import { arm } from './arm.ts';
 import { control } from './control.ts';
 import { datashare } from './datashare.ts';
+import { directory } from './directory.ts';
 import { mail } from './mail.ts';
 import { oauth } from './oauth.ts';
 import { platform } from './platform.ts';
@@ -30,6 +31,8 @@ export const errors = {
   analytics,
   platform,
   mail: mergeCatalogues(mail, defineErrors('mail', sharedEntries('mail'))),
+  /** The directory API's errors, rendered in the mail envelope (`directory.ts`). */
+  directory,
   wopi,
   control,
 } as const;

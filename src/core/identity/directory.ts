@@ -9,6 +9,8 @@ import type { Migrations } from '../../store/db.ts';
 import { bool, fromJson } from '../../store/db.ts';
 import type { AreaCache, CacheHub } from '../cache.ts';
 import { grantMigrations, grantTables } from './grants.ts';
+import { directoryObjectMigrations, seededApplicationId } from './directory-schema.ts';
+import { nowIso } from '../clock.ts';
 import type { CoreDatabase, IdentityDatabase } from '../tables.ts';
 
 /** A directory user (a person who signs in). */
@@ -21,6 +23,8 @@ export interface DirectoryUser {
   mail: string;
   /** Holds the tenant administrator directory role. */
   isTenantAdmin: boolean;
+  /** False when the account may not sign in (`accountEnabled`); undefined reads as true. */
+  accountEnabled?: boolean;
 }
 
 /** Kinds of application principal. */
@@ -36,7 +40,12 @@ export interface DirectoryApp {
   displayName: string;
   kind: AppKind;
   redirectUris: string[];
+  /** The client must authenticate: it has a client secret or a certificate (a confidential client). */
   hasSecret: boolean;
+  /** The service principal exists (app tokens need it); undefined reads as true. */
+  hasServicePrincipal?: boolean;
+  /** The application object's id (`/applications/{id}`); undefined for managed identities. */
+  applicationId?: string;
 }
 
 /** A tenant of the directory. */
@@ -99,10 +108,11 @@ export const directoryMigrations: Migrations = {
     },
   },
   ...grantMigrations,
+  ...directoryObjectMigrations,
 };
 
 /** Tables of the directory cleared by a reset (signing keys and meta are kept). */
-export const directoryTables: (keyof IdentityDatabase)[] = [...grantTables, 'app_role_grants', 'directory_apps', 'directory_users', 'tenants'];
+export const directoryTables: (keyof IdentityDatabase)[] = [...grantTables, 'directory_group_members', 'directory_groups', 'app_password_credentials', 'app_key_credentials', 'app_role_grants', 'directory_apps', 'directory_users', 'tenants'];
 
 /** scrypt of `secret` (Node's defaults: N = 16384, r = 8, p = 1), computed on the libuv thread pool, not the event loop. */
 function scryptAsync(secret: string, salt: Buffer, length: number): Promise<Buffer> {
@@ -138,6 +148,7 @@ function toUser(r: any): DirectoryUser {
     displayName: r.display_name,
     mail: r.mail,
     isTenantAdmin: bool(r.is_tenant_admin),
+    accountEnabled: r.account_enabled === undefined ? true : bool(r.account_enabled),
   };
 }
 
@@ -149,7 +160,9 @@ function toApp(r: any): DirectoryApp {
     displayName: r.display_name,
     kind: r.kind,
     redirectUris: fromJson<string[]>(r.redirect_uris) ?? [],
-    hasSecret: !!r.secret_hash,
+    hasSecret: !!r.secret_hash || Number(r.credentials ?? 0) > 0,
+    hasServicePrincipal: r.has_sp === undefined ? true : bool(r.has_sp),
+    applicationId: r.application_id ?? undefined,
   };
 }
 
@@ -207,6 +220,8 @@ export class Directory {
   async checkPassword(upn: string, password: string): Promise<DirectoryUser | undefined> {
     const r = await this.db.selectFrom('directory_users').selectAll().where('upn_lower', '=', upn.toLowerCase()).executeTakeFirst();
     if (!r || !(await verifySecret(password, r.password_hash))) return undefined;
+    // A disabled account does not sign in (the directory API's `accountEnabled: false`).
+    if (!bool(r.account_enabled ?? 1)) return undefined;
     return toUser(r);
   }
 
@@ -220,8 +235,18 @@ export class Directory {
   /** The application when `secret` is its client secret, else undefined. */
   async checkClientSecret(appId: string, secret: string): Promise<DirectoryApp | undefined> {
     const r = await this.db.selectFrom('directory_apps').selectAll().where('app_id', '=', appId.toLowerCase()).executeTakeFirst();
-    if (!r || !(await verifySecret(secret, r.secret_hash))) return undefined;
-    return toApp(r);
+    if (!r) return undefined;
+    if (await verifySecret(secret, r.secret_hash)) return toApp(r);
+    // The secrets added through the directory API (`addPassword`): unexpired, looked up by their hint (the first three characters).
+    const added = await this.db
+      .selectFrom('app_password_credentials')
+      .select(['secret_hash', 'end_at'])
+      .where('app_id', '=', r.app_id)
+      .where('hint', '=', secret.slice(0, 3))
+      .execute();
+    const now = nowIso();
+    for (const c of added) if (c.end_at > now && (await verifySecret(secret, c.secret_hash))) return toApp(r);
+    return undefined;
   }
 
   /** Sets a user's password (by object id). @returns false when there is no such user. */
@@ -234,6 +259,13 @@ export class Directory {
   async setClientSecret(appId: string, secret: string | undefined): Promise<boolean> {
     const r = await this.db.updateTable('directory_apps').set({ secret_hash: secret ? await hashSecret(secret) : null }).where('app_id', '=', appId.toLowerCase()).executeTakeFirst();
     return Number(r.numUpdatedRows) === 1;
+  }
+
+  /** The certificate key credentials of an application valid at the current time: DER (base64) and base64url SHA-1 / SHA-256 thumbprints. */
+  async keyCredentials(appId: string): Promise<{ keyId: string; der: string; thumbprint: string; thumbprint256: string }[]> {
+    const now = nowIso();
+    const rows = await this.db.selectFrom('app_key_credentials').select(['key_id', 'key_der', 'thumbprint', 'thumbprint256', 'start_at', 'end_at']).where('app_id', '=', appId.toLowerCase()).execute();
+    return rows.filter((r) => r.start_at <= now && r.end_at > now).map((r) => ({ keyId: r.key_id, der: r.key_der, thumbprint: r.thumbprint, thumbprint256: r.thumbprint256 }));
   }
 
   /** Application roles granted to `appId` on `audience` (family name). */
@@ -260,6 +292,7 @@ export class Directory {
         mail: u.mail,
         password_hash: passwordHash ?? (await hashSecret(password)),
         is_tenant_admin: u.isTenantAdmin ? 1 : 0,
+        created_at: nowIso(),
       })
       .execute();
     await this.cache?.changed(this.db, 'directory');
@@ -277,6 +310,8 @@ export class Directory {
         kind: a.kind,
         secret_hash: secret ? (secretHash ?? (await hashSecret(secret))) : null,
         redirect_uris: JSON.stringify(a.redirectUris),
+        application_id: a.kind === 'ManagedIdentity' ? null : (a.applicationId ?? seededApplicationId(a.appId)),
+        created_at: nowIso(),
       })
       .execute();
     for (const g of grants) {

@@ -18,7 +18,8 @@ export const delegatedScopes: Record<AudienceFamily, string[]> = {
   arm: ['user_impersonation'],
   analytics: ['Tenant.Read.All', 'Tenant.ReadWrite.All'],
   platform: ['Eventstream.ReadWrite.All', 'Item.ReadWrite.All'],
-  mail: ['Mail.Read', 'Mail.ReadWrite', 'Mail.Send'],
+  // Mail, then the directory API's (same audience): reading the signed-in user, users, groups, applications.
+  mail: ['Mail.Read', 'Mail.ReadWrite', 'Mail.Send', 'User.Read', 'User.Read.All', 'User.ReadWrite.All', 'Group.Read.All', 'Group.ReadWrite.All', 'Application.Read.All', 'Application.ReadWrite.All', 'AppRoleAssignment.ReadWrite.All', 'Directory.Read.All'],
   wopi: ['user_impersonation'],
 };
 

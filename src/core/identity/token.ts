@@ -11,6 +11,7 @@ import type { Identity } from './identity.ts';
 import { clientInfo, openIdScopes, parseScopes, resolveResource } from './scopes.ts';
 import { deviceCodeIntervalSeconds, deviceCodeLifetimeSeconds, refreshTokenLifetimeSeconds } from './grants.ts';
 import type { DirectoryApp, DirectoryUser } from './directory.ts';
+import { clientAssertion, tokenEndpointAudiences, verifyClientAssertion } from './assertion.ts';
 import { asOauth, delegatedRequest, devPublicClientId, inTenant, resolveTenant, words, type DelegatedRequest } from './delegation.ts';
 
 /** Options of {@link tokenBody}. */
@@ -66,12 +67,17 @@ export function registerTokenRoutes(app: FastifyInstance, identity: Identity, or
   }
 
   /**
-   * The client of a delegated grant: the registered app `clientId`; a client with a secret must
-   * present it. @throws ApiError unauthorized_client / invalid_client.
+   * The client of a delegated grant: the registered app `clientId`; a client with a secret or a
+   * certificate must present a secret or a client assertion (`assertion`: see `assertion.ts`).
+   * @throws ApiError unauthorized_client / invalid_client.
    */
-  async function delegatedClient(clientId: string | undefined, clientSecret: string | undefined, tenant: string): Promise<DirectoryApp> {
+  async function delegatedClient(clientId: string | undefined, clientSecret: string | undefined, tenant: string, assertion?: { jwt: string; audiences: string[] }): Promise<DirectoryApp> {
     const client = await identity.directory.findApp(clientId ?? devPublicClientId);
     if (!client || (clientId !== undefined && client.appId !== clientId.toLowerCase())) throw errors.oauth.appNotFound({ clientId: String(clientId), tenant }, asOauth);
+    if (client.hasSecret && assertion) {
+      await verifyClientAssertion(identity, assertion.jwt, client.appId, assertion.audiences, tenant);
+      return client;
+    }
     if (client.hasSecret && !(clientSecret && (await identity.directory.checkClientSecret(client.appId, clientSecret)))) {
       throw clientSecret ? errors.oauth.invalidClientSecret({ clientId: client.appId }, asOauth) : errors.oauth.clientSecretMissing({}, asOauth);
     }
@@ -89,17 +95,25 @@ export function registerTokenRoutes(app: FastifyInstance, identity: Identity, or
     const grant = b.grant_type;
     if (!grant) throw errors.oauth.missingParameter({ name: 'grant_type' }, asOauth);
     const wantsClientInfo = b.client_info === '1';
+    const assertionOf = () => {
+      const jwt = clientAssertion(b);
+      return jwt ? { jwt, audiences: tokenEndpointAudiences(origin(), req.params.tenant, seg.tenant) } : undefined;
+    };
     const send = (body: Record<string, unknown>) => reply.header('cache-control', 'no-store').header('pragma', 'no-cache').send(body);
     const need = (name: string) => {
       if (!b[name]) throw errors.oauth.missingParameter({ name }, asOauth);
       return b[name]!;
     };
     if (grant === 'client_credentials') {
-      if (!clientId) throw errors.oauth.missingParameter({ name: 'client_id' }, asOauth);
-      if (!clientSecret) throw errors.oauth.clientSecretMissing({}, asOauth);
-      const client = await identity.directory.checkClientSecret(clientId, clientSecret);
-      if (!client) throw errors.oauth.invalidClientSecret({ clientId }, asOauth);
-      if (!inTenant(seg, client.tenantId)) throw errors.oauth.appNotFound({ clientId, tenant: req.params.tenant }, asOauth);
+      const jwt = clientAssertion(b);
+      if (!clientId && !jwt) throw errors.oauth.missingParameter({ name: 'client_id' }, asOauth);
+      if (!clientSecret && !jwt) throw errors.oauth.clientSecretMissing({}, asOauth);
+      const client = jwt
+        ? await verifyClientAssertion(identity, jwt, clientId, tokenEndpointAudiences(origin(), req.params.tenant, seg.tenant), req.params.tenant)
+        : await identity.directory.checkClientSecret(clientId!, clientSecret!);
+      if (!client) throw errors.oauth.invalidClientSecret({ clientId: clientId! }, asOauth);
+      if (!inTenant(seg, client.tenantId)) throw errors.oauth.appNotFound({ clientId: client.appId, tenant: req.params.tenant }, asOauth);
+      if (client.hasServicePrincipal === false) throw errors.oauth.servicePrincipalMissing({ clientId: client.appId, tenant: client.tenantId }, asOauth);
       const viaResource = b.resource && !b.scope ? resolveResource(b.resource, origin(), identity.aliases) : undefined;
       const parsed = viaResource ? { ...viaResource, names: ['.default'], unknown: [] } : parseScopes(b.scope ?? '', origin(), identity.aliases);
       if (!parsed || parsed.unknown.length || parsed.names.length !== 1 || parsed.names[0] !== '.default') {
@@ -109,7 +123,7 @@ export function registerTokenRoutes(app: FastifyInstance, identity: Identity, or
       return send({ token_type: 'Bearer', scope: issued.scope, expires_in: issued.expiresIn, ext_expires_in: issued.expiresIn, access_token: issued.accessToken });
     }
     if (grant === 'password') {
-      const client = await delegatedClient(clientId, clientSecret, req.params.tenant);
+      const client = await delegatedClient(clientId, clientSecret, req.params.tenant, assertionOf());
       if (!b.username || !b.password) throw errors.oauth.missingCredentials({}, asOauth);
       const request = delegatedRequest(b.scope, b.resource, origin(), identity.aliases);
       const user = await identity.directory.checkPassword(b.username, b.password);
@@ -118,7 +132,7 @@ export function registerTokenRoutes(app: FastifyInstance, identity: Identity, or
     }
     if (grant === 'authorization_code') {
       const code = need('code');
-      const client = await delegatedClient(need('client_id'), clientSecret, req.params.tenant);
+      const client = await delegatedClient(need('client_id'), clientSecret, req.params.tenant, assertionOf());
       const g = await identity.grants.redeemCode(code);
       if (!g || g.appId !== client.appId) throw errors.oauth.codeNotValid({}, asOauth);
       if (g.expired) throw errors.oauth.codeExpired({}, asOauth);
@@ -135,7 +149,7 @@ export function registerTokenRoutes(app: FastifyInstance, identity: Identity, or
     }
     if (grant === 'refresh_token') {
       const rt = need('refresh_token');
-      const client = await delegatedClient(need('client_id'), clientSecret, req.params.tenant);
+      const client = await delegatedClient(need('client_id'), clientSecret, req.params.tenant, assertionOf());
       const g = await identity.grants.redeemRefreshToken(rt);
       if (!g || g.appId !== client.appId) {
         throw errors.oauth.refreshTokenNotValid({}, asOauth);

@@ -1,0 +1,190 @@
+/**
+ * The directory's queries (issue 27 item 6) over the core directory tables
+ * (`src/core/tables.ts`: `directory_users`, `directory_apps`, `directory_groups`,
+ * `directory_group_members`, `app_password_credentials`, `app_key_credentials`,
+ * `app_role_grants`). Every row is scoped by its tenant; lists are keyset pages in id order.
+ *
+ * **One write path.** Every write goes through {@link directoryWrite}: one transaction that
+ * also bumps the `directory` cache version ({@link CacheHub.changed}), so the identity
+ * provider's cached user look-ups, the resource manager's group memberships and every other
+ * instance see it on the very next request; no operation can forget the invalidation.
+ */
+import type { Expression, Kysely, SqlBool } from 'kysely';
+import type { AppContext } from '../../context.ts';
+import type { Database } from '../../store/database.ts';
+
+/** The database the directory queries run on (the app's, or a transaction of it). */
+export type Db = Kysely<Database>;
+
+/**
+ * Runs a directory write in one transaction and records the change of the `directory` cache
+ * area in it (see the file comment). A write request is also marked so that, on PostgreSQL
+ * with several live instances, it is answered once every instance applied it.
+ */
+export async function directoryWrite<T>(ctx: AppContext, raw: object | undefined, fn: (db: Db) => Promise<T>): Promise<T> {
+  if (raw) ctx.cache.markRequest(raw);
+  return ctx.store.transaction(async (trx) => {
+    const out = await fn(trx);
+    await ctx.cache.changed(trx, 'directory');
+    return out;
+  });
+}
+
+/** A keyset page of rows: at most `top`, in id order after `after`, and whether more follow. */
+export async function pageRows<R extends { id: string }>(
+  rows: (limit: number, after: string | undefined) => Promise<R[]>,
+  top: number,
+  after: string | undefined,
+): Promise<{ rows: R[]; next?: string }> {
+  const got = await rows(top + 1, after);
+  if (got.length <= top) return { rows: got };
+  const page = got.slice(0, top);
+  return { rows: page, next: page[page.length - 1]!.id };
+}
+
+/** Users of a tenant: a page in id order, filtered. */
+export async function userRows(db: Db, tenantId: string, filter: Expression<SqlBool> | undefined, limit: number, after: string | undefined) {
+  let q = db.selectFrom('directory_users').selectAll().where('tenant_id', '=', tenantId);
+  if (filter) q = q.where(filter);
+  if (after !== undefined) q = q.where('id', '>', after);
+  return q.orderBy('id').limit(limit).execute();
+}
+
+/** How many users of a tenant match. */
+export async function countRows(db: Db, table: 'directory_users' | 'directory_groups', tenantId: string, filter: Expression<SqlBool> | undefined): Promise<number> {
+  let q = db.selectFrom(table).select((eb) => eb.fn.countAll<number | string>().as('n')).where('tenant_id', '=', tenantId);
+  if (filter) q = q.where(filter);
+  return Number((await q.executeTakeFirst())?.n ?? 0);
+}
+
+/** A user of the tenant by object id or user principal name (case-insensitive). */
+export async function userRow(db: Db, tenantId: string, idOrUpn: string) {
+  const v = idOrUpn.toLowerCase();
+  return db
+    .selectFrom('directory_users')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where((eb) => eb.or([eb('id', '=', v), eb('upn_lower', '=', v)]))
+    .executeTakeFirst();
+}
+
+/** Whether a user principal name is taken (in any tenant: the column is unique). */
+export async function upnTaken(db: Db, upn: string, exceptId?: string): Promise<boolean> {
+  let q = db.selectFrom('directory_users').select('id').where('upn_lower', '=', upn.toLowerCase());
+  if (exceptId) q = q.where('id', '<>', exceptId);
+  return (await q.executeTakeFirst()) !== undefined;
+}
+
+/** Groups of a tenant: a page in id order, filtered. */
+export async function groupRows(db: Db, tenantId: string, filter: Expression<SqlBool> | undefined, limit: number, after: string | undefined) {
+  let q = db.selectFrom('directory_groups').selectAll().where('tenant_id', '=', tenantId);
+  if (filter) q = q.where(filter);
+  if (after !== undefined) q = q.where('id', '>', after);
+  return q.orderBy('id').limit(limit).execute();
+}
+
+/** A group of the tenant by id. */
+export async function groupRow(db: Db, tenantId: string, id: string) {
+  return db.selectFrom('directory_groups').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id.toLowerCase()).executeTakeFirst();
+}
+
+/** Direct members of a group (ids and kinds), a page in id order. */
+export async function memberRows(db: Db, groupId: string, limit: number, after: string | undefined) {
+  let q = db.selectFrom('directory_group_members').select(['member_id as id', 'member_type']).where('group_id', '=', groupId);
+  if (after !== undefined) q = q.where('member_id', '>', after);
+  return q.orderBy('member_id').limit(limit).execute();
+}
+
+/** The groups an object is a direct member of. */
+export async function memberOfRows(db: Db, memberId: string) {
+  return db
+    .selectFrom('directory_group_members')
+    .innerJoin('directory_groups', 'directory_groups.id', 'directory_group_members.group_id')
+    .selectAll('directory_groups')
+    .where('directory_group_members.member_id', '=', memberId)
+    .orderBy('directory_groups.id')
+    .execute();
+}
+
+/** Removes an object from every group (the object is deleted). */
+export async function dropMemberships(db: Db, memberId: string): Promise<void> {
+  await db.deleteFrom('directory_group_members').where('member_id', '=', memberId).execute();
+}
+
+/** Application registrations of a tenant (those with an application object): a page in application-id order, filtered. */
+export async function applicationRows(db: Db, tenantId: string, filter: Expression<SqlBool> | undefined, limit: number, after: string | undefined) {
+  let q = db.selectFrom('directory_apps').selectAll().select('application_id as id').where('tenant_id', '=', tenantId).where('application_id', 'is not', null);
+  if (filter) q = q.where(filter);
+  if (after !== undefined) q = q.where('application_id', '>', after);
+  return (await q.orderBy('application_id').limit(limit).execute()) as (AppRow & { id: string })[];
+}
+
+/** The stored row of an application registration. */
+export type AppRow = Awaited<ReturnType<typeof appByApplicationId>> & object;
+
+/** An application by its application object id. */
+export async function appByApplicationId(db: Db, tenantId: string, id: string) {
+  return db.selectFrom('directory_apps').selectAll().where('tenant_id', '=', tenantId).where('application_id', '=', id.toLowerCase()).executeTakeFirst();
+}
+
+/** An application by client id (appId). */
+export async function appByAppId(db: Db, tenantId: string, appId: string) {
+  return db.selectFrom('directory_apps').selectAll().where('tenant_id', '=', tenantId).where('app_id', '=', appId.toLowerCase()).executeTakeFirst();
+}
+
+/** Service principals of a tenant: a page in object-id order, filtered. */
+export async function principalRows(db: Db, tenantId: string, filter: Expression<SqlBool> | undefined, limit: number, after: string | undefined) {
+  let q = db.selectFrom('directory_apps').selectAll().select('object_id as id').where('tenant_id', '=', tenantId).where('has_sp', '=', 1);
+  if (filter) q = q.where(filter);
+  if (after !== undefined) q = q.where('object_id', '>', after);
+  return (await q.orderBy('object_id').limit(limit).execute()) as (AppRow & { id: string })[];
+}
+
+/** A service principal by object id. */
+export async function principalRow(db: Db, tenantId: string, id: string) {
+  return db.selectFrom('directory_apps').selectAll().where('tenant_id', '=', tenantId).where('object_id', '=', id.toLowerCase()).where('has_sp', '=', 1).executeTakeFirst();
+}
+
+/** The password credentials of an application (no hashes). */
+export async function passwordCredentials(db: Db, appId: string) {
+  return db.selectFrom('app_password_credentials').select(['key_id', 'hint', 'display_name', 'start_at', 'end_at']).where('app_id', '=', appId).orderBy('start_at').orderBy('key_id').execute();
+}
+
+/** The key credentials of an application. */
+export async function keyCredentialRows(db: Db, appId: string) {
+  return db.selectFrom('app_key_credentials').selectAll().where('app_id', '=', appId).orderBy('start_at').orderBy('key_id').execute();
+}
+
+/** Recounts an application's credentials into `directory_apps.credentials` (a confidential client while it has any). */
+export async function recountCredentials(db: Db, appId: string): Promise<void> {
+  const p = await db.selectFrom('app_password_credentials').select((eb) => eb.fn.countAll<number | string>().as('n')).where('app_id', '=', appId).executeTakeFirst();
+  const k = await db.selectFrom('app_key_credentials').select((eb) => eb.fn.countAll<number | string>().as('n')).where('app_id', '=', appId).executeTakeFirst();
+  await db.updateTable('directory_apps').set({ credentials: Number(p?.n ?? 0) + Number(k?.n ?? 0) }).where('app_id', '=', appId).execute();
+}
+
+/** Application-role grants of a client (every audience). */
+export async function grantsOfApp(db: Db, appId: string) {
+  return db.selectFrom('app_role_grants').selectAll().where('app_id', '=', appId).orderBy('audience').orderBy('role').execute();
+}
+
+/** Application-role grants on an audience, with the granted application's tenant. */
+export async function grantsOnAudience(db: Db, tenantId: string, audience: string) {
+  return db
+    .selectFrom('app_role_grants')
+    .innerJoin('directory_apps', 'directory_apps.app_id', 'app_role_grants.app_id')
+    .select(['app_role_grants.app_id', 'app_role_grants.audience', 'app_role_grants.role', 'directory_apps.object_id', 'directory_apps.display_name'])
+    .where('app_role_grants.audience', '=', audience)
+    .where('directory_apps.tenant_id', '=', tenantId)
+    .orderBy('app_role_grants.app_id')
+    .orderBy('app_role_grants.role')
+    .execute();
+}
+
+/** Deletes what belongs to a client: its credentials, role grants, memberships and refresh tokens. */
+export async function dropAppDependents(db: Db, appId: string, objectId: string): Promise<void> {
+  await db.deleteFrom('app_password_credentials').where('app_id', '=', appId).execute();
+  await db.deleteFrom('app_key_credentials').where('app_id', '=', appId).execute();
+  await db.deleteFrom('app_role_grants').where('app_id', '=', appId).execute();
+  await db.deleteFrom('refresh_tokens').where('app_id', '=', appId).execute();
+  await dropMemberships(db, objectId);
+}
