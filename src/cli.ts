@@ -14,13 +14,14 @@ import { audienceFamilies, type AudienceFamily } from './core/identity/identity.
 import { delegatedScopes } from './core/identity/identity.ts';
 import { loadControlKey } from './core/control-key.ts';
 import { addRequestsCommand, requireDataDir, serverTarget } from './cli-client.ts';
-import { makeEphemeralStore, type EphemeralStore } from './ephemeral.ts';
+import { ensureMachineTls, makeEphemeralStore, type EphemeralStore } from './ephemeral.ts';
+import path from 'node:path';
 import { packageVersion } from './version.ts';
 import { readyLine } from './ready.ts';
 import { resetAll } from './seed/index.ts';
 import { modules } from './services/index.ts';
 import { demoPublicClient } from './seed/demo.ts';
-import { addSeedCommand } from './seed/command.ts';
+import { addSeedCommand, settleOutsideWrite } from './seed/command.ts';
 
 const program = new Command();
 program.name('stratus').description('Self-hosted cloud REST APIs for development and testing.').version(packageVersion(), '-V, --version', 'print the version');
@@ -125,6 +126,8 @@ storeFlags(program.command('reset').description('empty the store and load the de
   const built = await buildApp({ ...config, httpsPort: -1, logLevel: 'silent' });
   try {
     await resetAll(built.ctx, modules);
+    // A server running on the same PostgreSQL store serves the reset state once this returns.
+    await settleOutsideWrite(built);
     process.stdout.write('store reset to the demo data set\n');
   } finally {
     await built.app.close();
@@ -141,6 +144,13 @@ program
     if (!config.controlKey) requireDataDir(flags, '`stratus console`');
     const key = loadControlKey(config.dataDir, config.controlKey);
     process.stdout.write(`${targetOrigin(flags)}/_stratus/console?key=${encodeURIComponent(key)}\n`);
+  });
+
+program
+  .command('ca')
+  .description("print the path of this machine's CA file (made on first use), the one --ephemeral servers use: NODE_EXTRA_CA_CERTS=$(stratus ca)")
+  .action(async () => {
+    process.stdout.write(path.join(await ensureMachineTls(), 'ca.pem') + '\n');
   });
 
 addRequestsCommand(program);

@@ -538,7 +538,6 @@ test('NUL in a path name or a body string, and a non-int32 durationMs in $filter
 
 test('the published Shares_ListSynchronizations example, field by field (filter under `filter`, headers, run keys)', async (t) => {
   const dir = examplesDir(t);
-  if (!dir) return;
   const ex = readExample(dir, 'Shares_ListSynchronizations.json');
   assert.equal(ex.parameters['api-version'], api);
   const exRun = ex.responses['200'].body.value[0];

@@ -1,36 +1,29 @@
 /**
- * The published examples of the reference (`shared/reference/examples/<family>`), which live
- * beside the repository (as in CI: a fresh clone with `shared/` next to it), not in it.
- *
- * Tests that compare responses with them call {@link examplesDir} first: when the folder is
- * missing, the test FAILS under CI (`process.env.CI` set: the comparison must run there) and is
- * otherwise skipped with a message saying why (a developer's checkout without `shared/`).
+ * The published examples the tests compare responses with, copied into the repository
+ * (`test/fixtures/examples/<family>`; the folder's README names their source), so every clone
+ * runs every comparison: nothing is skipped for a missing reference.
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { TestContext } from 'node:test';
 
-/** The repository's root (this file is `test/helpers/reference.ts`). */
-const repoRoot = path.resolve(import.meta.dirname, '..', '..');
+/** The fixtures folder of the published examples (this file is `test/helpers/reference.ts`). */
+const fixtures = path.resolve(import.meta.dirname, '..', 'fixtures', 'examples');
 
-/** Where the published examples of `family` are expected: `<repo>/../shared/reference/examples/<family>`. */
+/** Where the published examples of `family` are: `test/fixtures/examples/<family>`. */
 export function examplesPath(family = 'arm'): string {
-  return path.resolve(repoRoot, '..', 'shared', 'reference', 'examples', family);
+  return path.join(fixtures, family);
 }
 
 /**
- * The folder of the published examples of `family`, or undefined after marking `t` skipped
- * when it is missing outside CI (the caller then returns).
- * @throws AssertionError when the folder is missing and `process.env.CI` is set.
+ * The folder of the published examples of `family`.
+ * @throws AssertionError when the folder is missing (a broken checkout: the examples are part of the repository).
  */
-export function examplesDir(t: TestContext, family = 'arm'): string | undefined {
+export function examplesDir(_t: TestContext, family = 'arm'): string {
   const dir = examplesPath(family);
-  if (fs.existsSync(dir)) return dir;
-  const why = `the published examples are not at ${dir} (they live beside the repository, in shared/reference/examples/${family})`;
-  if (process.env.CI) assert.fail(`${why}; under CI they must be there, so this comparison cannot be skipped`);
-  t.skip(`${why}; skipped outside CI`);
-  return undefined;
+  assert.ok(fs.existsSync(dir), `the published examples are not at ${dir}; they are part of the repository (test/fixtures/examples)`);
+  return dir;
 }
 
 /** The parsed JSON of one published example file of `dir`. */
