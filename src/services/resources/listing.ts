@@ -6,7 +6,8 @@
  * subscription (and group) — in id order, `$top` per page, keyset next links (`$skiptoken`).
  *
  * `$filter` (terms joined by `and` / `or`, `and` binding tighter): `resourceType`, `name`,
- * `resourceGroup`, `location` with `eq` / `ne`; `substringof('<v>', name|resourceGroup)`;
+ * `resourceGroup`, `location` with `eq` / `ne` (a `resourceType` in a configured alias namespace,
+ * `STRATUS_PROVIDER_NAMESPACE_ALIASES`, names the `Vendor.` one); `substringof('<v>', name|resourceGroup)`;
  * `tagName eq '<n>' [and tagValue eq '<v>']` (the matching resources are then listed without
  * their tags, as the contract says). `$expand`: any of `createdTime`, `changedTime`,
  * `provisioningState`.
@@ -56,11 +57,14 @@ function split(text: string): string[] {
 }
 
 /** One term of a filter as an expression over the union's columns; undefined when it is not one of the documented forms. */
-function term(t: string, tagValue?: string): Term | undefined {
+function term(t: string, aliases: readonly string[], tagValue?: string): Term | undefined {
   let m = new RegExp(`^(resourceType|name|resourceGroup|location)\\s+(eq|ne)\\s+${quoted}$`, 'iu').exec(t);
   if (m) {
     const col = columns[m[1]!.toLowerCase()]!;
-    const v = unquote(m[3]!).toLowerCase();
+    let v = unquote(m[3]!).toLowerCase();
+    // A client's own namespace prefix (the configured aliases) names the `Vendor.` one.
+    const alias = m[1]!.toLowerCase() === 'resourcetype' ? aliases.find((a) => v.startsWith(a.toLowerCase())) : undefined;
+    if (alias) v = `vendor.${v.slice(alias.length)}`;
     const eq = m[2]!.toLowerCase() === 'eq';
     return (db) => (eq ? sql<SqlBool>`${col(db)} = ${v}` : sql<SqlBool>`(${col(db)} <> ${v} or ${col(db)} is null)`);
   }
@@ -79,7 +83,7 @@ function term(t: string, tagValue?: string): Term | undefined {
 }
 
 /** The compiled `$filter`, and whether it filters by tag. @throws 400 `InvalidFilter` for another form */
-export function compileResourceFilter(text: string): { where: (db: Kysely<Database>) => Expression<SqlBool>; byTag: boolean } {
+export function compileResourceFilter(text: string, aliases: readonly string[] = []): { where: (db: Kysely<Database>) => Expression<SqlBool>; byTag: boolean } {
   const parts = split(text);
   const groups: Term[][] = [[]];
   let byTag = false;
@@ -88,7 +92,7 @@ export function compileResourceFilter(text: string): { where: (db: Kysely<Databa
     // `tagName eq 'n' and tagValue eq 'v'` is one term.
     const next = parts[i + 2];
     const value = parts[i + 1] === 'and' && next ? new RegExp(`^tagValue\\s+eq\\s+${quoted}$`, 'iu').exec(next) : null;
-    const compiled = term(t, value ? unquote(value[1]!) : undefined);
+    const compiled = term(t, aliases, value ? unquote(value[1]!) : undefined);
     if (!compiled) throw invalidFilter(text);
     if (/^tagName/iu.test(t)) byTag = true;
     groups.at(-1)!.push(compiled);
@@ -116,7 +120,7 @@ export function listingRules(ctx: AppContext, modules: readonly ServiceModule[])
       const q = req.query as Record<string, string | undefined>;
       const subscriptionId = call.subscription!.subscriptionId;
       const group = params(req).resourceGroupName === undefined ? undefined : call.resourceGroup!.name;
-      const filter = typeof q['$filter'] === 'string' && q['$filter'].trim() !== '' ? compileResourceFilter(q['$filter']) : undefined;
+      const filter = typeof q['$filter'] === 'string' && q['$filter'].trim() !== '' ? compileResourceFilter(q['$filter'], ctx.config.providerNamespaceAliases) : undefined;
       const expand = new Set<string>();
       for (const e of (typeof q['$expand'] === 'string' ? q['$expand'] : '').split(',').map((s) => s.trim().toLowerCase()).filter(Boolean)) {
         if (!expandable.has(e)) throw bad('$expand', `The value '${q['$expand']}' of '$expand' is invalid. Allowed values: createdTime, changedTime, provisioningState.`);
