@@ -18,7 +18,8 @@ import { ensureMachineTls, makeEphemeralStore, type EphemeralStore } from './eph
 import path from 'node:path';
 import { packageVersion } from './version.ts';
 import { readyLine } from './ready.ts';
-import { resetAll } from './seed/index.ts';
+import { resetWorld } from './world/shared.ts';
+import { addSnapshotCommand } from './world/command.ts';
 import { modules } from './services/index.ts';
 import { demoPublicClient } from './seed/demo.ts';
 import { addSeedCommand, settleOutsideWrite } from './seed/command.ts';
@@ -125,7 +126,7 @@ storeFlags(program.command('reset').description('empty the store and load the de
   const config = loadConfig(flags);
   const built = await buildApp({ ...config, httpsPort: -1, logLevel: 'silent' });
   try {
-    await resetAll(built.ctx, modules);
+    await resetWorld(built.ctx, modules);
     // A server running on the same PostgreSQL store serves the reset state once this returns.
     await settleOutsideWrite(built);
     process.stdout.write('store reset to the demo data set\n');
@@ -155,6 +156,7 @@ program
 
 addRequestsCommand(program);
 addSeedCommand(program, storeFlags);
+addSnapshotCommand(program, storeFlags);
 
 program.parseAsync(process.argv).catch((e: unknown) => {
   process.stderr.write(`stratus: ${(e as Error).message}\n`);

@@ -67,8 +67,10 @@ export async function verifyClientAssertion(identity: Identity, assertion: strin
   if (clientId !== undefined && clientId.toLowerCase() !== iss.toLowerCase()) throw errors.oauth.assertionClientMismatch({}, asOauth);
   const app = await identity.directory.findApp(iss);
   if (!app || app.appId !== iss.toLowerCase()) throw errors.oauth.appNotFound({ clientId: iss, tenant }, asOauth);
-  const x5t = typeof header.x5t === 'string' ? header.x5t : undefined;
-  const x5t256 = typeof header['x5t#S256'] === 'string' ? (header['x5t#S256'] as string) : undefined;
+  // Thumbprints compared as unpadded base64url (some libraries send padded base64url or base64).
+  const b64url = (v: unknown) => (typeof v === 'string' ? v.replace(/=+$/, '').replace(/\+/g, '-').replace(/\//g, '_') : undefined);
+  const x5t = b64url(header.x5t);
+  const x5t256 = b64url(header['x5t#S256']);
   const keys = (await identity.directory.keyCredentials(app.appId)).filter((k) => (x5t256 ? k.thumbprint256 === x5t256 : x5t ? k.thumbprint === x5t : true));
   if (!keys.length) throw errors.oauth.assertionKeyNotFound({ thumbprint: x5t256 ?? x5t ?? '' }, asOauth);
   let failure: unknown;

@@ -63,14 +63,46 @@ async function ancestorsOf(store: ArmStore, s: string): Promise<ReadonlySet<stri
 
 /**
  * The principal ids that stand for the directory object `objectId` of `tenantId` in role
- * assignments (authorization, and the `assignedTo()` filter): its own object id and —
- * once the directory has groups — the groups it is a member of (directly or through nested
- * groups). THE one place group membership enters authorization: an assignment to any of these
- * ids grants the principal. Memberships must then be read through a cache of the `arm` area (or
- * the decisions cached in `gateway.ts` must also be emptied when memberships change).
+ * assignments (authorization, and the `assignedTo()` filter): its own object id and the groups
+ * of the tenant it is a member of, directly or through nested groups (breadth first, at most
+ * {@link maxGroupsPerPrincipal}). THE one place group membership enters authorization: an
+ * assignment to any of these ids grants the principal. Memberships are read through the
+ * `directory` cache area; every directory write (`services/directory/store.ts`
+ * `directoryWrite`) bumps both the `directory` and the `arm` areas, so these lists and the
+ * decisions cached in `gateway.ts` are emptied on every instance by a membership change.
  */
-export async function principalIdsFor(_store: ArmStore, _tenantId: string, objectId: string): Promise<readonly string[]> {
-  return [objectId.toLowerCase()];
+export async function principalIdsFor(store: ArmStore, tenantId: string, objectId: string): Promise<readonly string[]> {
+  const id = objectId.toLowerCase();
+  const kept = store.cache?.shared<readonly string[]>('arm.principalIds', 'directory', 10_000);
+  const load = () => groupsAbove(store, tenantId, id);
+  return kept ? kept.get(`${tenantId}/${id}`, load) : load();
+}
+
+/** Most groups that stand for one principal (a bound on nested-group walks). */
+export const maxGroupsPerPrincipal = 1000;
+
+/** `id` and the groups of `tenantId` above it (transitive membership), read from the directory. */
+async function groupsAbove(store: ArmStore, tenantId: string, id: string): Promise<readonly string[]> {
+  const out = [id];
+  const seen = new Set(out);
+  let frontier = [id];
+  while (frontier.length && out.length < maxGroupsPerPrincipal) {
+    const rows = await store.db
+      .selectFrom('directory_group_members')
+      .innerJoin('directory_groups', 'directory_groups.id', 'directory_group_members.group_id')
+      .select('directory_group_members.group_id')
+      .where('directory_group_members.member_id', 'in', frontier)
+      .where('directory_groups.tenant_id', '=', tenantId)
+      .execute();
+    frontier = [];
+    for (const r of rows) {
+      if (seen.has(r.group_id) || out.length >= maxGroupsPerPrincipal) continue;
+      seen.add(r.group_id);
+      out.push(r.group_id);
+      frontier.push(r.group_id);
+    }
+  }
+  return Object.freeze(out);
 }
 
 /**

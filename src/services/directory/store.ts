@@ -5,9 +5,10 @@
  * `app_role_grants`). Every row is scoped by its tenant; lists are keyset pages in id order.
  *
  * **One write path.** Every write goes through {@link directoryWrite}: one transaction that
- * also bumps the `directory` cache version ({@link CacheHub.changed}), so the identity
- * provider's cached user look-ups, the resource manager's group memberships and every other
- * instance see it on the very next request; no operation can forget the invalidation.
+ * also bumps the `directory` and `arm` cache versions ({@link CacheHub.changed}), so the identity
+ * provider's cached user look-ups, the resource manager's group memberships and kept access
+ * decisions, on every instance, see it on the very next request; no operation can forget the
+ * invalidation.
  */
 import type { Expression, Kysely, SqlBool } from 'kysely';
 import type { AppContext } from '../../context.ts';
@@ -25,7 +26,8 @@ export async function directoryWrite<T>(ctx: AppContext, raw: object | undefined
   if (raw) ctx.cache.markRequest(raw);
   return ctx.store.transaction(async (trx) => {
     const out = await fn(trx);
-    await ctx.cache.changed(trx, 'directory');
+    // `arm` too: group memberships decide role assignments (`arm/rbac.ts` principalIdsFor) and the gateway's kept decisions.
+    await ctx.cache.changed(trx, 'directory', 'arm');
     return out;
   });
 }
