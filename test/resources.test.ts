@@ -362,3 +362,20 @@ test('tags at scope: subscription, group and resource (GET, PUT, PATCH Merge/Rep
   assert.equal((await call('PUT', `${base}/providers/Vendor.Resources/tags/default`, { token: user, body: { properties: { tags: {} } } })).status, 403);
   void demoAdmin;
 });
+
+test('console: the resource-groups page lists every group with its resource count, escaped; a group page lists its resources of every area', async () => {
+  assert.equal((await call('PUT', `${base}/resourcegroups/rg-console`, { body: { location: 'eastus', tags: { note: '<script>alert(1)</script>' } } })).status, 201);
+  const list = await s.control('/_stratus/console/resource-groups');
+  assert.equal(list.status, 200);
+  assert.match(list.headers.get('content-security-policy') ?? '', /default-src 'none'/);
+  const text = await list.text();
+  assert.ok(text.includes('rg-console') && text.includes(demoSubscription.resourceGroup));
+  assert.ok(!text.includes('<script>alert(1)</script>') && text.includes('&lt;script&gt;'), 'tags are escaped');
+  const group = await s.control(`/_stratus/console/resource-groups/${sub}/${demoSubscription.resourceGroup}`);
+  assert.equal(group.status, 200);
+  const g = await group.text();
+  for (const name of ['stratusdata', 'stratus-automation']) assert.ok(g.includes(name), name);
+  assert.ok(/webhooks/i.test(g), 'webhooks (their own table) listed');
+  assert.equal((await s.control(`/_stratus/console/resource-groups/${sub}/nope`)).status, 404);
+  assert.equal((await fetch(`${s.url}/_stratus/console/resource-groups`)).status, 401, 'behind the control key');
+});

@@ -50,6 +50,7 @@ const sections: [string, string][] = [
   ['/subscriptions', 'Subscriptions'],
   ['/operations', 'Operations'],
   ['/resources', 'Resource manager'],
+  ['/resource-groups', 'Resource groups'],
   ['/requests', 'Requests'],
   ['/faults', 'Faults'],
 ];

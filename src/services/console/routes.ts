@@ -14,6 +14,7 @@ import { registerMailPages } from './mail.ts';
 import { registerSubscriptionPages } from './subscriptions.ts';
 import { registerOperationPages } from './operations.ts';
 import { registerResourcePages } from './resources.ts';
+import { registerResourceGroupPages } from './resource-groups.ts';
 import { registerRequestPages, consoleScript } from './requests.ts';
 import { registerFaultPages } from './faults.ts';
 
@@ -41,6 +42,7 @@ export function registerConsoleRoutes(app: FastifyInstance, ctx: AppContext): vo
       <li><a href="${href('/subscriptions')}">Subscriptions</a>: ${subs.length} change-notification subscription(s), ${queue.reduce((n, q) => n + q.queued, 0)} notification(s) queued</li>
       <li><a href="${href('/operations')}">Operations</a>: data-platform operations and eventstreams, automation webhooks and jobs</li>
       <li><a href="${href('/resources')}">Resource manager</a>: subscriptions, resource groups, role assignments and policies, billing</li>
+      <li><a href="${href('/resource-groups')}">Resource groups</a>: every group and the resources it holds</li>
       <li><a href="${href('/requests')}">Requests</a>: the last ${ctx.requestLog.size} requests, live</li>
       <li><a href="${href('/faults')}">Faults</a>: fault-injection rules</li></ul>
       <h2>Latest requests</h2>${table('Latest requests', ['Time', 'Method', 'URL', 'Status'], recent.map((e) => [e.time, e.method, html`<a href="${href(`/requests/${encodeURIComponent(e.id)}`)}">${e.url}</a>`, e.status]), 'No requests yet.')}`;
@@ -55,6 +57,7 @@ export function registerConsoleRoutes(app: FastifyInstance, ctx: AppContext): vo
   registerSubscriptionPages(app, ctx);
   registerOperationPages(app, ctx);
   registerResourcePages(app, ctx);
+  registerResourceGroupPages(app, ctx);
   registerRequestPages(app, ctx);
   registerFaultPages(app, ctx);
 }
