@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 
-const order = ['core', 'identity', 'compute', 'authorization', 'billing', 'datashare', 'automation', 'analytics', 'platform', 'wopi', 'mail', 'mailsync'];
+const order = ['core', 'identity', 'compute', 'authorization', 'billing', 'datashare', 'automation', 'resources', 'analytics', 'platform', 'wopi', 'mail', 'mailsync'];
 const titles: Record<string, string> = {
   core: 'Core',
   identity: 'Identity provider',
@@ -14,6 +14,7 @@ const titles: Record<string, string> = {
   billing: 'Resource manager: invoice transactions (spec: resource-manager §4.4)',
   datashare: 'Resource manager: share synchronizations (spec: resource-manager §4.5)',
   automation: 'Resource manager: automation webhooks (spec: resource-manager §4.6)',
+  resources: 'Resource manager: subscriptions, providers, resource groups, resources and tags (issue 27; reference resource-manager-base)',
   analytics: 'Analytics: admin dataflows (spec: analytics §4.1)',
   platform: 'Data platform: eventstream creation and long-running operations (spec: analytics §4.2)',
   wopi: 'Document host: bootstrapper (spec: analytics §4.4)',
