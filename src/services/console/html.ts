@@ -51,6 +51,7 @@ const sections: [string, string][] = [
   ['/operations', 'Operations'],
   ['/resources', 'Resource manager'],
   ['/resource-groups', 'Resource groups'],
+  ['/directory', 'Directory'],
   ['/requests', 'Requests'],
   ['/faults', 'Faults'],
 ];

@@ -17,6 +17,7 @@ import { registerResourcePages } from './resources.ts';
 import { registerResourceGroupPages } from './resource-groups.ts';
 import { registerRequestPages, consoleScript } from './requests.ts';
 import { registerFaultPages } from './faults.ts';
+import { registerDirectoryPages } from './directory.ts';
 
 /** Registers the console's routes and `GET /_stratus/requests`. */
 export function registerConsoleRoutes(app: FastifyInstance, ctx: AppContext): void {
@@ -43,6 +44,7 @@ export function registerConsoleRoutes(app: FastifyInstance, ctx: AppContext): vo
       <li><a href="${href('/operations')}">Operations</a>: data-platform operations and eventstreams, automation webhooks and jobs</li>
       <li><a href="${href('/resources')}">Resource manager</a>: subscriptions, resource groups, role assignments and policies, billing</li>
       <li><a href="${href('/resource-groups')}">Resource groups</a>: every group and the resources it holds</li>
+      <li><a href="${href('/directory')}">Directory</a>: users, groups, applications and service principals</li>
       <li><a href="${href('/requests')}">Requests</a>: the last ${ctx.requestLog.size} requests, live</li>
       <li><a href="${href('/faults')}">Faults</a>: fault-injection rules</li></ul>
       <h2>Latest requests</h2>${table('Latest requests', ['Time', 'Method', 'URL', 'Status'], recent.map((e) => [e.time, e.method, html`<a href="${href(`/requests/${encodeURIComponent(e.id)}`)}">${e.url}</a>`, e.status]), 'No requests yet.')}`;
@@ -58,6 +60,7 @@ export function registerConsoleRoutes(app: FastifyInstance, ctx: AppContext): vo
   registerOperationPages(app, ctx);
   registerResourcePages(app, ctx);
   registerResourceGroupPages(app, ctx);
+  registerDirectoryPages(app, ctx);
   registerRequestPages(app, ctx);
   registerFaultPages(app, ctx);
 }
