@@ -73,10 +73,19 @@ test('delegated <alias>/user_impersonation and a mail alias with named scopes', 
   assert.equal(await get(skus(), own.body.access_token), 200);
 });
 
-test('an unknown resource and mixed families are invalid_scope; a bad setting is a ConfigError', async () => {
-  const r = await tokenRequest(s.url, { grant_type: 'client_credentials', client_id: identities.sp.clientId, client_secret: identities.sp.clientSecret, scope: 'https://elsewhere.example/.default' });
-  assert.equal(r.status, 400);
-  assert.equal(r.body.error, 'invalid_scope');
+test('an unconfigured real-cloud resource names the setting that accepts it (scope and resource=, both grants); mixed families are invalid_scope; a bad setting is a ConfigError', async () => {
+  const hint = /AADSTS500011: The resource principal named https:\/\/elsewhere\.example was not found.*STRATUS_AUDIENCE_ALIASES=<family>=https:\/\/elsewhere\.example .*e\.g\. mail=https:\/\/elsewhere\.example/;
+  for (const form of [
+    { grant_type: 'client_credentials', client_id: identities.sp.clientId, client_secret: identities.sp.clientSecret, scope: 'https://elsewhere.example/.default' },
+    { grant_type: 'client_credentials', client_id: identities.sp.clientId, client_secret: identities.sp.clientSecret, resource: 'https://elsewhere.example/' },
+    { grant_type: 'password', username: identities.admin.username, password: identities.admin.password, scope: 'openid https://elsewhere.example//.default' },
+    { grant_type: 'password', username: identities.admin.username, password: identities.admin.password, scope: 'openid', resource: 'https://elsewhere.example' },
+  ]) {
+    const r = await tokenRequest(s.url, form);
+    assert.equal(r.status, 400, JSON.stringify(form));
+    assert.equal(r.body.error, 'invalid_resource', JSON.stringify(form));
+    assert.match(r.body.error_description, hint, JSON.stringify(form));
+  }
   const mixed = await tokenRequest(s.url, { grant_type: 'password', username: identities.admin.username, password: identities.admin.password, scope: `${armAlias}user_impersonation ${mailAlias}/Mail.Read` });
   assert.equal(mixed.status, 400);
   assert.equal(mixed.body.error, 'invalid_scope');

@@ -90,6 +90,13 @@ export const oauth = defineErrors('oauth', {
     when: 'The scope names no resource, or more than one.',
   },
   scopeUnknown: { status: 400, code: 'invalid_scope', message: "AADSTS70011: The provided value for the input parameter 'scope' is not valid. The scope '{scope}' does not exist.", when: 'The scope names an unknown resource.' },
+  audienceNotConfigured: {
+    status: 400,
+    code: 'invalid_resource',
+    message:
+      "AADSTS500011: The resource principal named {resource} was not found in the tenant. Stratus accepts a real cloud's resource when STRATUS_AUDIENCE_ALIASES names it for an API family: STRATUS_AUDIENCE_ALIASES=<family>={resource} (family one of arm, analytics, platform, mail, wopi; e.g. mail={resource}).",
+    when: 'A scope or `resource` names an absolute http(s) resource that is neither the origin nor an alias of `STRATUS_AUDIENCE_ALIASES`.',
+  },
   scopeNotOnResource: { status: 400, code: 'invalid_scope', message: "AADSTS65005: The application asked for scope '{scope}' that doesn't exist on the resource '{resource}'.", when: 'A delegated scope the resource does not offer.' },
   clientCredentialsScope: {
     status: 400,

@@ -7,6 +7,7 @@
 import { createHash } from 'node:crypto';
 import type { AudienceAlias } from '../../config.ts';
 import type { DirectoryUser } from './directory.ts';
+import { errors } from '../errors/index.ts';
 
 /** The API families that are token audiences, written `api://stratus/<family>`. */
 export const audienceFamilies = ['arm', 'analytics', 'platform', 'mail', 'wopi'] as const;
@@ -49,6 +50,8 @@ export interface ParsedScopes {
  * Resolves a resource URI (v1 `resource=`, or the part of a scope before its name) to a family
  * and the `aud` to carry: `api://stratus/<family>`, an alias of `aliases` (with or without the
  * trailing slash), or `origin` (the resource manager). `undefined` when it names none.
+ * @throws ApiError invalid_resource (AADSTS500011, naming `STRATUS_AUDIENCE_ALIASES`) for another
+ * absolute http(s) resource.
  */
 export function resolveResource(resource: string, origin: string, aliases: readonly AudienceAlias[] = []): { audience: AudienceFamily; aud: string } | undefined {
   const r = trimSlash(resource);
@@ -57,6 +60,8 @@ export function resolveResource(resource: string, origin: string, aliases: reado
   const alias = aliases.find((a) => trimSlash(a.uri).toLowerCase() === r.toLowerCase());
   if (alias) return { audience: alias.family as AudienceFamily, aud: alias.uri };
   if (r === origin || r === origin.replace(/:443$/, '')) return { audience: 'arm', aud: audienceUri('arm') };
+  // A real cloud's resource (an SDK's default scope): say which setting would accept it.
+  if (/^https?:\/\/[^/]/i.test(r)) throw errors.oauth.audienceNotConfigured({ resource: r }, { family: 'oauth' });
   return undefined;
 }
 
