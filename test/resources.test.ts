@@ -379,3 +379,17 @@ test('console: the resource-groups page lists every group with its resource coun
   assert.equal((await s.control(`/_stratus/console/resource-groups/${sub}/nope`)).status, 404);
   assert.equal((await fetch(`${s.url}/_stratus/console/resource-groups`)).status, 401, 'behind the control key');
 });
+
+test('concurrent creates of one group: one 201, the rest 200, never a 500; bad bodies are 400/415 and leave nothing', async () => {
+  const results = await Promise.all(Array.from({ length: 8 }, () => call('PUT', `${base}/resourcegroups/rg-race`, { body: { location: 'eastus' } })));
+  const statuses = results.map((r) => r.status).sort();
+  assert.equal(statuses.filter((x) => x === 201).length, 1, JSON.stringify(statuses));
+  assert.ok(statuses.every((x) => x === 201 || x === 200), JSON.stringify(statuses));
+  for (const body of [{ location: 5 }, { location: 'eastus', tags: 'x' }, { location: 'eastus', tags: { k: 7 } }, [], 'text']) {
+    const r = await call('PUT', `${base}/resourcegroups/rg-bad-body`, { body });
+    assert.equal(r.status, 400, `${JSON.stringify(body)}: ${r.text}`);
+  }
+  const form = await fetch(`${s.url}${base}/resourcegroups/rg-bad-body?api-version=${rgApi}`, { method: 'PUT', headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/x-www-form-urlencoded' }, body: 'location=eastus' });
+  assert.equal(form.status, 415);
+  assert.equal((await call('GET', `${base}/resourcegroups/rg-bad-body`)).status, 404, 'nothing was created');
+});

@@ -18,6 +18,7 @@ import type { AppContext, ServiceModule } from '../../context.ts';
 import { errors } from '../../core/errors/index.ts';
 import { nowIso, nowMs } from '../../core/clock.ts';
 import { newUuid } from '../../core/ids.ts';
+import { isUniqueViolation } from '../../store/db.ts';
 import { absoluteUrl, encodeToken } from '../../core/paging.ts';
 import { ArmStore, type ResourceGroup } from '../arm/store.ts';
 import type { ArmCall } from '../arm/gateway.ts';
@@ -92,7 +93,14 @@ export function groupRules(ctx: AppContext, modules: readonly ServiceModule[]) {
       const existing = await arm.resourceGroup(sub(call), name);
       if (existing && existing.location !== region.name) throw errors.arm.resourceGroupLocationImmutable({ given: loc, existing: existing.location }, { target: 'location' });
       const g: ResourceGroup = { subscriptionId: sub(call), name: existing?.name ?? name, location: region.name, tags, ...(managedBy ? { managedBy } : {}) };
-      const created = await arm.putResourceGroup(g);
+      let created: boolean;
+      try {
+        created = await arm.putResourceGroup(g);
+      } catch (e) {
+        // A concurrent create of the same group won the race: this PUT updates what it made.
+        if (!isUniqueViolation(e)) throw e;
+        created = await arm.putResourceGroup(g);
+      }
       reply.code(created ? 201 : 200);
       return groupBody(g);
     },
