@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 
-const order = ['core', 'identity', 'compute', 'authorization', 'billing', 'datashare', 'automation', 'resources', 'analytics', 'platform', 'wopi', 'mail', 'mailsync'];
+const order = ['core', 'identity', 'compute', 'authorization', 'billing', 'datashare', 'automation', 'resources', 'analytics', 'platform', 'wopi', 'mail', 'mailsync', 'directory'];
 const titles: Record<string, string> = {
   core: 'Core',
   identity: 'Identity provider',
@@ -20,6 +20,7 @@ const titles: Record<string, string> = {
   wopi: 'Document host: bootstrapper (spec: analytics §4.4)',
   mail: 'Mail: mailbox message resource (spec: analytics §4.3, §6)',
   mailsync: 'Mail: change notifications (spec: analytics §6)',
+  directory: 'Directory: users, groups, applications, service principals (issue 27 items 6–8; the public v1.0 directory resources)',
 };
 
 function sorted(dir: string): string[] {
