@@ -188,6 +188,11 @@ test('resource groups: PUT 201/200, GET, HEAD 204/404, PATCH keeps what is not g
     assert.equal(r.body.error.code, 'InvalidResourceGroup');
   }
   assert.equal((await call('PUT', `${base}/resourcegroups/ok.name_(1)-x`, { body: { location: 'eastus' } })).status, 201);
+  const unicode = await call('PUT', `${base}/resourcegroups/${encodeURIComponent('grupo-ñandú-東京')}`, { body: { location: 'eastus' } });
+  assert.equal(unicode.status, 201, `letters of any script are allowed: ${unicode.text}`);
+  assert.equal(unicode.body.name, 'grupo-ñandú-東京');
+  const symbol = await call('PUT', `${base}/resourcegroups/${encodeURIComponent('a€b')}`, { body: { location: 'eastus' } });
+  assert.equal(symbol.body.error.message, "The provided resource group name 'a€b' has these invalid characters: '€'. The name can only be a letter, digit, '-', '.', '(', ')' or '_'.");
   const noGroup = await call('PUT', `${base}/resourceGroups/rg-none/providers/Vendor.Automation/automationAccounts/a1`, { api: '2024-10-23', body: { location: 'eastus' } });
   assert.equal(noGroup.status, 404);
   assert.deepEqual(noGroup.body.error, { code: 'ResourceGroupNotFound', message: "Resource group 'rg-none' could not be found." });

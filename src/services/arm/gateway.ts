@@ -47,7 +47,9 @@ export interface ArmCall {
   scope: string;
 }
 
-const rgPattern = /^[-\w._()]+$/u;
+/** Resource group names (reference resource-manager-base §2.1): letters and digits of any script (`\w` as the service's regular expressions read it), `-`, `.`, `_`, `(`, `)`. */
+const rgChar = /[-\p{L}\p{Mn}\p{Nd}\p{Pc}.()]/u;
+const rgPattern = /^[-\p{L}\p{Mn}\p{Nd}\p{Pc}.()]+$/u;
 
 /** The api-version query value of a request (also read when `$`-less or percent-encoded names are used). */
 function apiVersionOf(req: FastifyRequest): string | undefined {
@@ -180,7 +182,7 @@ export async function armCheck(req: FastifyRequest, ctx: AppContext, opts: ArmCh
   if (p.resourceGroupName !== undefined) {
     const rg = p.resourceGroupName;
     if (rg.length < 1 || rg.length > 90 || !rgPattern.test(rg) || rg.endsWith('.')) {
-      const bad = [...new Set([...rg].filter((c) => !/[-\w._()]/u.test(c)))].join('') || (rg.endsWith('.') ? '.' : rg.length > 90 ? '(length)' : '');
+      const bad = [...new Set([...rg].filter((c) => !rgChar.test(c)))].join('') || (rg.endsWith('.') ? '.' : rg.length > 90 ? '(length)' : '');
       throw errors.arm.invalidResourceGroup({ name: rg, invalid: bad });
     }
   }
