@@ -17,6 +17,7 @@ import { CacheHub } from './core/cache.ts';
 import { cacheMigrations, presenceMigrations } from './core/cache-migrations.ts';
 import { directoryMigrations } from './core/identity/directory.ts';
 import { registerIdentityRoutes } from './core/identity/routes.ts';
+import { SignInThrottle } from './core/identity/throttle.ts';
 import { RateLimiter, rateLimitMigrations } from './core/rate-limit.ts';
 import { errors } from './core/errors/index.ts';
 import { familyOfPath } from './core/family.ts';
@@ -198,7 +199,7 @@ export async function buildApp(config: Config): Promise<BuiltApp> {
 
   await registerBodyParsing(app);
 
-  registerResponseHeaders(app, log);
+  registerResponseHeaders(app, log, controlKey);
   // PostgreSQL: a request that wrote answers once every live instance applied the write (`cache-presence.ts`, `kept-versions.ts`).
   if (config.databaseUrl) {
     app.addHook('onSend', (req, _reply, payload, done) => {
@@ -224,7 +225,7 @@ export async function buildApp(config: Config): Promise<BuiltApp> {
   registerInputGuards(app);
   registerNotFound(app);
 
-  registerIdentityRoutes(app, identity, () => origin);
+  registerIdentityRoutes(app, identity, () => origin, new SignInThrottle(store.db, rateLimiter, config.settings));
   registerControlRoutes(app, ctx, modules);
   for (const m of modules) await m.register(app, ctx);
 

@@ -39,6 +39,16 @@ export interface Settings {
   requestLogSize: number;
   /** PostgreSQL: lease of a live instance, ms (renewed every third; 0: every turn reads the cache versions). See `src/core/cache-presence.ts`. */
   instanceLeaseMs: number;
+  /** Identity provider smart lockout: failed passwords per account (or client secrets per client) within the window that lock it (the real service's default: 10). */
+  signInLockoutThreshold: number;
+  /** Identity provider smart lockout: how long a lock lasts, seconds (the real service's first lockout: 60); also the window failures are counted in. */
+  signInLockoutSeconds: number;
+  /** Identity provider: unauthenticated device-code starts per client per window. */
+  deviceCodeStartsPerClient: number;
+  /** Identity provider: unauthenticated device-code starts per caller address per window. */
+  deviceCodeStartsPerAddress: number;
+  /** Identity provider: the window of the device-code start limits, seconds. */
+  deviceCodeStartWindowSeconds: number;
 }
 
 /** The whole configuration of one Stratus process. */
@@ -71,6 +81,11 @@ export interface Config {
   logLevel: string;
   /** Seed the demo data set into an empty store (default true). */
   seed: boolean;
+  /**
+   * World files to load instead of the demo data set (`--world`, repeatable; `STRATUS_WORLD`,
+   * several separated by the path delimiter `:`), merged in order (docs/worlds.md).
+   */
+  world: string[];
   /**
    * Outbound calls (mail notifications) may go to loopback and private-range receivers on ports
    * other than Stratus's own (`STRATUS_ALLOW_LOOPBACK_RECEIVERS`, default true; issue 11).
@@ -135,6 +150,11 @@ export const defaultSettings: Settings = {
   tokenLifetimeSeconds: 3600,
   requestLogSize: 1000,
   instanceLeaseMs: 3000,
+  signInLockoutThreshold: 10,
+  signInLockoutSeconds: 60,
+  deviceCodeStartsPerClient: 120,
+  deviceCodeStartsPerAddress: 30,
+  deviceCodeStartWindowSeconds: 60,
 };
 
 const settingEnv: Record<keyof Settings, string> = {
@@ -153,6 +173,11 @@ const settingEnv: Record<keyof Settings, string> = {
   tokenLifetimeSeconds: 'STRATUS_TOKEN_LIFETIME_SECONDS',
   requestLogSize: 'STRATUS_REQUEST_LOG_SIZE',
   instanceLeaseMs: 'STRATUS_INSTANCE_LEASE_MS',
+  signInLockoutThreshold: 'STRATUS_SIGNIN_LOCKOUT_THRESHOLD',
+  signInLockoutSeconds: 'STRATUS_SIGNIN_LOCKOUT_SECONDS',
+  deviceCodeStartsPerClient: 'STRATUS_DEVICE_CODE_STARTS_PER_CLIENT',
+  deviceCodeStartsPerAddress: 'STRATUS_DEVICE_CODE_STARTS_PER_ADDRESS',
+  deviceCodeStartWindowSeconds: 'STRATUS_DEVICE_CODE_START_WINDOW_SECONDS',
 };
 
 /** Names of the environment variables of every setting, for the README and `--help`. */
@@ -169,6 +194,8 @@ export interface ConfigFlags {
   tlsCert?: string;
   tlsKey?: string;
   logLevel?: string;
+  /** `--world <file>`, repeatable. */
+  world?: string[];
 }
 
 /** Thrown for a setting that does not parse; the CLI prints its message and exits 2. */
@@ -227,6 +254,7 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     tlsKeyFile: flags.tlsKey ?? env.STRATUS_TLS_KEY,
     logLevel: flags.logLevel ?? env.STRATUS_LOG_LEVEL ?? 'info',
     seed: (env.STRATUS_SEED ?? 'true') !== 'false',
+    world: flags.world?.length ? [...flags.world] : (env.STRATUS_WORLD ?? '').split(path.delimiter).filter((f) => f.trim() !== ''),
     allowLoopbackReceivers: bool('STRATUS_ALLOW_LOOPBACK_RECEIVERS', env.STRATUS_ALLOW_LOOPBACK_RECEIVERS, true),
     audienceAliases: parseAudienceAliases(env.STRATUS_AUDIENCE_ALIASES),
     controlKey: env.STRATUS_CONTROL_KEY || undefined,

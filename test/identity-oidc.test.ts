@@ -91,8 +91,14 @@ describe('refresh tokens', () => {
     const reuse = await tokenRequest(s.url, { grant_type: 'refresh_token', client_id: demoPublicClient.appId, refresh_token: first.body.refresh_token });
     assert.equal(reuse.status, 400);
     assert.equal(reuse.body.error, 'invalid_grant');
+    // The replay revoked the whole family (issue 30 row 11): the token rotated from it is gone too.
+    const revoked = await tokenRequest(s.url, { grant_type: 'refresh_token', client_id: demoPublicClient.appId, refresh_token: r1.body.refresh_token });
+    assert.equal(revoked.body.error, 'invalid_grant');
+    const again = await tokenRequest(s.url, password());
+    const r1b = await tokenRequest(s.url, { grant_type: 'refresh_token', client_id: demoPublicClient.appId, refresh_token: again.body.refresh_token, scope: 'api://stratus/mail/Mail.Read openid offline_access' });
+    assert.equal(r1b.status, 200, JSON.stringify(r1b.body));
     // Without scope the stored one applies.
-    const r2 = await tokenRequest(s.url, { grant_type: 'refresh_token', client_id: demoPublicClient.appId, refresh_token: r1.body.refresh_token });
+    const r2 = await tokenRequest(s.url, { grant_type: 'refresh_token', client_id: demoPublicClient.appId, refresh_token: r1b.body.refresh_token });
     assert.equal(r2.status, 200);
     assert.equal(decodeJwt(r2.body.access_token).aud, 'api://stratus/mail');
     // Another client cannot redeem it.

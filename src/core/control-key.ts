@@ -6,6 +6,9 @@
  * generated (32 random bytes, base64url, file mode 0600) on first start. A request is
  * authorised by `Authorization: Bearer <key>` or by the console session cookie
  * ({@link consoleCookieName}), whose value is derived from the key, so it changes with it.
+ * The cookie alone never authorises a state-changing request from another origin
+ * ({@link fromOwnOrigin}, issue 30 row 1): a browser sends it along with requests that other
+ * pages of the same site make.
  *
  * Paths are judged after {@link normalizePath} — case, repeated slashes, percent-encoding,
  * backslashes and dot segments — so no spelling of a control route reaches it without the key.
@@ -101,23 +104,54 @@ export function isPublicControlRoute(method: string, normalized: string): boolea
 }
 
 /**
- * Whether the request carries the control key: `Authorization: Bearer <key>` or the console
- * session cookie. Constant-time comparisons.
+ * How the request carries the control key: `'bearer'` (`Authorization: Bearer <key>`),
+ * `'cookie'` (the console session cookie) or `undefined`. Constant-time comparisons.
  */
-export function hasControlKey(key: string, authorization: string | undefined, cookieHeader: string | undefined): boolean {
+export function controlAuthority(key: string, authorization: string | undefined, cookieHeader: string | undefined): 'bearer' | 'cookie' | undefined {
   if (authorization) {
     const m = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
-    if (m && safeEqual(m[1]!, key)) return true;
+    if (m && safeEqual(m[1]!, key)) return 'bearer';
   }
   if (cookieHeader) {
     const want = consoleSessionValue(key);
     for (const part of cookieHeader.split(';')) {
       const i = part.indexOf('=');
       if (i < 0) continue;
-      if (part.slice(0, i).trim() === consoleCookieName && safeEqual(part.slice(i + 1).trim(), want)) return true;
+      if (part.slice(0, i).trim() === consoleCookieName && safeEqual(part.slice(i + 1).trim(), want)) return 'cookie';
     }
   }
-  return false;
+  return undefined;
+}
+
+/** Whether the request carries the control key: `Authorization: Bearer <key>` or the console session cookie. */
+export function hasControlKey(key: string, authorization: string | undefined, cookieHeader: string | undefined): boolean {
+  return controlAuthority(key, authorization, cookieHeader) !== undefined;
+}
+
+/** True for a method that may change state (anything but GET, HEAD and OPTIONS). */
+export function isStateChanging(method: string): boolean {
+  return method !== 'GET' && method !== 'HEAD' && method !== 'OPTIONS';
+}
+
+/**
+ * Whether a request comes from one of `ownOrigins` (lower-case `scheme://host[:port]`; issue 30
+ * row 1): the browser's `Sec-Fetch-Site` when sent (only `same-origin` passes: a page on another
+ * port of the same host is `same-site`), else the `Origin` header, else the origin of `Referer`.
+ * A request naming none of them is not.
+ */
+export function fromOwnOrigin(headers: { origin?: string | string[]; referer?: string | string[]; 'sec-fetch-site'?: string | string[] }, ownOrigins: readonly string[]): boolean {
+  const site = headers['sec-fetch-site'];
+  if (typeof site === 'string') return site.toLowerCase() === 'same-origin';
+  let origin = typeof headers.origin === 'string' ? headers.origin : undefined;
+  if (!origin && typeof headers.referer === 'string') {
+    try {
+      origin = new URL(headers.referer).origin;
+    } catch {
+      origin = undefined;
+    }
+  }
+  const o = origin?.toLowerCase();
+  return !!o && o !== 'null' && ownOrigins.includes(o);
 }
 
 /** Path of the console; `GET` of it with `?key=<control key>` is the login link the banner prints. */

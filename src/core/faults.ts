@@ -8,10 +8,10 @@
  * the control plane (`/_stratus/*`). Random choices come from a seeded generator per rule,
  * so a test that gives `seed` replays the same sequence of hits and misses.
  */
-import picomatch from 'picomatch';
 import { errors, withStatus, type ApiError, type Family } from './errors/index.ts';
 import { newUuid } from './ids.ts';
 import { seededRandom } from './random.ts';
+import { globMatcher } from './glob.ts';
 
 /** Family names a rule may match; `identity` is the identity provider, `arm` includes data share. */
 export const faultFamilies = ['arm', 'analytics', 'platform', 'mail', 'wopi', 'identity'] as const;
@@ -23,7 +23,11 @@ export interface FaultMatch {
   family?: FaultFamily;
   /** HTTP method, case-insensitive. */
   method?: string;
-  /** A glob on the request path without the query (`*` within a segment, `**` across), case-insensitive. */
+  /**
+   * A glob on the request's normalised path (`control-key.ts` `normalizePath`: decoded, dot segments
+   * resolved, lower case; no query): `*` within a segment, `**` across, `?` one character — the
+   * bounded dialect of `glob.ts`, matched in linear time; at most 256 characters.
+   */
   path?: string;
 }
 
@@ -84,7 +88,7 @@ export class FaultInjector {
   add(input: FaultRuleInput, nowIso: string): FaultRule {
     const seed = input.seed ?? Math.floor(Math.random() * 2 ** 31);
     const match = { ...(input.match ?? {}) };
-    const glob = match.path ? picomatch(match.path, { nocase: true, dot: true }) : undefined;
+    const glob = match.path ? globMatcher(match.path) : undefined;
     const rule: LiveRule = {
       id: newUuid(),
       match,
@@ -121,7 +125,8 @@ export class FaultInjector {
 
   /**
    * The effect for a request, if a rule hits it: the first matching rule rolls its dice;
-   * a miss lets later rules try. A rule whose `count` is spent is removed.
+   * a miss lets later rules try. A rule whose `count` is spent is removed. `path` is the
+   * request's normalised path; the caller has already kept the control plane out.
    */
   pick(family: Family, method: string, path: string): { rule: FaultRule; effect: FaultEffect } | undefined {
     const fam = faultFamilyOf(family);

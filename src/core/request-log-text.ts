@@ -1,20 +1,28 @@
 /**
  * The text helpers of the request log (`request-log.ts`): redaction of secrets in URLs, bodies
- * and headers (bearer tokens, `client_secret`, `password`, tokens, codes, cookies, the control
- * key), the caller named by a bearer token (decoded, not verified: display only), and header
- * records made from Node's `rawHeaders` or a written response head.
+ * and headers (bearer tokens, `client_secret`, `password`, tokens, codes, device codes, cookies,
+ * the control key) — the one redaction routine, also used by the `debug` request line
+ * (`http/answers.ts`; issue 30 rows 6 and 7) — the caller named by a bearer token (decoded, not
+ * verified: display only), and header records made from Node's `rawHeaders` or a written response head.
  */
 /** Bodies larger than this (bytes) are not kept; the entry says how large they were. */
 export const maxLoggedBodyBytes = 8 * 1024;
 
-const secretNames = /^(client_secret|password|access_token|refresh_token|id_token|assertion|client_assertion|code|code_verifier|key|token|secret|sig|signature)$/i;
+const secretNames = /^(client_secret|password|access_token|refresh_token|id_token|assertion|client_assertion|code|code_verifier|device_code|key|token|secret|sig|signature)$/i;
+/** Headers whose value is a URL that may carry secrets in its query or fragment (an authorization response's code or tokens). */
+const urlHeaders = new Set(['location', 'content-location', 'refresh']);
 const secretHeaders = new Set(['authorization', 'cookie', 'set-cookie', 'proxy-authorization', 'x-vendor-control-key']);
 
 /** Redacts secret-named fields in JSON or form text and the control key anywhere in it. */
 export function redactText(text: string, controlKey: string, contentType = ''): string {
   let out = text;
   if (/json/i.test(contentType) || /^\s*[[{]/.test(text)) {
-    out = out.replace(/("(?:client_secret|password|access_token|refresh_token|id_token|assertion|client_assertion|code_verifier|secret)"\s*:\s*)"(?:[^"\\]|\\.)*"/gi, '$1"[redacted]"');
+    out = out.replace(/("(?:client_secret|password|access_token|refresh_token|id_token|assertion|client_assertion|code_verifier|device_code|secret)"\s*:\s*)"(?:[^"\\]|\\.)*"/gi, '$1"[redacted]"');
+  }
+  // HTML: the hidden fields of a form_post authorization response, and secret URLs in attributes.
+  if (/html/i.test(contentType) || /<input\b/i.test(out)) {
+    out = out.replace(/(<input\b[^>]*?\bname="([^"]*)"[^>]*?\bvalue=")([^"]*)(")/gi, (m, head: string, name: string, _v: string, tail: string) => (secretNames.test(name) ? `${head}[redacted]${tail}` : m));
+    out = out.replace(/(\b(?:href|action|src)=")([^"]*)(")/gi, (_m, head: string, url: string, tail: string) => `${head}${redactUrl(url, '')}${tail}`);
   }
   if (/x-www-form-urlencoded/i.test(contentType) || (!/json/i.test(contentType) && /^[\w.%-]+=[^&]*(&[\w.%-]+=[^&]*)*$/.test(text.trim()))) {
     out = out.replace(/(^|&)([^=&]+)=([^&]*)/g, (m, sep: string, name: string) => (secretNames.test(safeDecode(name)) ? `${sep}${name}=[redacted]` : m));
@@ -31,12 +39,17 @@ function safeDecode(s: string): string {
   }
 }
 
-/** Redacts secret-named query values of a URL (path and query). */
+/** Redacts secret-named parameter values in the query and the fragment of a URL (an implicit-flow answer carries its tokens in the fragment). */
 export function redactUrl(url: string, controlKey: string): string {
-  const i = url.indexOf('?');
-  if (i < 0) return url;
-  const query = url.slice(i + 1).replace(/(^|&)([^=&]+)=([^&]*)/g, (m, sep: string, name: string) => (secretNames.test(safeDecode(name)) ? `${sep}${name}=[redacted]` : m));
-  return redactText(url.slice(0, i + 1) + query, controlKey, 'text/plain');
+  const i = url.search(/[?#]/);
+  if (i < 0) return controlKey ? url.split(controlKey).join('[control key]') : url;
+  const params = url.slice(i + 1).replace(/(^|[&#?])([^=&#?]+)=([^&#]*)/g, (m, sep: string, name: string) => (secretNames.test(safeDecode(name)) ? `${sep}${name}=[redacted]` : m));
+  return redactText(url.slice(0, i + 1) + params, controlKey, 'text/plain');
+}
+
+/** Redacts the secret-named values of a raw query string (no leading `?`); what the `debug` request line logs. */
+export function redactQuery(query: string, controlKey: string): string {
+  return redactUrl(`?${query}`, controlKey).slice(1);
 }
 
 /** A header record with names lower-cased and secret values redacted (the control key replaced anywhere). */
@@ -47,6 +60,7 @@ export function headerRecord(h: Record<string, unknown>, controlKey: string): Re
     const name = k.toLowerCase();
     const value = Array.isArray(v) ? v.join(', ') : String(v);
     if (secretHeaders.has(name)) out[name] = name === 'authorization' ? value.replace(/^(\w+)\s.*$/s, '$1 [redacted]') : '[redacted]';
+    else if (urlHeaders.has(name)) out[name] = redactUrl(value, controlKey);
     else out[name] = controlKey ? value.split(controlKey).join('[control key]') : value;
   }
   return out;

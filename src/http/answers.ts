@@ -9,9 +9,13 @@ import { ApiError, errors, invalidInputDetail, withStatus, type Family } from '.
 import { familyOf, familyOfPath } from '../core/family.ts';
 import { knownMethods } from './raw.ts';
 import { sendError } from './respond.ts';
+import { headerRecord, redactQuery } from '../core/request-log-text.ts';
 
-/** Registers the response-header hook and, when `log` is at `debug`, the per-request debug line. */
-export function registerResponseHeaders(app: FastifyInstance, log: FastifyBaseLogger): void {
+/**
+ * Registers the response-header hook and, when `log` is at `debug`, the per-request debug line
+ * (its query and headers redacted by the request log's routine, with `controlKey` replaced).
+ */
+export function registerResponseHeaders(app: FastifyInstance, log: FastifyBaseLogger, controlKey = ''): void {
   // Callback style: no promise per request.
   app.addHook('onSend', (req, reply, payload, done) => {
     const family = familyOf(req);
@@ -47,8 +51,10 @@ export function registerResponseHeaders(app: FastifyInstance, log: FastifyBaseLo
           path: q < 0 ? url : url.slice(0, q),
           status: reply.statusCode,
           ms: Math.round(reply.elapsedTime * 100) / 100,
-          query: q < 0 ? undefined : url.slice(q + 1),
-          headers: { ...req.headers, authorization: req.headers.authorization ? '[redacted]' : undefined },
+          // The request log's redaction (issue 30 row 7): secret-named query values (`key=`,
+          // `client_secret=`, codes, tokens), `Authorization`, `Cookie`, the control key anywhere.
+          query: q < 0 ? undefined : redactQuery(url.slice(q + 1), controlKey),
+          headers: headerRecord(req.headers, controlKey),
         },
         'request',
       );

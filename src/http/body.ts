@@ -8,13 +8,41 @@ import formbody from '@fastify/formbody';
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import { surrogatePath, jsonDepthExceeds, maxJsonDepth } from '../core/input.ts';
+import { familyOfPath } from '../core/family.ts';
+import type { Family } from '../core/errors/index.ts';
 
 /**
- * Registers the body parsers and the schema validator compiler.
+ * Request-body limits per family, bytes (issue 30 row 3), as the real services publish them:
+ * the mail API refuses requests over 4 MB (larger attachments go through an upload session,
+ * whose chunks are at most 4 MB); the resource manager limits a request (a deployment
+ * template, the largest body it takes) to 4 MB; the identity provider takes small forms (64 KiB
+ * here: client assertions, scopes and codes are a few KiB); the control plane 1 MiB. Families
+ * not listed keep the app's limit (150 MiB: the data platform's item definitions, WOPI files).
+ * A route may set its own `bodyLimit` (the automation webhook's 512 KB). A body over the limit
+ * is refused in the family's envelope (413) from its `Content-Length` before any of it is read,
+ * or as soon as a chunked body passes it.
+ */
+export const familyBodyLimits: Partial<Record<Family, number>> = {
+  mail: 4 * 1024 * 1024,
+  arm: 4 * 1024 * 1024,
+  datashare: 4 * 1024 * 1024,
+  oauth: 64 * 1024,
+  control: 1024 * 1024,
+};
+
+/**
+ * Registers the body parsers, the per-family body limits ({@link familyBodyLimits}) and the schema validator compiler.
  * Parse failures become errors with `code` `STRATUS_JSON_TOO_DEEP` / `STRATUS_INVALID_JSON`
  * (status 400), which the app's error handler renders in the family's envelope.
  */
 export async function registerBodyParsing(app: FastifyInstance): Promise<void> {
+  // Every route declared from here on gets its family's body limit unless it sets one.
+  app.addHook('onRoute', (route) => {
+    if (route.bodyLimit !== undefined) return;
+    const family = (route.config as { family?: Family } | undefined)?.family ?? familyOfPath(route.url ?? route.path ?? '/');
+    const limit = familyBodyLimits[family];
+    if (limit !== undefined) route.bodyLimit = limit;
+  });
   // JSON bodies: empty means none; anything else must parse.
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser(/^application\/([\w.+-]+\+)?json/i, { parseAs: 'string' }, (_req, body, done) => {

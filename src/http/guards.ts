@@ -11,7 +11,7 @@ import { errors, type ApiError } from '../core/errors/index.ts';
 import { familyOf, familyOfPath } from '../core/family.ts';
 import { badTextPath, isBadText, repeatedParameter } from '../core/input.ts';
 import { faultError } from '../core/faults.ts';
-import { hasControlKey, isConsoleLogin, isControlPath, isPublicControlRoute, normalizePath } from '../core/control-key.ts';
+import { controlAuthority, fromOwnOrigin, isConsoleLogin, isControlPath, isPublicControlRoute, isStateChanging, normalizePath } from '../core/control-key.ts';
 import { linkRequest } from '../core/request-log.ts';
 import { maxRequestHeadBytes } from './raw.ts';
 import { sendError } from './respond.ts';
@@ -48,11 +48,26 @@ export function registerRequestGuards(app: FastifyInstance, ctx: AppContext): vo
     if (!inPath(url.indexOf('%')) && !inPath(url.indexOf('\\')) && (!inPath(underscore) || !/_stratus/i.test(url.slice(underscore, end)))) return false;
     const p = normalizePath(url);
     if (!isControlPath(p) || isPublicControlRoute(req.method, p)) return false;
-    if (hasControlKey(ctx.controlKey, req.headers.authorization, req.headers.cookie)) return false;
+    const authority = controlAuthority(ctx.controlKey, req.headers.authorization, req.headers.cookie);
+    if (authority === 'bearer') return false;
+    if (authority === 'cookie') {
+      // The cookie rides along with any request the browser makes, from any page of the same
+      // site: a state-changing call must come from this server's own origin (issue 30 row 1).
+      if (!isStateChanging(req.method) || fromOwnOrigin(req.headers, ownOrigins(req))) return false;
+      void sendError('control', errors.control.csrfCheckFailed(), req, reply);
+      return true;
+    }
     // The console link of the banner (`GET /_stratus/console?key=…`) signs the browser in.
     if (isConsoleLogin(ctx.controlKey, req.method, p, url)) return false;
     void sendError('control', errors.control.controlKeyRequired(), req, reply);
     return true;
+  }
+
+  // The origins this server answers as: the one the request was addressed to, and the public URL.
+  function ownOrigins(req: FastifyRequest): string[] {
+    const addressed = `${req.protocol}://${req.headers.host ?? ''}`.toLowerCase();
+    const pub = ctx.origin().toLowerCase();
+    return pub ? [addressed, pub] : [addressed];
   }
 
   // Injected faults (issue 12 item 2): never on the control plane. Returns true when the fault
@@ -60,7 +75,11 @@ export function registerRequestGuards(app: FastifyInstance, ctx: AppContext): vo
   function injectedFault(req: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void): boolean {
     const family = familyOf(req);
     if (family === 'control') return false;
-    const hit = ctx.faults.pick(family, req.method, (req.raw.url ?? '/').split('?')[0]!);
+    // Matched on the path as the control-key guard judges it: no spelling of a control route
+    // (`/%5Fstratus/faults`) is ever faulted (issue 30 row 13), and rules see one spelling of each path.
+    const path = normalizePath(req.raw.url ?? '/');
+    if (isControlPath(path)) return false;
+    const hit = ctx.faults.pick(family, req.method, path);
     if (!hit) return false;
     const e = hit.effect;
     if ('delayMs' in e) {

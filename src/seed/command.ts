@@ -26,6 +26,21 @@ async function bulkPragmas(store: import('../store/db.ts').Store<import('../stor
   await sql`pragma cache_size = -524288`.execute(store.db);
 }
 
+/**
+ * PostgreSQL: waits, as a request of a server does before it is answered, until every live
+ * instance serving the store has applied what this process wrote (issue 30 row 14): a marker
+ * sequenced after the writes, acknowledged by each live instance (`CacheHub.settle`; gives up
+ * after twice the lease, by when an instance that does not answer has lost its lease). So a
+ * read sent to a running server after the command returned sees the command's writes.
+ * No-op on SQLite (one process owns the file; a server reads the version rows every turn).
+ */
+export async function settleOutsideWrite(built: import('../app.ts').BuiltApp): Promise<void> {
+  const { config, cache } = built.ctx;
+  if (!config.databaseUrl) return;
+  const { defaultSettings } = await import('../config.ts');
+  await cache.settle(config.settings.instanceLeaseMs || defaultSettings.instanceLeaseMs, true);
+}
+
 /** Runs `fn` against the configured store with a progress bar over `total` items. */
 async function withStore(flags: ConfigFlags, total: number, label: string, fn: (built: import('../app.ts').BuiltApp, tick: (done: number) => void) => Promise<void>): Promise<void> {
   const config = loadConfig(flags);
@@ -42,6 +57,7 @@ async function withStore(flags: ConfigFlags, total: number, label: string, fn: (
       bar.update(done, { rate: Math.round(done / Math.max((Date.now() - started) / 1000, 0.001)) });
     });
     bar.stop();
+    await settleOutsideWrite(built);
     process.stdout.write(`${label}: ${total} written in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
   } finally {
     if (shown) bar.stop();

@@ -116,8 +116,8 @@ const table = {
   bodyTooLarge: {
     status: 413,
     message: 'The request body is too large.',
-    when: 'The body passes the body limit (150 MiB).',
-    codes: codes('RequestEntityTooLarge', { mail: 'ErrorRequestEntityTooLarge' }),
+    when: "The body passes the route's limit: its family's (mail, resource manager 4 MB; identity provider 64 KiB; control plane 1 MiB; others 150 MiB), answered from Content-Length before the body is read.",
+    codes: codes('RequestEntityTooLarge', { mail: 'ErrorRequestEntityTooLarge', oauth: 'invalid_request' }),
   },
   requestRejected: {
     status: 400,

@@ -56,6 +56,7 @@ export const mail = defineErrors('mail', {
   unknownOperationParameter: { status: 400, code: 'RequestBodyRead', message: "The parameter '{parameter}' in the request payload is not a valid parameter for the operation '{operation}'.", when: 'An action body (sendMail) has a parameter the action does not take.' },
   unknownProperty: { status: 400, code: 'RequestBodyRead', message: "The property '{property}' does not exist on type '{type}'. Make sure to only use property names that are defined by the type or mark the type as open type.", when: 'A message or folder body has a property its type does not define.' },
   mustBeString: { status: 400, code: 'RequestBodyRead', message: "'{property}' must be a string.", when: 'A string property has another type.' },
+  propertyTooLong: { status: 400, code: 'ErrorInvalidProperty', message: "The value of '{property}' is {length} characters long; at most {max} are allowed.", when: 'A stored text property passes its limit (a subject over 255 characters).' },
   mustBeBoolean: { status: 400, code: 'RequestBodyRead', message: "'{property}' must be a boolean.", when: 'A boolean property or parameter has another value.' },
   mustBeCollection: { status: 400, code: 'RequestBodyRead', message: "'{property}' must be a collection.", when: 'A collection property is not an array.' },
   mustBeStringCollection: { status: 400, code: 'RequestBodyRead', message: "'{property}' must be a collection of strings.", when: 'A collection of strings holds something else.' },

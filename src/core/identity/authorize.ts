@@ -10,6 +10,7 @@ import { errors, type ApiError } from '../errors/index.ts';
 import type { Identity } from './identity.ts';
 import { clientInfo } from './scopes.ts';
 import { delegatedRequest, inTenant, redirectAllowed, resolveTenant, words, type DelegatedRequest } from './delegation.ts';
+import { accountSubject, type SignInThrottle } from './throttle.ts';
 import { errorPage, esc, page, signInPage } from './pages.ts';
 
 /** Parses `response_type` into its words; `undefined` when it is not one of the supported combinations. */
@@ -35,7 +36,7 @@ function deliver(reply: FastifyReply, mode: string, redirectUri: string, values:
 }
 
 /** Registers the authorize endpoint (v1 and v2 paths, GET and POST). */
-export function registerAuthorizeRoutes(app: FastifyInstance, identity: Identity, origin: () => string): void {
+export function registerAuthorizeRoutes(app: FastifyInstance, identity: Identity, origin: () => string, throttle?: SignInThrottle): void {
   const authorize = async (req: FastifyRequest<{ Params: { tenant: string } }>, reply: FastifyReply) => {
     const q = { ...(req.query as Record<string, string>), ...((req.body as Record<string, string>) ?? {}) };
     for (const [k, v] of Object.entries(q)) if (typeof v !== 'string') q[k] = String(Array.isArray(v) ? v[0] : v);
@@ -74,12 +75,19 @@ export function registerAuthorizeRoutes(app: FastifyInstance, identity: Identity
     if (req.method === 'GET' || q.username === undefined) {
       return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store').send(signInPage(q, client.displayName));
     }
+    // Smart lockout (issue 30 row 8): a locked account is told so, its password not checked.
+    const locked = await throttle?.assertOpen(accountSubject(q.username)).then(
+      () => undefined,
+      (e: ApiError) => e,
+    );
+    if (locked) return reply.code(locked.status).headers(locked.options.headers ?? {}).type('text/html; charset=utf-8').header('cache-control', 'no-store').send(signInPage(q, client.displayName, locked.message));
     const user = await identity.directory.checkPassword(q.username, q.password ?? '');
+    if (!user) await throttle?.failed(accountSubject(q.username));
     if (!user || !inTenant(seg, user.tenantId)) {
       return reply.code(200).type('text/html; charset=utf-8').header('cache-control', 'no-store').send(signInPage(q, client.displayName, 'Your account or password is incorrect.'));
     }
     if (types.has('code')) {
-      const code = await identity.grants.issueCode({ userId: user.id, appId: client.appId, redirectUri, scope: q.scope ?? '', resource: q.resource, nonce: q.nonce, codeChallenge: q.code_challenge, challengeMethod });
+      const code = await identity.grants.issueCode({ userId: user.id, appId: client.appId, redirectUri, scope: q.scope ?? '', resource: q.resource, nonce: q.nonce, codeChallenge: q.code_challenge, challengeMethod, tenantPath: seg.common ? user.tenantId : seg.tenant?.id });
       return deliver(reply, mode, redirectUri, { code, state: q.state, client_info: clientInfo(user) });
     }
     const out: Record<string, string | undefined> = { state: q.state };

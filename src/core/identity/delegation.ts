@@ -28,6 +28,9 @@ export async function resolveTenant(identity: Identity, segment: string): Promis
   return tenant ? { tenant, common: false } : undefined;
 }
 
+/** The longest `scope` string accepted (characters; issue 30 row 9: it is stored with codes and device codes). */
+export const maxScopeLength = 2048;
+
 /** True when a principal of `tenantId` may sign in through `seg`. */
 export function inTenant(seg: TenantSegment, tenantId: string): boolean {
   return seg.common || seg.tenant?.id === tenantId;
@@ -42,9 +45,12 @@ export interface DelegatedRequest {
 
 /**
  * Resolves the requested scopes (or the v1 `resource=`) for a delegated grant; aliases of
- * `STRATUS_AUDIENCE_ALIASES` name their family. @throws ApiError invalid_scope.
+ * `STRATUS_AUDIENCE_ALIASES` name their family. @throws ApiError invalid_scope (also for a scope or
+ * resource over {@link maxScopeLength} characters).
  */
 export function delegatedRequest(scope: string | undefined, resource: string | undefined, origin: string, aliases: readonly AudienceAlias[]): DelegatedRequest {
+  if ((scope ?? '').length > maxScopeLength) throw errors.oauth.scopeTooLong({ length: String((scope ?? '').length), max: String(maxScopeLength) }, asOauth);
+  if ((resource ?? '').length > maxScopeLength) throw errors.oauth.scopeTooLong({ length: String((resource ?? '').length), max: String(maxScopeLength) }, asOauth);
   const names = (scope ?? '').split(/\s+/).filter(Boolean);
   if (resource && names.every((n) => openIdScopes.includes(n))) {
     const r = resolveResource(resource, origin, aliases);
@@ -67,8 +73,14 @@ export function delegatedRequest(scope: string | undefined, resource: string | u
   return { audience: parsed.audience, aud: parsed.aud, scopes: [...scopes] };
 }
 
-/** True when `redirectUri` is registered for `app` (loopback hosts match on any port, as for native clients). */
+/**
+ * True when `redirectUri` is registered for `app` (loopback hosts match on any port, as for native
+ * clients). A URI holding a control character (CR, LF, …) or a character above U+00FF is never
+ * allowed: it cannot be sent in a `Location` header (issue 30 row 12), and the URL parser would
+ * silently drop CR/LF before comparing.
+ */
 export function redirectAllowed(app: DirectoryApp, redirectUri: string): boolean {
+  if (!headerSafe(redirectUri)) return false;
   let given: URL;
   try {
     given = new URL(redirectUri);
@@ -82,6 +94,11 @@ export function redirectAllowed(app: DirectoryApp, redirectUri: string): boolean
     const loopback = ['localhost', '127.0.0.1', '[::1]'].includes(reg.hostname) && reg.protocol === 'http:';
     return loopback && given.protocol === reg.protocol && given.hostname === reg.hostname && given.pathname === reg.pathname;
   });
+}
+
+/** True when `text` can be a header value as it is: no control characters, nothing above U+00FF. */
+export function headerSafe(text: string): boolean {
+  return !/[\u0000-\u001f\u007f]|[^\u0000-\u00ff]/.test(text);
 }
 
 /** The scope words of a request string. */

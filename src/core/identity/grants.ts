@@ -9,7 +9,7 @@ import { createHash, randomInt } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Migrations } from '../../store/db.ts';
 import { nowSeconds } from '../clock.ts';
-import { randomToken } from '../ids.ts';
+import { newUuid, randomToken } from '../ids.ts';
 import type { IdentityDatabase } from '../tables.ts';
 
 /** Refresh-token lifetime, seconds (90 days, the real provider's inactivity window). */
@@ -66,10 +66,35 @@ export const grantMigrations: Migrations = {
         .execute();
     },
   },
+  // Issue 30 rows 10 and 11: codes bound to the tenant they were issued for; a redeemed code
+  // is kept (marked) until it is purged so that its replay revokes the refresh tokens issued from
+  // it; a rotated refresh token is kept (marked used) so that its replay revokes its family.
+  core_0020_grant_binding: {
+    async up(db: Kysely<unknown>) {
+      await db.schema.alterTable('auth_codes').addColumn('tenant_path', 'varchar(64)').execute();
+      await db.schema.alterTable('auth_codes').addColumn('redeemed_at', 'bigint').execute();
+      await db.schema.alterTable('auth_codes').addColumn('family_id', 'varchar(64)').execute();
+      await db.schema.alterTable('refresh_tokens').addColumn('family_id', 'varchar(64)').execute();
+      await db.schema.alterTable('refresh_tokens').addColumn('used_at', 'bigint').execute();
+      await db.schema.createIndex('refresh_tokens_family').on('refresh_tokens').column('family_id').execute();
+    },
+  },
+  // Issue 30 row 8: failed client-secret and password attempts per account and per client (smart lockout).
+  core_0021_sign_in_lockouts: {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('sign_in_lockouts')
+        .addColumn('subject', 'varchar(320)', (c) => c.primaryKey())
+        .addColumn('failures', 'integer', (c) => c.notNull())
+        .addColumn('window_ends', 'bigint', (c) => c.notNull())
+        .addColumn('locked_until', 'bigint', (c) => c.notNull())
+        .execute();
+    },
+  },
 };
 
 /** Grant tables cleared by a reset. */
-export const grantTables: (keyof IdentityDatabase)[] = ['refresh_tokens', 'auth_codes', 'device_codes'];
+export const grantTables: (keyof IdentityDatabase)[] = ['refresh_tokens', 'auth_codes', 'device_codes', 'sign_in_lockouts'];
 
 /** SHA-256 (hex) of a high-entropy secret; the form codes and tokens are stored and looked up in. */
 export function secretHash(secret: string): string {
@@ -81,6 +106,8 @@ export interface RefreshGrant {
   userId: string;
   appId: string;
   scope: string;
+  /** The refresh-token family: every token rotated from one sign-in shares it (reuse detection revokes the family). */
+  familyId?: string;
 }
 
 /** A redeemed authorization code's request. */
@@ -93,6 +120,13 @@ export interface CodeGrant {
   nonce?: string;
   codeChallenge?: string;
   challengeMethod?: string;
+  /**
+   * The tenant the code was issued for: the tenant of the path it was issued at, or the user's
+   * for `common`/`organizations` (issue 30 row 10); undefined for codes issued before it was kept.
+   */
+  tenantPath?: string;
+  /** The refresh-token family the tokens issued from this code belong to. */
+  familyId: string;
   expired: boolean;
 }
 
@@ -135,36 +169,45 @@ function toDevice(r: any): DeviceGrant {
 export class Grants {
   constructor(private readonly db: Kysely<IdentityDatabase>) {}
 
-  /** Stores a new refresh token for (user, client, scope string) and returns it. */
+  /** Stores a new refresh token for (user, client, scope string) in family `g.familyId` (a new family when none) and returns it. */
   async issueRefreshToken(g: RefreshGrant): Promise<string> {
     const token = randomToken(48);
     await this.db.deleteFrom('refresh_tokens').where('user_id', '=', g.userId).where('expires_at', '<=', nowSeconds()).execute(); // the user's expired ones
     await this.db
       .insertInto('refresh_tokens')
-      .values({ token_hash: secretHash(token), user_id: g.userId, app_id: g.appId, scope: g.scope, expires_at: nowSeconds() + refreshTokenLifetimeSeconds })
+      .values({ token_hash: secretHash(token), user_id: g.userId, app_id: g.appId, scope: g.scope, expires_at: nowSeconds() + refreshTokenLifetimeSeconds, family_id: g.familyId ?? newUuid(), used_at: null })
       .execute();
     return token;
   }
 
   /**
-   * Redeems a refresh token: deletes it (each token is good for one use — rotation) and returns
-   * its grant; `undefined` when unknown, already used, revoked or expired.
+   * Redeems a refresh token: marks it used (each token is good for one use — rotation) and
+   * returns its grant; `undefined` when unknown, revoked or expired. A token used before is a
+   * replay (RFC 6819 §5.2.2.3, OAuth 2.0 Security BCP §4.14.2): every token of its family is
+   * revoked and `undefined` returned. A used token stays until it expires, to recognise a replay.
    */
   async redeemRefreshToken(token: string): Promise<RefreshGrant | undefined> {
-    const row = await this.takeOnce('refresh_tokens', 'token_hash', secretHash(token));
+    const hash = secretHash(token);
+    const row = await this.db.selectFrom('refresh_tokens').selectAll().where('token_hash', '=', hash).executeTakeFirst();
     if (!row || Number(row.expires_at) <= nowSeconds()) return undefined;
-    return { userId: row.user_id, appId: row.app_id, scope: row.scope };
+    if (row.used_at !== null && row.used_at !== undefined) {
+      await this.revokeFamily(row.family_id);
+      return undefined;
+    }
+    const used = await this.db.updateTable('refresh_tokens').set({ used_at: nowSeconds() }).where('token_hash', '=', hash).where('used_at', 'is', null).executeTakeFirst();
+    if (Number(used.numUpdatedRows) !== 1) {
+      // A concurrent use took it first: a replay all the same.
+      await this.revokeFamily(row.family_id);
+      return undefined;
+    }
+    return { userId: row.user_id, appId: row.app_id, scope: row.scope, familyId: row.family_id ?? undefined };
   }
 
-  /**
-   * Reads and deletes the row of a single-use secret (refresh token, authorization code) by its
-   * hash; `undefined` when there is none or a concurrent use deleted it first.
-   */
-  private async takeOnce(table: 'refresh_tokens' | 'auth_codes', column: 'token_hash' | 'code_hash', hash: string): Promise<any | undefined> {
-    const row = await this.db.selectFrom(table).selectAll().where(column, '=', hash).executeTakeFirst();
-    if (!row) return undefined;
-    const del = await this.db.deleteFrom(table).where(column, '=', hash).executeTakeFirst();
-    return Number(del.numDeletedRows) === 1 ? row : undefined;
+  /** Revokes every refresh token of a family (no-op for tokens issued before families were kept). */
+  async revokeFamily(familyId: string | null | undefined): Promise<number> {
+    if (!familyId) return 0;
+    const r = await this.db.deleteFrom('refresh_tokens').where('family_id', '=', familyId).executeTakeFirst();
+    return Number(r.numDeletedRows);
   }
 
   /** Revokes every refresh token of a user (password change). */
@@ -180,9 +223,9 @@ export class Grants {
   }
 
   /** Stores an authorization code for a signed-in user and returns it. */
-  async issueCode(g: Omit<CodeGrant, 'expired'>): Promise<string> {
+  async issueCode(g: Omit<CodeGrant, 'expired' | 'familyId'>): Promise<string> {
     const code = randomToken(32);
-    await this.db.deleteFrom('auth_codes').where('expires_at', '<=', nowSeconds() - purgeAfterSeconds).execute(); // never-redeemed codes
+    await this.db.deleteFrom('auth_codes').where('expires_at', '<=', nowSeconds() - purgeAfterSeconds).execute(); // expired codes, redeemed or not
     await this.db
       .insertInto('auth_codes')
       .values({
@@ -196,15 +239,30 @@ export class Grants {
         code_challenge: g.codeChallenge ?? null,
         challenge_method: g.challengeMethod ?? null,
         expires_at: nowSeconds() + authCodeLifetimeSeconds,
+        tenant_path: g.tenantPath ?? null,
+        redeemed_at: null,
+        family_id: null,
       })
       .execute();
     return code;
   }
 
-  /** Redeems an authorization code (single use: deleted); `undefined` when unknown or already redeemed. */
-  async redeemCode(code: string): Promise<CodeGrant | undefined> {
-    const r = await this.takeOnce('auth_codes', 'code_hash', secretHash(code));
+  /**
+   * Redeems an authorization code (single use: marked redeemed and kept until purged, so that a
+   * replay is recognised); `undefined` when unknown, `'replayed'` when redeemed before — then
+   * the refresh tokens issued from it are revoked (RFC 6749 §4.1.2).
+   */
+  async redeemCode(code: string): Promise<CodeGrant | 'replayed' | undefined> {
+    const hash = secretHash(code);
+    const r = await this.db.selectFrom('auth_codes').selectAll().where('code_hash', '=', hash).executeTakeFirst();
     if (!r) return undefined;
+    if (r.redeemed_at !== null && r.redeemed_at !== undefined) {
+      await this.revokeFamily(r.family_id);
+      return 'replayed';
+    }
+    const familyId = newUuid();
+    const taken = await this.db.updateTable('auth_codes').set({ redeemed_at: nowSeconds(), family_id: familyId }).where('code_hash', '=', hash).where('redeemed_at', 'is', null).executeTakeFirst();
+    if (Number(taken.numUpdatedRows) !== 1) return 'replayed';
     return {
       userId: r.user_id,
       appId: r.app_id,
@@ -214,6 +272,8 @@ export class Grants {
       nonce: r.nonce ?? undefined,
       codeChallenge: r.code_challenge ?? undefined,
       challengeMethod: r.challenge_method ?? undefined,
+      tenantPath: r.tenant_path ?? undefined,
+      familyId,
       expired: Number(r.expires_at) <= nowSeconds(),
     };
   }
@@ -266,14 +326,16 @@ export class Grants {
   }
 
   /**
-   * Polls a device code of client `appId` (RFC 8628 §3.4/§3.5): `unknown` (also another client's code), `pending` (and records the poll), `too_soon` (answered `slow_down`) when
+   * Polls a device code of client `appId` at the path of tenant `pathTenantId` (RFC 8628 §3.4/§3.5): `unknown` (also another client's code, or another tenant's), `pending` (and records the poll), `too_soon` (answered `slow_down`) when
    * polled sooner than the interval, `expired`, `denied` (both final: the row is deleted), or
    * `approved` with the grant (single use: deleted).
    */
-  async pollDevice(deviceCode: string, appId: string): Promise<DevicePoll> {
+  async pollDevice(deviceCode: string, appId: string, pathTenantId?: string): Promise<DevicePoll> {
     const hash = secretHash(deviceCode);
     const r = await this.db.selectFrom('device_codes').selectAll().where('code_hash', '=', hash).executeTakeFirst();
-    if (!r || r.app_id !== appId) return { state: 'unknown' };
+    // Bound to the client and to the tenant it was started at (issue 30 row 10): polled at another
+    // tenant's path (`pathTenantId`; undefined for `common`/`organizations`) it is unknown there.
+    if (!r || r.app_id !== appId || (r.tenant_id && pathTenantId !== undefined && r.tenant_id !== pathTenantId)) return { state: 'unknown' };
     const g = toDevice(r);
     const now = nowSeconds();
     if (g.expiresAt <= now) {

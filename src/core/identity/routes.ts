@@ -21,16 +21,17 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { errors, type ApiError } from '../errors/index.ts';
 import type { Identity, AudienceFamily } from './identity.ts';
 import { delegatedScopes, audienceUri, pairwiseSubject, TokenError } from './identity.ts';
-import { asOauth, resolveTenant } from './delegation.ts';
+import { asOauth, redirectAllowed, resolveTenant } from './delegation.ts';
 import { deviceCodePage, deviceSignInPage, esc, page } from './pages.ts';
 import { registerAuthorizeRoutes } from './authorize.ts';
 import { registerTokenRoutes } from './token.ts';
+import { accountSubject, type SignInThrottle } from './throttle.ts';
 
 /** Registers the identity provider's routes. */
-export function registerIdentityRoutes(app: FastifyInstance, identity: Identity, origin: () => string): void {
+export function registerIdentityRoutes(app: FastifyInstance, identity: Identity, origin: () => string, throttle?: SignInThrottle): void {
   const oauthRoute = { config: { family: 'oauth' as const } };
-  registerAuthorizeRoutes(app, identity, origin);
-  registerTokenRoutes(app, identity, origin);
+  registerAuthorizeRoutes(app, identity, origin, throttle);
+  registerTokenRoutes(app, identity, origin, throttle);
 
   /** The device-code page: enter the code, then sign in (or decline). */
   const deviceLogin = async (req: FastifyRequest, reply: FastifyReply) => {
@@ -48,7 +49,15 @@ export function registerIdentityRoutes(app: FastifyInstance, identity: Identity,
       return html(200, page('Sign-in declined — Stratus', `<h1>Sign-in declined</h1><p>You declined to sign in to <strong>${esc(appName)}</strong> on your device. You may now close this window.</p>`));
     }
     if (req.method === 'GET' || str('username') === undefined) return html(200, deviceSignInPage(pending.userCode, appName));
+    // Smart lockout (issue 30 row 8): a locked account is told so, its password not checked.
+    const subject = accountSubject(str('username') ?? '');
+    const locked = await throttle?.assertOpen(subject).then(
+      () => undefined,
+      (e: ApiError) => e,
+    );
+    if (locked) return reply.code(locked.status).headers(locked.options.headers ?? {}).type('text/html; charset=utf-8').send(deviceSignInPage(pending.userCode, appName, locked.message, str('username')));
     const user = await identity.directory.checkPassword(str('username') ?? '', str('password') ?? '');
+    if (!user) await throttle?.failed(subject);
     if (!user || (pending.tenantId && pending.tenantId !== user.tenantId)) return html(200, deviceSignInPage(pending.userCode, appName, 'Your account or password is incorrect.', str('username')));
     await identity.grants.answerDevice(pending.codeHash, { userId: user.id });
     return html(200, page('Signed in — Stratus', `<h1>You're signed in</h1><p>You have signed in to the <strong>${esc(appName)}</strong> application on your device. You may now close this window.</p>`));
@@ -88,12 +97,35 @@ export function registerIdentityRoutes(app: FastifyInstance, identity: Identity,
     app.post(p, oauthRoute, userinfo);
   }
 
-  /** Sign-out: nothing is kept server-side, so it redirects to `post_logout_redirect_uri` or shows a page. */
+  /**
+   * Sign-out: nothing is kept server-side, so it shows a page — or redirects to
+   * `post_logout_redirect_uri` when that is a registered redirect URI of the client named by
+   * `client_id` or by the `aud` of `id_token_hint` (OpenID Connect RP-Initiated Logout §3: the
+   * URI must have been registered; issue 30 row 4). Any other target is not followed.
+   */
   const logout = async (req: FastifyRequest, reply: FastifyReply) => {
     const q = req.query as Record<string, string>;
     const target = typeof q.post_logout_redirect_uri === 'string' ? q.post_logout_redirect_uri : undefined;
-    if (target && /^https?:\/\//i.test(target)) return reply.redirect(target + (q.state ? `${target.includes('?') ? '&' : '?'}state=${encodeURIComponent(q.state)}` : ''), 302);
+    const client = target ? await logoutClient(q) : undefined;
+    if (target && client && /^https?:\/\//i.test(target) && redirectAllowed(client, target)) {
+      return reply.redirect(target + (q.state ? `${target.includes('?') ? '&' : '?'}state=${encodeURIComponent(q.state)}` : ''), 302);
+    }
     return reply.type('text/html; charset=utf-8').send(page('Signed out — Stratus', '<h1>You signed out of your account</h1><p>It\'s a good idea to close all browser windows.</p>'));
+  };
+  /** The client a sign-out names: `client_id`, else the audience of `id_token_hint` (read, not verified: it only picks whose registered URIs apply). */
+  const logoutClient = async (q: Record<string, string>) => {
+    let clientId = typeof q.client_id === 'string' ? q.client_id : undefined;
+    if (!clientId && typeof q.id_token_hint === 'string') {
+      try {
+        const aud = JSON.parse(Buffer.from(q.id_token_hint.split('.')[1] ?? '', 'base64url').toString('utf8')).aud;
+        clientId = typeof aud === 'string' ? aud : undefined;
+      } catch {
+        clientId = undefined;
+      }
+    }
+    if (!clientId || clientId.length > 64) return undefined;
+    const app = await identity.directory.findApp(clientId);
+    return app && app.appId === clientId.toLowerCase() ? app : undefined;
   };
   app.get('/:tenant/oauth2/v2.0/logout', oauthRoute, logout);
   app.get('/:tenant/oauth2/logout', oauthRoute, logout);

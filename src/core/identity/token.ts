@@ -13,6 +13,7 @@ import { deviceCodeIntervalSeconds, deviceCodeLifetimeSeconds, refreshTokenLifet
 import type { DirectoryApp, DirectoryUser } from './directory.ts';
 import { clientAssertion, tokenEndpointAudiences, verifyClientAssertion } from './assertion.ts';
 import { asOauth, delegatedRequest, devPublicClientId, inTenant, resolveTenant, words, type DelegatedRequest } from './delegation.ts';
+import { accountSubject, clientSubject, type SignInThrottle } from './throttle.ts';
 
 /** Options of {@link tokenBody}. */
 interface TokenBodyOptions {
@@ -24,10 +25,12 @@ interface TokenBodyOptions {
   clientInfo: boolean;
   /** Issue a refresh token even without `offline_access` (v1 endpoint, refresh grant). */
   alwaysRefresh: boolean;
+  /** The refresh-token family of the issued refresh token (a code's, or the rotated token's); a new one when absent. */
+  familyId?: string;
 }
 
 /** Registers the token and device-code endpoints (v1 and v2 paths). */
-export function registerTokenRoutes(app: FastifyInstance, identity: Identity, origin: () => string): void {
+export function registerTokenRoutes(app: FastifyInstance, identity: Identity, origin: () => string, throttle?: SignInThrottle): void {
   /**
    * A delegated token response: access token for the request's family, plus `id_token` when
    * `openid` was asked, `client_info` when asked, `refresh_token` when `offline_access` was asked
@@ -50,7 +53,7 @@ export function registerTokenRoutes(app: FastifyInstance, identity: Identity, or
     };
     if (asked.includes('offline_access') || o.alwaysRefresh) {
       const rtScope = o.resource && !asked.some((w) => !openIdScopes.includes(w)) ? `${o.scope} ${o.resource.replace(/\/+$/, '')}/.default`.trim() : o.scope;
-      body.refresh_token = await identity.grants.issueRefreshToken({ userId: user.id, appId: client.appId, scope: rtScope });
+      body.refresh_token = await identity.grants.issueRefreshToken({ userId: user.id, appId: client.appId, scope: rtScope, familyId: o.familyId });
       body.refresh_token_expires_in = refreshTokenLifetimeSeconds;
     }
     if (asked.includes('openid')) body.id_token = await identity.issueIdToken(user, client.appId, { nonce: o.nonce, withEmail: asked.includes('email') });
@@ -78,10 +81,28 @@ export function registerTokenRoutes(app: FastifyInstance, identity: Identity, or
       await verifyClientAssertion(identity, assertion.jwt, client.appId, assertion.audiences, tenant);
       return client;
     }
+    if (client.hasSecret && clientSecret) await throttle?.assertOpen(clientSubject(client.appId)); // a locked client: no scrypt
     if (client.hasSecret && !(clientSecret && (await identity.directory.checkClientSecret(client.appId, clientSecret)))) {
+      if (clientSecret) await throttle?.failed(clientSubject(client.appId));
       throw clientSecret ? errors.oauth.invalidClientSecret({ clientId: client.appId }, asOauth) : errors.oauth.clientSecretMissing({}, asOauth);
     }
     return client;
+  }
+
+  /** The client whose secret this is, behind the client's lockout (issue 30 row 8); undefined for a wrong secret (counted). */
+  async function checkedSecret(clientId: string, clientSecret: string): Promise<DirectoryApp | undefined> {
+    await throttle?.assertOpen(clientSubject(clientId));
+    const client = await identity.directory.checkClientSecret(clientId, clientSecret);
+    if (!client) await throttle?.failed(clientSubject(clientId));
+    return client;
+  }
+
+  /** The user of a password, behind the account's lockout (issue 30 row 8); undefined for a wrong one (counted). */
+  async function checkedPassword(userName: string, password: string): Promise<DirectoryUser | undefined> {
+    await throttle?.assertOpen(accountSubject(userName));
+    const user = await identity.directory.checkPassword(userName, password);
+    if (!user) await throttle?.failed(accountSubject(userName));
+    return user;
   }
 
   const token = async (req: FastifyRequest<{ Params: { tenant: string } }>, reply: FastifyReply) => {
@@ -110,7 +131,7 @@ export function registerTokenRoutes(app: FastifyInstance, identity: Identity, or
       if (!clientSecret && !jwt) throw errors.oauth.clientSecretMissing({}, asOauth);
       const client = jwt
         ? await verifyClientAssertion(identity, jwt, clientId, tokenEndpointAudiences(origin(), req.params.tenant, seg.tenant), req.params.tenant)
-        : await identity.directory.checkClientSecret(clientId!, clientSecret!);
+        : await checkedSecret(clientId!, clientSecret!);
       if (!client) throw errors.oauth.invalidClientSecret({ clientId: clientId! }, asOauth);
       if (!inTenant(seg, client.tenantId)) throw errors.oauth.appNotFound({ clientId: client.appId, tenant: req.params.tenant }, asOauth);
       if (client.hasServicePrincipal === false) throw errors.oauth.servicePrincipalMissing({ clientId: client.appId, tenant: client.tenantId }, asOauth);
@@ -126,7 +147,7 @@ export function registerTokenRoutes(app: FastifyInstance, identity: Identity, or
       const client = await delegatedClient(clientId, clientSecret, req.params.tenant, assertionOf());
       if (!b.username || !b.password) throw errors.oauth.missingCredentials({}, asOauth);
       const request = delegatedRequest(b.scope, b.resource, origin(), identity.aliases);
-      const user = await identity.directory.checkPassword(b.username, b.password);
+      const user = await checkedPassword(b.username, b.password);
       if (!user || !inTenant(seg, user.tenantId)) throw errors.oauth.badCredentials({}, asOauth);
       return send(await tokenBody(user, client, request, { scope: b.scope ?? '', resource: b.resource, clientInfo: wantsClientInfo, alwaysRefresh: v1 }));
     }
@@ -134,18 +155,24 @@ export function registerTokenRoutes(app: FastifyInstance, identity: Identity, or
       const code = need('code');
       const client = await delegatedClient(need('client_id'), clientSecret, req.params.tenant, assertionOf());
       const g = await identity.grants.redeemCode(code);
-      if (!g || g.appId !== client.appId) throw errors.oauth.codeNotValid({}, asOauth);
+      // A replay revoked the refresh tokens issued from the code (RFC 6749 §4.1.2).
+      if (g === 'replayed') throw errors.oauth.codeReplayed({}, asOauth);
+      // Bound to the client and to the tenant it was issued for (issue 30 row 10).
+      if (!g || g.appId !== client.appId || (g.tenantPath !== undefined && !inTenant(seg, g.tenantPath))) throw errors.oauth.codeNotValid({}, asOauth);
       if (g.expired) throw errors.oauth.codeExpired({}, asOauth);
       if ((b.redirect_uri ?? '') !== g.redirectUri) throw errors.oauth.redirectUriNotOfCode({ redirectUri: b.redirect_uri ?? '' }, asOauth);
       if (g.codeChallenge !== undefined) {
         const verifier = b.code_verifier ?? '';
         const expected = g.challengeMethod === 'S256' ? createHash('sha256').update(verifier).digest('base64url') : verifier;
         if (!verifier || expected !== g.codeChallenge) throw errors.oauth.codeVerifierMismatch({}, asOauth);
+      } else if (b.code_verifier !== undefined) {
+        // PKCE downgrade: a verifier for a code issued without a challenge (OAuth 2.0 Security BCP §2.1.1).
+        throw errors.oauth.codeVerifierWithoutChallenge({}, asOauth);
       }
       const user = await identity.directory.findUser(g.userId);
       if (!user) throw errors.oauth.userNotFound({}, asOauth);
       const request = delegatedRequest(g.scope, g.resource, origin(), identity.aliases);
-      return send(await tokenBody(user, client, request, { scope: g.scope, resource: g.resource, nonce: g.nonce, clientInfo: wantsClientInfo, alwaysRefresh: v1 }));
+      return send(await tokenBody(user, client, request, { scope: g.scope, resource: g.resource, nonce: g.nonce, clientInfo: wantsClientInfo, alwaysRefresh: v1, familyId: g.familyId }));
     }
     if (grant === 'refresh_token') {
       const rt = need('refresh_token');
@@ -159,13 +186,13 @@ export function registerTokenRoutes(app: FastifyInstance, identity: Identity, or
       // v2 may name other scopes; v1 may name another resource; neither: what the token was issued with.
       const scope = b.scope || (b.resource ? '' : g.scope);
       const request = delegatedRequest(scope, b.resource, origin(), identity.aliases);
-      return send(await tokenBody(user, client, request, { scope, resource: b.resource, clientInfo: wantsClientInfo, alwaysRefresh: true }));
+      return send(await tokenBody(user, client, request, { scope, resource: b.resource, clientInfo: wantsClientInfo, alwaysRefresh: true, familyId: g.familyId }));
     }
     if (grant === 'urn:ietf:params:oauth:grant-type:device_code' || grant === 'device_code') {
       const deviceCode = b.device_code ?? b.code ?? '';
       if (!deviceCode) throw errors.oauth.missingParameter({ name: 'device_code' }, asOauth);
       const client = await delegatedClient(need('client_id'), clientSecret, req.params.tenant);
-      const poll = await identity.grants.pollDevice(deviceCode, client.appId);
+      const poll = await identity.grants.pollDevice(deviceCode, client.appId, seg.common ? undefined : seg.tenant?.id);
       switch (poll.state) {
         case 'unknown':
           throw errors.oauth.deviceCodeNotValid({}, asOauth);
@@ -197,7 +224,9 @@ export function registerTokenRoutes(app: FastifyInstance, identity: Identity, or
     const { clientId, clientSecret } = clientCredentials(req, b);
     if (!clientId) throw errors.oauth.missingParameter({ name: 'client_id' }, asOauth);
     const client = await delegatedClient(clientId, clientSecret, req.params.tenant);
-    delegatedRequest(b.scope, b.resource, origin(), identity.aliases); // invalid_scope now, not at the first poll
+    delegatedRequest(b.scope, b.resource, origin(), identity.aliases); // invalid_scope now, not at the first poll (also for an over-long scope)
+    // A public client's start is unauthenticated: bounded per client and per address (issue 30 row 9).
+    if (!client.hasSecret) await throttle?.deviceStart(client.appId, req.ip);
     const scope = b.scope ?? '';
     const { deviceCode, userCode } = await identity.grants.startDevice({ appId: client.appId, tenantId: seg.common ? undefined : seg.tenant?.id, scope, resource: b.resource });
     const verificationUri = `${origin()}/devicelogin`;

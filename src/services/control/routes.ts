@@ -15,6 +15,7 @@ import { errors } from '../../core/errors/index.ts';
 import { listOutboundMail } from '../mail/outbound.ts';
 import { demoTenant } from '../../seed/demo.ts';
 import { faultFamilies, type FaultRuleInput } from '../../core/faults.ts';
+import { maxGlobLength } from '../../core/glob.ts';
 
 /** Body of `POST /_stratus/clock`: `advanceSeconds` (negative moves back) or `now` (an absolute time, also in the past). */
 const ClockMove = Type.Object(
@@ -36,7 +37,7 @@ const FaultRuleBody = Type.Object(
         {
           family: Type.Optional(Type.Union(faultFamilies.map((f) => Type.Literal(f)))),
           method: Type.Optional(Type.String({ minLength: 1, maxLength: 16, pattern: '^[A-Za-z]+$' })),
-          path: Type.Optional(Type.String({ minLength: 1, maxLength: 1000 })),
+          path: Type.Optional(Type.String({ minLength: 1, maxLength: maxGlobLength })),
         },
         { additionalProperties: false },
       ),

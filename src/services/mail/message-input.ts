@@ -8,6 +8,9 @@
 import { errors } from '../../core/errors/index.ts';
 import { wrapHtml, type FollowupFlag, type MessageDoc, type Recipient } from './message.ts';
 
+/** The longest subject the mail store keeps (characters; the mail store's published limit of an item's subject). */
+export const maxSubjectLength = 255;
+
 /** Maximum recipients in to + cc + bcc (spec mail §8). */
 export const maxRecipients = 500;
 
@@ -98,6 +101,8 @@ export function parseMessageInput(doc: MessageDoc, input: unknown, mode: 'create
     switch (key) {
       case 'subject':
         if (v !== null && typeof v !== 'string') throw errors.mail.mustBeString({ property: 'subject' });
+        // The mail store's subject limit (255 characters; issue 30 row 3): never stored longer.
+        if (typeof v === 'string' && v.length > maxSubjectLength) throw errors.mail.propertyTooLong({ property: 'subject', length: String(v.length), max: String(maxSubjectLength) });
         doc.subject = (v as string) ?? '';
         break;
       case 'body': {
