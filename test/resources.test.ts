@@ -10,8 +10,8 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 import { appToken, identities, userToken } from './helpers/auth.ts';
-import { demoAdmin, demoSubscription, demoTenant, otherSubscription } from '../src/seed/demo.ts';
-import { ArmStore } from '../src/services/arm/store.ts';
+import crypto from 'node:crypto';
+import { demoAdmin, demoSubscription, demoTenant, demoUser, otherSubscription } from '../src/seed/demo.ts';
 import { roleIds } from '../src/services/arm/index.ts';
 import { deleteSeconds, retryAfterSeconds } from '../src/services/resources/resource-groups.ts';
 import { registeringSeconds } from '../src/services/resources/providers.ts';
@@ -239,9 +239,16 @@ test('delete a group holding resources of several areas: 202 + Location, Deletin
   const share = `${rg}/providers/Vendor.DataShare/accounts/doomed-share`;
   assert.equal((await call('PUT', share, { ...ds, body: { location: 'eastus', identity: { type: 'SystemAssigned' } } })).status, 201);
   assert.equal((await call('PUT', `${share}/shares/sales`, { ...ds, body: { properties: { shareKind: 'CopyBased' } } })).status, 201);
-  const arm = new ArmStore(s.server.ctx.store.db, s.server.ctx.cache);
-  const scopes = [rg, `${acct}`, `${base}/resourceGroups/rg-doomed-not`];
-  for (const [i, scope] of scopes.entries()) await arm.addAssignment({ id: `00000000-0000-4000-8000-00000000000${i}`, tenantId: demoTenant.id, scope, roleDefinitionId: roleIds.reader, principalId: '11111111-1111-4111-8111-111111111111', principalType: 'User' });
+  // Role assignments through the API: at the group, at a resource in it, and at a look-alike group's scope.
+  assert.equal((await call('PUT', `${base}/resourcegroups/rg-doomed-not`, { body: { location: 'eastus' } })).status, 201);
+  const scopes = [rg, acct, `${base}/resourceGroups/rg-doomed-not`];
+  const assignmentIds: string[] = [];
+  for (const scope of scopes) {
+    const id = `${scope}/providers/Vendor.Authorization/roleAssignments/${crypto.randomUUID()}`;
+    const r = await call('PUT', id, { api: '2022-04-01', body: { properties: { roleDefinitionId: `${base}/providers/Vendor.Authorization/roleDefinitions/${roleIds.reader}`, principalId: demoUser.id, principalType: 'User' } } });
+    assert.equal(r.status, 201, r.text);
+    assignmentIds.push(id);
+  }
   const listed = await call('GET', `${rg}/resources`);
   assert.deepEqual(listed.body.value.map((r: any) => r.name).sort(), ['doomed-auto', 'doomed-share', 'hook', 'rb', 'sales']);
 
@@ -254,8 +261,14 @@ test('delete a group holding resources of several areas: 202 + Location, Deletin
   // Everything inside is gone at once, in one transaction.
   for (const id of [acct, `${acct}/runbooks/rb`, `${acct}/webhooks/hook`]) assert.equal((await call('GET', id, auto)).status, 404, id);
   for (const id of [share, `${share}/shares/sales`]) assert.equal((await call('GET', id, ds)).status, 404, id);
-  const left = await s.server.ctx.store.db.selectFrom('arm_role_assignments').select('scope').where('principal_id', '=', '11111111-1111-4111-8111-111111111111').execute();
-  assert.deepEqual(left.map((r) => r.scope), [`${base}/resourceGroups/rg-doomed-not`], 'the assignments at and below the group are gone, a look-alike scope is not');
+  const left = await call('GET', `${base}/providers/Vendor.Authorization/roleAssignments`, { api: '2022-04-01', query: { $filter: `principalId eq '${demoUser.id}'` } });
+  assert.equal(left.status, 200, left.text);
+  assert.deepEqual(
+    left.body.value.map((a: any) => a.id).filter((id: string) => assignmentIds.includes(id)),
+    [assignmentIds[2]],
+    'the assignments at and below the group are gone, the look-alike scope keeps its own',
+  );
+  assert.equal((await call('GET', assignmentIds[0]!, { api: '2022-04-01' })).status, 404);
   assert.equal((await s.server.ctx.store.db.selectFrom('automation_webhooks').select('id').where('id_lower', '=', `${acct}/webhooks/hook`.toLowerCase()).execute()).length, 0);
   assert.equal((await call('GET', `${base}/resources`, { query: { $filter: "substringof('doomed', name)" } })).body.value.length, 0);
 
