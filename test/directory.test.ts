@@ -113,6 +113,9 @@ describe('directory users and groups through the official mail client', () => {
     await bad({ ...newUser('odd'), favouriteColour: 'blue' }, 'Request_BadRequest', /favouriteColour/);
     await assert.rejects(admin.api('/users').filter('nosuch eq 1').get(), (e: any) => e.statusCode === 400 && e.code === 'Request_UnsupportedQuery');
     await assert.rejects(admin.api('/users/00000000-0000-4000-8000-000000000000').get(), (e: any) => e.statusCode === 404 && e.code === 'Request_ResourceNotFound');
+    // Concurrent creates of one UPN: exactly one wins, the others get the 400 (never a 500).
+    const tries = await Promise.all([1, 2, 3, 4, 5].map(() => admin.api('/users').post(newUser('race')).then(() => 201, (e: any) => e.statusCode)));
+    assert.deepEqual(tries.sort(), [201, 400, 400, 400, 400]);
     const list = await admin.api('/users').filter("mailNickname eq 'x'").get();
     assert.equal(list.value.length, 0, 'nothing partial was left by the refused creations');
   });

@@ -9,7 +9,7 @@ import type { FieldMap } from '../../core/odata/index.ts';
 import { errors } from '../../core/errors/index.ts';
 import { isUuid, newUuid } from '../../core/ids.ts';
 import { nowIso } from '../../core/clock.ts';
-import { bool, fromJson } from '../../store/db.ts';
+import { bool, fromJson, isUniqueViolation } from '../../store/db.ts';
 import { allow, boolProp, countAsked, filterOf, groupPermissions, objectBody, onlyProps, pageOf, send, sendOne, sendPage, stringProp, type DirRequest } from './request.ts';
 import { countRows, directoryWrite, groupRow, groupRows, memberRows, pageRows, principalRow, userRow, type Db } from './store.ts';
 import { renderUser } from './users.ts';
@@ -198,6 +198,8 @@ export async function addMember(dr: DirRequest, id: string): Promise<unknown> {
     const exists = await db.selectFrom('directory_group_members').select('member_id').where('group_id', '=', g.id).where('member_id', '=', m.id).executeTakeFirst();
     if (exists) throw errors.directory.dirRefExists();
     await db.insertInto('directory_group_members').values({ group_id: g.id, member_id: m.id, member_type: m.type }).execute();
+  }).catch((e) => {
+    throw isUniqueViolation(e) ? errors.directory.dirRefExists() : e;
   });
   return send(dr, 204);
 }

@@ -11,7 +11,7 @@ import type { FieldMap, FilterNode, ValueNode } from '../../core/odata/index.ts'
 import { parseFilter } from '../../core/odata/index.ts';
 import { errors } from '../../core/errors/index.ts';
 import { isUuid, newUuid } from '../../core/ids.ts';
-import { fromJson } from '../../store/db.ts';
+import { fromJson, isUniqueViolation } from '../../store/db.ts';
 import { allow, applicationPermissions, assignmentPermissions, filterOf, objectBody, option, pageOf, send, sendOne, sendPage, type DirRequest } from './request.ts';
 import { appByAppId, directoryWrite, dropAppDependents, grantsOfApp, grantsOnAudience, pageRows, principalRow, principalRows, type AppRow, type Db } from './store.ts';
 import { renderResourcePrincipal, resourceOfFamily, resourcePrincipal, resourcePrincipals, type ResourcePrincipal } from './resources.ts';
@@ -191,6 +191,8 @@ export async function createAssignment(dr: DirRequest, id: string, direction: 't
     if (exists) throw errors.directory.dirAppRoleExists();
     await db.insertInto('app_role_grants').values({ app_id: sp.app_id, audience: resource.family, role: role.value }).execute();
     return renderAssignment({ app_id: sp.app_id, audience: resource.family, role: role.value }, { id: sp.object_id, displayName: sp.display_name })[0]!;
+  }).catch((e) => {
+    throw isUniqueViolation(e) ? errors.directory.dirAppRoleExists() : e;
   });
   return sendOne(dr, 201, `servicePrincipals('${id}')/appRoleAssignments`, out, 'appRoleAssignment');
 }

@@ -11,7 +11,7 @@ import { errors } from '../../core/errors/index.ts';
 import { hashSecret } from '../../core/identity/directory.ts';
 import { newUuid } from '../../core/ids.ts';
 import { nowIso } from '../../core/clock.ts';
-import { bool, fromJson } from '../../store/db.ts';
+import { bool, fromJson, isUniqueViolation } from '../../store/db.ts';
 import { allow, boolProp, countAsked, filterOf, groupPermissions, objectBody, onlyProps, pageOf, sendOne, sendPage, send, stringProp, userPermissions, type DirRequest } from './request.ts';
 import { countRows, directoryWrite, dropMemberships, memberOfRows, pageRows, upnTaken, userRow, userRows, type Db } from './store.ts';
 import { renderGroup } from './groups.ts';
@@ -138,6 +138,15 @@ export async function createUser(dr: DirRequest): Promise<unknown> {
   const id = newUuid();
   const row = await directoryWrite(dr.ctx, dr.req.raw, async (db) => {
     if (await upnTaken(db, upn!)) throw errors.directory.dirUpnInUse();
+    return insertUser(db);
+  }).catch((e) => {
+    // A concurrent create of the same UPN: the unique index decides.
+    throw isUniqueViolation(e) ? errors.directory.dirUpnInUse() : e;
+  });
+  dr.reply.header('location', `${dr.ctx.origin()}/v1.0/users/${id}`);
+  return sendOne(dr, 201, 'users', renderUser(row), 'user');
+
+  async function insertUser(db: Db): Promise<UserRow> {
     await db
       .insertInto('directory_users')
       .values({
@@ -156,9 +165,7 @@ export async function createUser(dr: DirRequest): Promise<unknown> {
       })
       .execute();
     return requireUser(dr, id, db);
-  });
-  dr.reply.header('location', `${dr.ctx.origin()}/v1.0/users/${id}`);
-  return sendOne(dr, 201, 'users', renderUser(row), 'user');
+  }
 }
 
 /** `GET /users/{id | userPrincipalName}`. */
@@ -210,6 +217,8 @@ export async function patchUser(dr: DirRequest, idOrUpn: string): Promise<unknow
     set.props = mergedProps(r.props, b);
     await db.updateTable('directory_users').set(set).where('id', '=', r.id).execute();
     if (revoke) await db.deleteFrom('refresh_tokens').where('user_id', '=', r.id).execute();
+  }).catch((e) => {
+    throw isUniqueViolation(e) ? errors.directory.dirUpnInUse() : e;
   });
   return send(dr, 204);
 }
