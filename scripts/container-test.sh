@@ -174,11 +174,14 @@ T_BASE=$(secs "$t")
 BUILD_CA="${STRATUS_BUILD_CA:-${NODE_EXTRA_CA_CERTS:-/etc/ssl/certs/ca-certificates.crt}}"
 SECRET=(); [ -s "$BUILD_CA" ] && SECRET=(--secret "id=npm_ca,src=$BUILD_CA")
 say "docker build -t $IMAGE . (CA for npm: ${BUILD_CA})"
+OLD_ID=$(dk image inspect -f '{{.Id}}' "$IMAGE" 2>/dev/null || true)
 t=$(date +%s)
 if dk build --network host "${SECRET[@]}" -t "$IMAGE" . >"$TMP/build.log" 2>&1; then
   T_BUILD=$(secs "$t")
   SIZE_MB=$(( $(dk image inspect -f '{{.Size}}' "$IMAGE") / 1000000 ))
   pass "image builds ($T_BUILD s, $SIZE_MB MB)"
+  # The image this build replaced (left without a name) is removed, so repeated runs keep one.
+  [ -n "$OLD_ID" ] && [ "$OLD_ID" != "$(dk image inspect -f '{{.Id}}' "$IMAGE")" ] && dk rmi "$OLD_ID" >/dev/null 2>&1 || true
 else
   tail -n 40 "$TMP/build.log"; fail "image builds"; finish
 fi
