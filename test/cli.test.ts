@@ -11,6 +11,7 @@ import assert from 'node:assert/strict';
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
 import { promisify } from 'node:util';
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -82,6 +83,65 @@ test('`stratus console` prints the console link with the control key the server 
   if (process.platform !== 'win32') assert.equal(fs.statSync(path.join(dataDir, 'control.key')).mode & 0o777, 0o600);
 });
 
+/** Runs the CLI with `extra` environment (no server's data folder); resolves with its exit code and output. */
+async function cliFails(extra: Record<string, string>, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const e: Record<string, string | undefined> = { ...process.env, STRATUS_LOG_LEVEL: 'warn', ...extra };
+  try {
+    const r = await run(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], { env: e, timeout: 120_000 });
+    return { code: 0, ...r };
+  } catch (err) {
+    const x = err as { code: number; stdout: string; stderr: string };
+    return { code: x.code, stdout: x.stdout, stderr: x.stderr };
+  }
+}
+
+test('`stratus --version` prints the package version', async () => {
+  const pkg = JSON.parse(fs.readFileSync('package.json', 'utf8')) as { version: string };
+  assert.equal(await cli('--version'), pkg.version);
+});
+
+test('`stratus token` and `stratus console` in a folder without a data folder refuse, naming it, and create nothing', async () => {
+  const empty = fs.mkdtempSync(path.join(os.tmpdir(), 'stratus-cli-empty-'));
+  try {
+    const missing = path.join(empty, '.stratus');
+    for (const cmd of ['token', 'console']) {
+      const r = await cliFails({ STRATUS_DATA_DIR: missing }, cmd);
+      assert.equal(r.code, 2, `${cmd}: ${r.stderr}`);
+      assert.equal(r.stdout, '');
+      assert.match(r.stderr, new RegExp(`no Stratus data folder at ${missing.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} .*stratus serve --data-dir`));
+      assert.ok(!fs.existsSync(missing), `${cmd} created ${missing}`);
+    }
+  } finally {
+    fs.rmSync(empty, { recursive: true, force: true });
+  }
+});
+
+test('`stratus requests` with no server says which data folder and origin it looked for and how to start one', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'stratus-cli-gone-'));
+  try {
+    // No control key at all: it names the folder.
+    const none = await cliFails({ STRATUS_DATA_DIR: dir }, 'requests');
+    assert.equal(none.code, 2, none.stderr);
+    assert.match(none.stderr, new RegExp(`no control key: .*${path.basename(dir)}/control\\.key.*stratus serve --data-dir`));
+    // A folder a server used once, now stopped (a closed port recorded).
+    fs.writeFileSync(path.join(dir, 'control.key'), 'k\n');
+    const closed = await new Promise<number>((resolve) => {
+      const srv = net.createServer().listen(0, '127.0.0.1', () => {
+        const port = (srv.address() as net.AddressInfo).port;
+        srv.close(() => resolve(port));
+      });
+    });
+    fs.writeFileSync(path.join(dir, 'server.json'), JSON.stringify({ origin: `https://localhost:${closed}`, httpUrl: `http://127.0.0.1:${closed}`, pid: 1, startedAt: '2026-01-01T00:00:00Z' }));
+    const gone = await cliFails({ STRATUS_DATA_DIR: dir }, 'requests');
+    assert.equal(gone.code, 1, gone.stderr);
+    assert.match(gone.stderr, new RegExp(`no Stratus server answered at http://127\\.0\\.0\\.1:${closed} \\(ECONNREFUSED\\)`));
+    assert.match(gone.stderr, new RegExp(`data folder ${dir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}, origin from .*server\\.json: start one with \`stratus serve --data-dir`));
+    assert.doesNotMatch(gone.stderr, /^stratus: fetch failed$/m);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test("each subcommand's --help lists only its own flags", async () => {
   const token = await cli('token', '--help');
   assert.match(token, /--audience/);
@@ -99,7 +159,7 @@ test('`stratus requests` prints the recent requests; --follow prints new ones as
   const marker = `cli-marker-${randomBytes(4).toString('hex')}`;
   assert.equal((await fetch(`${origin}/v1.0/me/messages?$search=${marker}`)).status, 401);
   const printed = await cli('requests', '--family', 'mail', '--limit', '20');
-  assert.match(printed, new RegExp(`GET +401 .*${marker}`));
+  assert.match(printed, new RegExp(`GET +401 .*${marker}.*  InvalidAuthenticationToken: \\S`));
   const follow = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'requests', '--follow', '--limit', '0', '--q', `${marker}-live`], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   try {
     let out = '';
@@ -118,7 +178,8 @@ test('`stratus requests` prints the recent requests; --follow prints new ones as
       await Promise.race([seen.catch(() => undefined), new Promise((r) => setTimeout(r, 100))]);
     }
     await seen;
-    assert.match(out, /mail +GET +401/);
+    // The error answer's code and message are on its line.
+    assert.match(out, new RegExp(`mail +GET +401 .*${marker}-live.*  InvalidAuthenticationToken: \\S`));
   } finally {
     follow.kill('SIGINT');
   }
