@@ -239,6 +239,18 @@ test('delete a group holding resources of several areas: 202 + Location, Deletin
   const share = `${rg}/providers/Vendor.DataShare/accounts/doomed-share`;
   assert.equal((await call('PUT', share, { ...ds, body: { location: 'eastus', identity: { type: 'SystemAssigned' } } })).status, 201);
   assert.equal((await call('PUT', `${share}/shares/sales`, { ...ds, body: { properties: { shareKind: 'CopyBased' } } })).status, 201);
+  // A consumer in another tenant accepts an invitation to the share and synchronizes: an invitation row and a run below the share.
+  const inv = await call('PUT', `${share}/shares/sales/invitations/to-eve`, { ...ds, body: { properties: { targetEmail: 'eve@other.test' } } });
+  assert.equal(inv.status, 201, inv.text);
+  const eveAccounts = `/subscriptions/${otherSubscription.id}/resourceGroups/${otherSubscription.resourceGroup}/providers/Vendor.DataShare/accounts`;
+  assert.equal((await call('PUT', `${eveAccounts}/eve-doomed`, { ...ds, token: eve, body: { location: 'westeurope', identity: { type: 'SystemAssigned' } } })).status, 201);
+  const ss = await call('PUT', `${eveAccounts}/eve-doomed/shareSubscriptions/from-doomed`, { ...ds, token: eve, body: { properties: { invitationId: inv.body.properties.invitationId, sourceShareLocation: 'eastus' } } });
+  assert.equal(ss.status, 201, ss.text);
+  assert.equal((await call('POST', `${eveAccounts}/eve-doomed/shareSubscriptions/from-doomed/synchronize`, { ...ds, token: eve, body: { synchronizationMode: 'FullSync' } })).status, 202);
+  const shareRows = async (table: 'datashare_synchronizations' | 'datashare_invitations') =>
+    (await s.server.ctx.store.db.selectFrom(table).select('share_id_lower').where('share_id_lower', '=', `${share}/shares/sales`.toLowerCase()).execute()).length;
+  assert.equal(await shareRows('datashare_synchronizations'), 1);
+  assert.equal(await shareRows('datashare_invitations'), 1);
   // Role assignments through the API: at the group, at a resource in it, and at a look-alike group's scope.
   assert.equal((await call('PUT', `${base}/resourcegroups/rg-doomed-not`, { body: { location: 'eastus' } })).status, 201);
   const scopes = [rg, acct, `${base}/resourceGroups/rg-doomed-not`];
@@ -250,7 +262,7 @@ test('delete a group holding resources of several areas: 202 + Location, Deletin
     assignmentIds.push(id);
   }
   const listed = await call('GET', `${rg}/resources`);
-  assert.deepEqual(listed.body.value.map((r: any) => r.name).sort(), ['doomed-auto', 'doomed-share', 'hook', 'rb', 'sales']);
+  assert.deepEqual(listed.body.value.map((r: any) => r.name).sort(), ['doomed-auto', 'doomed-share', 'hook', 'rb', 'sales', 'to-eve']);
 
   const del = await call('DELETE', `${base}/resourcegroups/rg-doomed`);
   assert.equal(del.status, 202, del.text);
@@ -261,6 +273,9 @@ test('delete a group holding resources of several areas: 202 + Location, Deletin
   // Everything inside is gone at once, in one transaction.
   for (const id of [acct, `${acct}/runbooks/rb`, `${acct}/webhooks/hook`]) assert.equal((await call('GET', id, auto)).status, 404, id);
   for (const id of [share, `${share}/shares/sales`]) assert.equal((await call('GET', id, ds)).status, 404, id);
+  assert.equal(await shareRows('datashare_synchronizations'), 0, 'the share\'s runs went with it');
+  assert.equal(await shareRows('datashare_invitations'), 0, 'and its invitations');
+  assert.equal((await call('GET', `${eveAccounts}/eve-doomed/shareSubscriptions/from-doomed`, { ...ds, token: eve })).status, 200, "the consumer's own resources (another tenant's group) stay");
   const left = await call('GET', `${base}/providers/Vendor.Authorization/roleAssignments`, { api: '2022-04-01', query: { $filter: `principalId eq '${demoUser.id}'` } });
   assert.equal(left.status, 200, left.text);
   assert.deepEqual(
