@@ -184,6 +184,36 @@ describe('directory users and groups through the official mail client', () => {
     await assert.rejects(plainUser.api('/groups').post({ displayName: 'X', mailEnabled: false, mailNickname: 'x', securityEnabled: true }), (e: any) => e.statusCode === 403);
   });
 
+  test('malformed input on every directory route answers 4xx in the mail envelope, never 5xx', async () => {
+    const token = (await tokenRequest(s.url, { grant_type: 'password', client_id: demoPublicClient.appId, username: demoAdmin.userPrincipalName, password: demoAdmin.password, scope: 'api://stratus/mail/.default' })).body.access_token;
+    const g = await admin.api('/groups').post({ displayName: 'Fuzz', mailEnabled: false, mailNickname: 'fuzz', securityEnabled: true });
+    const a = await admin.api('/applications').post({ displayName: 'Fuzz app' });
+    const victim = await admin.api('/users').post(newUser('fuzzvictim'));
+    const paths = ['/users', `/users/${victim.id}`, '/groups', `/groups/${g.id}`, `/groups/${g.id}/members/$ref`, '/applications', `/applications/${a.id}`, `/applications/${a.id}/addPassword`, `/applications/${a.id}/removePassword`, '/servicePrincipals', `/servicePrincipals/${demoUser.id}/appRoleAssignments`, '/me', '/organization', '/users/%E0%A4%A'];
+    const bodies = ['[]', '"x"', 'null', '{"displayName": 5}', '{"displayName": ""}', '{"web": {"redirectUris": ["::"]}}', '{"keyCredentials": [{"type": "AsymmetricX509Cert", "usage": "Verify", "key": 7}]}', '{"passwordProfile": {"password": 12}}', '{"@odata.id": 12}', '{"keyId": "nope"}', '{"appId": "x"}', '{"principalId": "x"}', '{not json', '{"passwordCredential": {"endDateTime": "soon"}}'];
+    const queries = ['', '?$top=0', '?$top=abc', '?$filter=(', "?$filter=accountEnabled eq 'x'", '?$select=nosuch', '?$skiptoken=bad', '?$count=maybe'];
+    let n = 0;
+    for (const p of paths) {
+      for (const q of queries) {
+        const r = await fetch(`${s.url}/v1.0${p}${q}`, { headers: { authorization: `Bearer ${token}` } });
+        const text = await r.text();
+        assert.ok(r.status < 500, `GET ${p}${q}: ${r.status} ${text}`);
+        n++;
+      }
+      for (const method of ['POST', 'PATCH', 'DELETE']) {
+        for (const body of bodies) {
+          const r = await fetch(`${s.url}/v1.0${p}`, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: method === 'DELETE' ? undefined : body });
+          const text = await r.text();
+          assert.ok(r.status < 500, `${method} ${p} ${body}: ${r.status} ${text}`);
+          if (r.status >= 400) assert.equal(typeof JSON.parse(text).error.code, 'string', `${method} ${p}: the mail envelope`);
+          n++;
+          if (method === 'DELETE') break;
+        }
+      }
+    }
+    assert.ok(n > 400);
+  });
+
   test('the mailbox routes of the mail area are untouched by the directory routes', async () => {
     const r = await admin.api(`/users/${demoUser.id}/messages`).get().catch((e: any) => e);
     // The admin's delegated token reaches only its own mailbox: the mail area's 403, not a directory answer.
