@@ -13,6 +13,8 @@ import { appToken, identities, userToken } from './helpers/auth.ts';
 import crypto from 'node:crypto';
 import { demoAdmin, demoSubscription, demoTenant, demoUser, otherSubscription } from '../src/seed/demo.ts';
 import { roleIds } from '../src/services/arm/index.ts';
+import { modules } from '../src/services/index.ts';
+import { databaseColumns } from '../src/store/database.ts';
 import { deleteSeconds, retryAfterSeconds } from '../src/services/resources/resource-groups.ts';
 import { registeringSeconds } from '../src/services/resources/providers.ts';
 
@@ -425,4 +427,17 @@ test('concurrent creates of one group: one 201, the rest 200, never a 500; bad b
   const form = await fetch(`${s.url}${base}/resourcegroups/rg-bad-body?api-version=${rgApi}`, { method: 'PUT', headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/x-www-form-urlencoded' }, body: 'location=eastus' });
   assert.equal(form.status, 415);
   assert.equal((await call('GET', `${base}/resourcegroups/rg-bad-body`)).status, 404, 'nothing was created');
+});
+
+test('every area whose tables hold resource ids or scopes implements deleteResourceGroup (a new one cannot forget the group delete)', () => {
+  const holders: string[] = [];
+  for (const m of modules) {
+    for (const t of m.tables) {
+      const columns = Object.keys((databaseColumns as Record<string, Record<string, unknown>>)[t] ?? {});
+      if (!columns.some((c) => /(^|_)id_lower$|scope_lower$|resource_group/.test(c))) continue;
+      holders.push(`${m.name}.${t}`);
+      assert.equal(typeof m.deleteResourceGroup, 'function', `${m.name} keeps resource ids or scopes in ${t} but has no deleteResourceGroup hook`);
+    }
+  }
+  assert.ok(holders.includes('automation.automation_webhooks') && holders.includes('datashare.datashare_synchronizations') && holders.includes('arm.arm_resources'), holders.join(', '));
 });
