@@ -26,9 +26,8 @@ import { OutboundGuard } from './core/outbound.ts';
 import { FaultInjector } from './core/faults.ts';
 import { loadControlKey } from './core/control-key.ts';
 import { RequestLog, loggedResponseClass, newRequestId } from './core/request-log.ts';
-import { seedAll, isSeeded } from './seed/index.ts';
 import { worldMigrations } from './world/tables.ts';
-import { followSharedState, keepWorld } from './world/shared.ts';
+import { startWorld } from './world/start.ts';
 import { modules } from './services/index.ts';
 import { registerControlRoutes } from './services/control/routes.ts';
 import { aliasBodyHook, aliasUrlRewriter } from './services/arm/aliases.ts';
@@ -150,10 +149,12 @@ export async function buildApp(config: Config): Promise<BuiltApp> {
   // while the demo data set loads: nothing in the seed signs a token.
   const keysReady = identity.init();
   keysReady.catch(() => undefined);
-  await followSharedState(ctx);
-  if (config.seed && !(await isSeeded(ctx))) {
-    await seedAll(ctx, modules);
-    await keepWorld(ctx, modules);
+  try {
+    await startWorld(ctx, modules);
+  } catch (e) {
+    await keysReady.catch(() => undefined);
+    await release();
+    throw e;
   }
   await keysReady;
   // The Fastify instance is made once the certificates are there: its server factory creates the HTTPS server.

@@ -43,7 +43,8 @@ function serverFlags(cmd: Command): Command {
     .option('--public-url <url>', 'origin written into links and token issuers (STRATUS_PUBLIC_URL)')
     .option('--tls-cert <file>', 'PEM certificate to serve instead of the local CA (STRATUS_TLS_CERT)')
     .option('--tls-key <file>', 'PEM key of --tls-cert (STRATUS_TLS_KEY)')
-    .option('--log-level <level>', 'pino log level (STRATUS_LOG_LEVEL, default info)');
+    .option('--log-level <level>', 'pino log level (STRATUS_LOG_LEVEL, default info)')
+    .option('--world <file>', 'world file (YAML or JSON) to load instead of the demo data set (STRATUS_WORLD); repeatable, merged in order', (v: string, prev: string[] = []) => [...prev, v]);
 }
 
 /** The origin of the server a client command is meant for (see {@link serverTarget}). */

@@ -1,0 +1,191 @@
+/**
+ * Resolving and loading a world (issue 28 items 1–2): ids omitted in the file are made
+ * deterministically from names (`stableUuid`), references are checked (duplicate ids, a role
+ * assignment naming a principal or resource group that does not exist), all before anything is
+ * written; then the store is emptied and the world written through the areas' store functions
+ * (the directory's `addTenant`/`addUser`/`addApp`, the resource manager's `ArmStore`).
+ *
+ * Extension points for the kinds that land later: a tenant-level property in `schema.ts`, a
+ * check in {@link resolveWorld} and a step in {@link loadWorld} (marked "next kinds").
+ */
+import type { AppContext, ServiceModule } from '../context.ts';
+import { stableUuid } from '../core/ids.ts';
+import type { AppKind } from '../core/identity/directory.ts';
+import { ArmStore } from '../services/arm/store.ts';
+import { roleIds } from '../services/arm/index.ts';
+import { WorldError, type World } from './file.ts';
+import { worldTables } from './snapshots.ts';
+
+/** Built-in role definitions by lower-case name. */
+const roleByName: Record<string, string> = {
+  owner: roleIds.owner,
+  contributor: roleIds.contributor,
+  reader: roleIds.reader,
+  'user access administrator': roleIds.userAccessAdministrator,
+};
+
+/** A user ready to write. */
+interface ResolvedUser {
+  id: string;
+  upn: string;
+  displayName: string;
+  mail: string;
+  accountEnabled: boolean;
+  password: string;
+  tenantAdmin: boolean;
+}
+
+/** An application ready to write. */
+interface ResolvedApp {
+  appId: string;
+  objectId: string;
+  displayName: string;
+  kind: AppKind;
+  secret?: string;
+  redirectUris: string[];
+  grants: { audience: string; role: string }[];
+}
+
+/** A tenant ready to write. */
+export interface ResolvedTenant {
+  id: string;
+  domain: string;
+  displayName: string;
+  users: ResolvedUser[];
+  apps: ResolvedApp[];
+  subscriptions: {
+    id: string;
+    displayName: string;
+    state: 'Enabled' | 'Disabled' | 'Warned' | 'PastDue';
+    groups: { name: string; location: string; tags: Record<string, string> }[];
+    assignments: { id: string; scope: string; role: string; principalId: string; principalType: 'User' | 'ServicePrincipal' }[];
+  }[];
+}
+
+/** A world ready to write. */
+export interface ResolvedWorld {
+  /** Epoch ms of the world's clock, or null (the machine clock). */
+  clockMs: number | null;
+  tenants: ResolvedTenant[];
+}
+
+/**
+ * Gives every object its id and checks every reference.
+ * @throws WorldError listing each duplicate id or name and each dangling reference, with its file, line and path.
+ */
+export function resolveWorld(world: World): ResolvedWorld {
+  const problems: string[] = [];
+  const byDomain = new Map<string, ResolvedTenant>();
+  const tenantIds = new Map<string, string>();
+  const userIds = new Map<string, string>();
+  const upns = new Map<string, string>();
+  const appIds = new Map<string, string>();
+  const subIds = new Map<string, string>();
+  const dup = (seen: Map<string, string>, key: string, where: string, what: string) => {
+    const first = seen.get(key);
+    if (first !== undefined) problems.push(`${where}: duplicate ${what} (first at ${first})`);
+    else seen.set(key, where);
+  };
+  // Principals by tenant: every name they may be referred to by.
+  const principals = new Map<ResolvedTenant, Map<string, { id: string; type: 'User' | 'ServicePrincipal' }>>();
+  const pending: { tenant: ResolvedTenant; run: () => void }[] = [];
+
+  for (const t of world.tenants) {
+    const at = (p: string) => `${t.from.at(`/tenants/${t.index}${p}`)}: /tenants/${t.index}${p}`;
+    const domain = t.domain.toLowerCase();
+    const id = (t.id ?? stableUuid('world-tenant', domain)).toLowerCase();
+    let tenant = byDomain.get(domain);
+    if (tenant && t.id && t.id.toLowerCase() !== tenant.id) problems.push(`${at('/id')}: tenant ${domain} has id ${tenant.id} in another file`);
+    if (!tenant) {
+      dup(tenantIds, id, at(''), `tenant id ${id}`);
+      tenant = { id, domain, displayName: t.displayName ?? domain, users: [], apps: [], subscriptions: [] };
+      byDomain.set(domain, tenant);
+      principals.set(tenant, new Map());
+    }
+    const names = principals.get(tenant)!;
+    (t.users ?? []).forEach((u, i) => {
+      const upn = u.userPrincipalName.toLowerCase();
+      const uid = (u.id ?? stableUuid('world-user', upn)).toLowerCase();
+      dup(userIds, uid, at(`/users/${i}`), `user id ${uid}`);
+      dup(upns, upn, at(`/users/${i}/userPrincipalName`), `userPrincipalName ${upn}`);
+      tenant.users.push({ id: uid, upn: u.userPrincipalName, displayName: u.displayName, mail: u.mail ?? u.userPrincipalName, accountEnabled: u.accountEnabled ?? true, password: u.password, tenantAdmin: u.tenantAdmin ?? false });
+      names.set(upn, { id: uid, type: 'User' }).set(uid, { id: uid, type: 'User' });
+    });
+    (t.applications ?? []).forEach((a, i) => {
+      const appId = (a.appId ?? stableUuid('world-app', tenant.id, a.displayName)).toLowerCase();
+      const objectId = (a.id ?? stableUuid('world-sp', appId)).toLowerCase();
+      dup(appIds, appId, at(`/applications/${i}`), `application appId ${appId}`);
+      dup(userIds, objectId, at(`/applications/${i}`), `object id ${objectId}`);
+      const kind: AppKind = a.kind ?? (a.secret ? 'ServicePrincipal' : 'PublicClient');
+      if (kind !== 'PublicClient' && !a.secret) problems.push(`${at(`/applications/${i}`)}: a ${kind} needs a secret`);
+      if (names.has(a.displayName.toLowerCase())) problems.push(`${at(`/applications/${i}/displayName`)}: duplicate principal name ${a.displayName}`);
+      tenant.apps.push({ appId, objectId, displayName: a.displayName, kind, secret: a.secret, redirectUris: [...(a.web?.redirectUris ?? []), ...(a.publicClient?.redirectUris ?? [])], grants: (a.appRoles ?? []).map((r) => ({ audience: r.api, role: r.role })) });
+      for (const n of [a.displayName.toLowerCase(), appId, objectId]) names.set(n, { id: objectId, type: 'ServicePrincipal' });
+    });
+    (t.subscriptions ?? []).forEach((s, i) => {
+      const sid = (s.subscriptionId ?? stableUuid('world-subscription', tenant.id, s.displayName)).toLowerCase();
+      dup(subIds, sid, at(`/subscriptions/${i}`), `subscription id ${sid}`);
+      const groups = new Map<string, string>();
+      const sub: ResolvedTenant['subscriptions'][number] = { id: sid, displayName: s.displayName, state: s.state ?? 'Enabled', groups: [], assignments: [] };
+      (s.resourceGroups ?? []).forEach((g, j) => {
+        dup(groups, g.name.toLowerCase(), at(`/subscriptions/${i}/resourceGroups/${j}`), `resource group ${g.name}`);
+        sub.groups.push({ name: g.name, location: g.location, tags: g.tags ?? {} });
+      });
+      tenant.subscriptions.push(sub);
+      // Role assignments are checked once every file's principals are known.
+      pending.push({
+        tenant,
+        run: () =>
+          (s.roleAssignments ?? []).forEach((r, j) => {
+            const where = at(`/subscriptions/${i}/roleAssignments/${j}`);
+            const principal = principals.get(tenant)!.get(r.principal.toLowerCase());
+            if (!principal) problems.push(`${where}/principal: no user or application '${r.principal}' in tenant ${tenant.domain}`);
+            const role = roleByName[r.role.toLowerCase()] ?? (Object.values(roleIds) as string[]).find((x) => x === r.role.toLowerCase());
+            if (!role) problems.push(`${where}/role: no role '${r.role}' (Owner, Contributor, Reader, User Access Administrator or a built-in role id)`);
+            const rel = (r.scope ?? '').replace(/^\/+|\/+$/g, '');
+            const base = `/subscriptions/${sid}`;
+            let scope = base;
+            const m = /^resourceGroups\/([^/]+)$/i.exec(rel);
+            if (m) {
+              if (!groups.has(m[1]!.toLowerCase())) problems.push(`${where}/scope: no resource group '${m[1]}' in subscription ${s.displayName}`);
+              scope = `${base}/resourceGroups/${m[1]}`;
+            } else if (rel !== '') problems.push(`${where}/scope: '${r.scope}' is not '' or 'resourceGroups/<name>'`);
+            if (principal && role) sub.assignments.push({ id: stableUuid('assignment', scope, role, principal.id), scope, role, principalId: principal.id, principalType: principal.type });
+          }),
+      });
+    });
+    // Next kinds (mailboxes, workspaces, billing accounts, …): resolve and check here.
+  }
+  for (const p of pending) p.run();
+  if (problems.length) throw new WorldError(problems);
+  return { clockMs: world.clock === undefined ? null : Date.parse(world.clock), tenants: [...byDomain.values()] };
+}
+
+/**
+ * Empties every world table and writes `world` (resolved first: nothing is written when it does
+ * not resolve). The caller keeps it as the world snapshot.
+ * @throws WorldError when the world does not resolve.
+ */
+export async function loadWorld(ctx: AppContext, modules: readonly ServiceModule[], world: World): Promise<ResolvedWorld> {
+  const resolved = resolveWorld(world);
+  const db = ctx.store.db;
+  for (const t of worldTables(modules)) await db.deleteFrom(t as 'tenants').execute();
+  const d = ctx.identity.directory;
+  const arm = new ArmStore(db, ctx.cache);
+  for (const t of resolved.tenants) {
+    await d.addTenant({ id: t.id, domain: t.domain, displayName: t.displayName });
+    await Promise.all([
+      ...t.users.map((u) => d.addUser({ id: u.id, tenantId: t.id, userPrincipalName: u.upn, displayName: u.displayName, mail: u.mail, isTenantAdmin: u.tenantAdmin, accountEnabled: u.accountEnabled }, u.password)),
+      ...t.apps.map((a) => d.addApp({ appId: a.appId, objectId: a.objectId, tenantId: t.id, displayName: a.displayName, kind: a.kind, redirectUris: a.redirectUris }, a.secret, a.grants)),
+    ]);
+    await arm.addManagementGroup({ name: t.id, tenantId: t.id, displayName: 'Tenant Root Group' });
+    for (const s of t.subscriptions) {
+      await arm.addSubscription({ subscriptionId: s.id, tenantId: t.id, displayName: s.displayName, state: s.state, managementGroup: t.id });
+      for (const g of s.groups) await arm.addResourceGroup({ subscriptionId: s.id, name: g.name, location: g.location, tags: g.tags });
+      for (const a of s.assignments) await arm.addAssignment({ id: a.id, tenantId: t.id, scope: a.scope, roleDefinitionId: a.role, principalId: a.principalId, principalType: a.principalType });
+    }
+    // Next kinds: write them here through their area's store functions.
+  }
+  await ctx.cache.changed(db);
+  return resolved;
+}
