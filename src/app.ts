@@ -15,6 +15,7 @@ import type { Database } from './store/database.ts';
 import { Identity } from './core/identity/identity.ts';
 import { CacheHub } from './core/cache.ts';
 import { cacheMigrations, presenceMigrations } from './core/cache-migrations.ts';
+import { installCacheTriggers } from './core/cache-tables.ts';
 import { directoryMigrations } from './core/identity/directory.ts';
 import { registerIdentityRoutes } from './core/identity/routes.ts';
 import { SignInThrottle } from './core/identity/throttle.ts';
@@ -100,6 +101,8 @@ export async function buildApp(config: Config): Promise<BuiltApp> {
     sqliteSynchronous: config.sqliteSynchronous,
   });
   await store.migrate(allMigrations());
+  // Every write of a cached table bumps its area's version, by trigger (`core/cache-tables.ts`).
+  await installCacheTriggers(store.db);
 
   let origin = config.publicUrl ?? '';
   const closers: (() => Promise<void> | void)[] = [];

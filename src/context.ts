@@ -63,7 +63,7 @@ export interface ServiceModule {
    * Called for every module in reverse registration order (children before parents: the `arm`
    * module, which removes `arm_resources`, the role assignments and the group row, runs last),
    * so an area whose rows hang below a resource group implements it or its rows outlive the group.
-   * An area that also invalidates caches does so on `trx` (`ctx.cache.changed(trx, …)`).
+   * Caches need nothing: the triggers of the cached tables change their areas in `trx` (`core/cache-tables.ts`).
    */
   deleteResourceGroup?(ctx: AppContext, trx: Kysely<Database>, subscriptionId: string, groupName: string): Promise<void>;
   /**

@@ -34,6 +34,7 @@ import { appliedEverywhere, CachePresence, sendMarker, type PresenceOptions } fr
 import { bumpCacheVersions } from './cache-versions.ts';
 import { SharedValues, type SharedRow, type SharedWrite } from './shared-values.ts';
 import { KeptVersions, keyOfEntry } from './kept-versions.ts';
+import { areasWrittenBy, cachedAreasByTable } from './cache-tables.ts';
 import { TickBatch, turnTrip, type TripPart } from './tick-batch.ts';
 import type { CacheDatabase } from './tables.ts';
 
@@ -164,6 +165,25 @@ export class CacheHub {
       },
       { trip: turnTrip(db), part: versionPart(sent) },
     );
+    // This instance's own writes of cached tables (`cache-tables.ts`; the triggers bump the versions).
+    const byTable = cachedAreasByTable();
+    const written = new LRUCache<string, CacheArea[]>({ max: 2000 });
+    store.watchWrites((text) => {
+      let areas = written.get(text);
+      if (!areas) written.set(text, (areas = areasWrittenBy(text, byTable)));
+      if (areas.length) this.ownWrite(areas);
+    });
+  }
+
+  /**
+   * A statement of this instance is about to write cached tables of `areas` (their triggers bump
+   * the versions in its transaction): this instance's caches of those areas are emptied at once,
+   * and on PostgreSQL the next answer waits for a marker applied by every live instance
+   * ({@link markWritten}), so none answers from a cache the write made stale.
+   */
+  private ownWrite(areas: readonly CacheArea[]): void {
+    this.invalidate(...areas);
+    this.markWritten();
   }
 
   /** A new cache of `area` holding at most `max` entries. */

@@ -50,13 +50,23 @@ export type SqliteSynchronous = 'OFF' | 'NORMAL' | 'FULL' | 'EXTRA';
 /** Distinct SQL texts whose prepared statements are kept (per SQLite database / per pg connection). */
 export const statementCacheSize = 1000;
 
+/** What a store tells about the statements it runs (set by the cache hub: `Store.watchWrites`). */
+export interface StatementHooks {
+  /** Called with the text of every write statement (insert, update, delete, `with`) before it runs. */
+  onWrite?: (text: string) => void;
+}
+
+/** Texts that may write (the hooks' filter; a `with` may end in a write). */
+const writeText = /^\s*(insert|update|delete|with)\b/i;
+
 /**
  * Wraps a better-sqlite3 database so that `prepare` returns a cached statement for a SQL text
  * already seen (bounded LRU of {@link statementCacheSize}); Kysely's SqliteDialect prepares
  * anew otherwise (~10 µs per small select against ~0.4 µs to run it). A statement still
- * being iterated (busy) is not shared: a fresh one is prepared for that call.
+ * being iterated (busy) is not shared: a fresh one is prepared for that call. `hooks.onWrite`
+ * hears every write text prepared (Kysely prepares each statement it runs).
  */
-export function cachingSqlite(database: SQLite.Database, max = statementCacheSize): SqliteDatabase {
+export function cachingSqlite(database: SQLite.Database, max = statementCacheSize, hooks: StatementHooks = {}): SqliteDatabase {
   const cache = new LRUCache<string, SQLite.Statement>({ max });
   const plain = (text: string): SQLite.Statement => {
     let stmt = cache.get(text);
@@ -68,6 +78,8 @@ export function cachingSqlite(database: SQLite.Database, max = statementCacheSiz
   return {
     close: () => database.close(),
     prepare(text: string): SqliteStatement {
+      // Kysely prepares every statement it runs (cached here): once per execution.
+      if (hooks.onWrite && writeText.test(text)) hooks.onWrite(text);
       const limit = boundLimitOf(text);
       return (limit ? limitInlined(limit, text, plain) : plain(text)) as unknown as SqliteStatement;
     },
@@ -179,10 +191,11 @@ const namedStatement = /^\s*(select|insert|update|delete|with)\b/i;
  * commands, control statements (`begin`, `set`) and DDL go unnamed. A connection keeps at
  * most {@link statementCacheSize} names; further new texts run unnamed on it.
  */
-function nameStatements(client: pg.PoolClient, enabled: () => boolean): void {
+function nameStatements(client: pg.PoolClient, enabled: () => boolean, hooks: StatementHooks): void {
   const query = client.query.bind(client) as (...args: any[]) => any;
   const named = new Set<string>();
   (client as any).query = (text: unknown, values?: unknown, cb?: unknown) => {
+    if (hooks.onWrite && typeof text === 'string' && writeText.test(text)) hooks.onWrite(text);
     if (typeof text !== 'string' || !Array.isArray(values) || typeof cb === 'function' || !enabled() || !namedStatement.test(text) || text.includes(';')) return query(text, values, cb);
     let name = statementNames.get(text);
     if (!name) {
@@ -210,13 +223,24 @@ export class Store<DB = StoreTables> {
   readonly schema: string | undefined;
   private readonly closer: () => Promise<void>;
   private readonly afterMigrate: () => void;
+  private readonly hooks: StatementHooks;
 
-  constructor(db: Kysely<DB>, dialect: DialectName, closer: () => Promise<void>, schema?: string, afterMigrate: () => void = () => {}) {
+  constructor(db: Kysely<DB>, dialect: DialectName, closer: () => Promise<void>, schema?: string, afterMigrate: () => void = () => {}, hooks: StatementHooks = {}) {
     this.db = db;
     this.dialect = dialect;
     this.closer = closer;
     this.schema = schema;
     this.afterMigrate = afterMigrate;
+    this.hooks = hooks;
+  }
+
+  /**
+   * Calls `fn` with the text of every write statement this store runs (any connection of its
+   * pool, in or out of a transaction), before it runs: the cache hub's view of this
+   * instance's own writes (`core/cache-tables.ts`). One watcher; a later call replaces it.
+   */
+  watchWrites(fn: ((text: string) => void) | undefined): void {
+    this.hooks.onWrite = fn;
   }
 
   /** Runs `fn` in one transaction; everything it writes commits together or not at all. */
@@ -290,7 +314,8 @@ export async function openStore<DB = StoreTables>(opts: StoreOptions): Promise<S
       ...(schema ? { options: `-c search_path=${schema}` } : {}),
     });
     let prepared = false;
-    pool.on('connect', (client) => nameStatements(client, () => prepared));
+    const hooks: StatementHooks = {};
+    pool.on('connect', (client) => nameStatements(client, () => prepared, hooks));
     const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
     await sql`select 1`.execute(db);
     let closed = false;
@@ -306,6 +331,7 @@ export async function openStore<DB = StoreTables>(opts: StoreOptions): Promise<S
       () => {
         prepared = true;
       },
+      hooks,
     );
   }
   const file = opts.sqliteFile ?? ':memory:';
@@ -317,7 +343,8 @@ export async function openStore<DB = StoreTables>(opts: StoreOptions): Promise<S
   database.pragma(`synchronous = ${synchronous}`);
   database.pragma('foreign_keys = ON');
   database.pragma('busy_timeout = 5000');
-  const statements = cachingSqlite(database);
+  const hooks: StatementHooks = {};
+  const statements = cachingSqlite(database, statementCacheSize, hooks);
   const dialect = new TrackedSqliteDialect({ database: statements });
   const db = new Kysely<DB>({ dialect });
   registerDirectReader(db, {
@@ -325,11 +352,18 @@ export async function openStore<DB = StoreTables>(opts: StoreOptions): Promise<S
     statement: (text) => statements.prepare(text) as unknown as DirectStatement,
   });
   let closed = false;
-  const store = new Store(db, 'sqlite', async () => {
-    if (closed) return;
-    closed = true;
-    await db.destroy();
-  });
+  const store = new Store(
+    db,
+    'sqlite',
+    async () => {
+      if (closed) return;
+      closed = true;
+      await db.destroy();
+    },
+    undefined,
+    undefined,
+    hooks,
+  );
   return store;
 }
 

@@ -295,7 +295,6 @@ export class Directory {
         created_at: nowIso(),
       })
       .execute();
-    await this.cache?.changed(this.db, 'directory');
   }
 
   /** Adds an application (secret optional for public clients; `secretHash`: its {@link hashSecret} value when already known) and its role grants. */

@@ -6,14 +6,14 @@
  */
 import { sql, type Kysely } from 'kysely';
 import type { Migrations } from '../../store/db.ts';
-import type { AreaCache, CacheArea, CacheHub } from '../../core/cache.ts';
+import type { AreaCache, CacheHub } from '../../core/cache.ts';
 import { fromJson, lazyJson, toJson } from '../../store/db.ts';
 import type { Database } from '../../store/database.ts';
 import type { ArmDatabase } from './tables.ts';
 import { param, prepared } from '../../store/prepared.ts';
-import { groupMigrations } from './groups.ts';
 import { roleMigrations, roleStore } from './role-store.ts';
 import type { RoleDefinition } from './roles.ts';
+import { groupMigrations } from './groups.ts';
 
 /** A tracked resource by its lower-cased id (the request path's hottest read, compiled once). */
 const resourceById = prepared((db: Kysely<Database>) => db.selectFrom('arm_resources').selectAll().where('id_lower', '=', param(0)));
@@ -134,6 +134,7 @@ export const armMigrations: Migrations = {
       await db.schema.createIndex('arm_resources_subscription').on('arm_resources').columns(['tenant_id', 'subscription_id', 'type_lower', 'id_lower']).execute();
     },
   },
+  ...groupMigrations,
   ...roleMigrations,
 };
 
@@ -161,18 +162,14 @@ function toRow(r: any): ArmResourceRow {
 /** Queries over the ARM hierarchy. */
 export class ArmStore {
   /**
-   * @param cache when given, every write to the hierarchy (management groups, subscriptions,
-   * resource groups, role assignments) invalidates the `arm` caches (in the write's transaction
-   * when `db` is one).
+   * @param cache when given, reads of tracked resources and scope ancestors are kept in the
+   * app's caches. Writes need nothing for them: the tables' triggers change the `arm` and
+   * `resources` areas in the write's transaction (`core/cache-tables.ts`).
    */
   constructor(
     readonly db: Kysely<Database>,
     readonly cache?: CacheHub,
   ) {}
-
-  private async changed(...areas: CacheArea[]): Promise<void> {
-    await this.cache?.changed(this.db, ...(areas.length ? areas : ['arm' as const]));
-  }
 
   /** The app's one cache of stored resource rows by lower-case id (`resources` area), when this store has the hub. */
   private get resourceCache(): AreaCache<Readonly<Record<string, unknown>> | undefined> | undefined {
@@ -223,19 +220,16 @@ export class ArmStore {
   /** Adds a management group. */
   async addManagementGroup(mg: ManagementGroup): Promise<void> {
     await this.db.insertInto('arm_management_groups').values({ name_lower: mg.name.toLowerCase(), name: mg.name, tenant_id: mg.tenantId, display_name: mg.displayName, parent_name_lower: mg.parentName?.toLowerCase() ?? null }).execute();
-    await this.changed();
   }
 
   /** Adds a subscription. */
   async addSubscription(s: Subscription): Promise<void> {
     await this.db.insertInto('arm_subscriptions').values({ subscription_id: s.subscriptionId.toLowerCase(), tenant_id: s.tenantId, display_name: s.displayName, state: s.state, management_group_lower: s.managementGroup.toLowerCase() }).execute();
-    await this.changed();
   }
 
   /** Adds a resource group. */
   async addResourceGroup(g: ResourceGroup): Promise<void> {
     await this.db.insertInto('arm_resource_groups').values({ subscription_id: g.subscriptionId.toLowerCase(), name_lower: g.name.toLowerCase(), name: g.name, location: g.location, tags: toJson(g.tags) }).execute();
-    await this.changed();
   }
 
   /** Creates or replaces a resource group (name casing of an existing group kept); returns whether it was created. */
@@ -245,7 +239,6 @@ export class ArmStore {
     const r = await this.db.updateTable('arm_resource_groups').set(values).where('subscription_id', '=', key.subscription_id).where('name_lower', '=', key.name_lower).executeTakeFirst();
     const created = Number(r.numUpdatedRows) === 0;
     if (created) await this.db.insertInto('arm_resource_groups').values({ ...key, name: g.name, ...values }).execute();
-    await this.changed();
     return created;
   }
 
@@ -262,7 +255,6 @@ export class ArmStore {
     // substr, not LIKE: a group name may hold `_`, a LIKE wildcard.
     await this.db.deleteFrom('arm_role_assignments').where((eb) => eb.or([eb('scope_lower', '=', scope), eb(sql`substr(scope_lower, 1, ${scope.length + 1})`, '=', `${scope}/`)])).execute();
     const r = await this.db.deleteFrom('arm_resource_groups').where('subscription_id', '=', sub).where('name_lower', '=', rg).executeTakeFirst();
-    await this.changed('arm', 'resources');
     return Number(r.numDeletedRows) > 0;
   }
 
@@ -272,13 +264,11 @@ export class ArmStore {
       .insertInto('arm_role_assignments')
       .values({ id: a.id, tenant_id: a.tenantId, scope_lower: a.scope.toLowerCase(), scope: a.scope, role_definition_id: a.roleDefinitionId.toLowerCase(), principal_id: a.principalId.toLowerCase(), principal_type: a.principalType })
       .execute();
-    await this.changed();
   }
 
   /** Removes a role assignment by id; returns whether it existed. */
   async deleteAssignment(id: string): Promise<boolean> {
     const r = await this.db.deleteFrom('arm_role_assignments').where('id', '=', id).executeTakeFirst();
-    await this.changed();
     return Number(r.numDeletedRows) > 0;
   }
 
@@ -290,7 +280,6 @@ export class ArmStore {
     const scope = `/subscriptions/${sub}`;
     await this.db.deleteFrom('arm_role_assignments').where((eb) => eb.or([eb('scope_lower', '=', scope), eb('scope_lower', 'like', `${scope}/%`)])).execute();
     const r = await this.db.deleteFrom('arm_subscriptions').where('subscription_id', '=', sub).executeTakeFirst();
-    await this.changed('arm', 'resources');
     return Number(r.numDeletedRows) > 0;
   }
 
@@ -352,8 +341,6 @@ export class ArmStore {
     } else {
       await db.insertInto('arm_resources').values({ ...values, id_lower: row.id.toLowerCase(), created_at: row.createdAt }).execute();
     }
-    // In the write's transaction when it has one: the version moves with the commit.
-    await this.cache?.changed(db, 'resources');
     return !existing;
   }
 
@@ -372,7 +359,6 @@ export class ArmStore {
       for (let i = 0; i < children.length; i += 500) await db.deleteFrom('arm_resources').where('id_lower', 'in', children.slice(i, i + 500)).execute();
       level = children;
     }
-    await this.cache?.changed(db, 'resources');
     return Number(r.numDeletedRows) > 0;
   }
 }

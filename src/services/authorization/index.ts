@@ -90,6 +90,5 @@ export const authorizationModule: ServiceModule = {
   async deleteResourceGroup(ctx, trx, subscriptionId, groupName) {
     const scope = `/subscriptions/${subscriptionId}/resourcegroups/${groupName}`.toLowerCase();
     await trx.deleteFrom(policyTable).where((eb) => eb.or([eb('scope_lower', '=', scope), eb(sql`substr(scope_lower, 1, ${scope.length + 1})`, '=', `${scope}/`)])).execute();
-    await ctx.cache.changed(trx, 'arm');
   },
 };

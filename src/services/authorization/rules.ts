@@ -48,22 +48,13 @@ export function policyRules(ctx: AppContext) {
   const policies = new PolicyStore(ctx.store.db);
   /**
    * Changed policies by tenant, scope and role (undefined: the policy is computed), kept in the
-   * `arm` cache area: a PATCH or DELETE changes the area in its transaction (other instances
-   * see it at their next request) and empties this instance's caches again once committed, so
-   * a read that overlapped the write does not keep the old row.
+   * `arm` cache area: a PATCH or DELETE changes the area in its transaction, by the policy
+   * table's triggers (`core/cache-tables.ts`), so every instance sees it at its next request.
    */
   const storedPolicies = ctx.cache.shared<StoredPolicy | undefined>('authz.storedPolicies', 'arm', 1000);
   const storedPolicy = (tenantId: string, scope: string, roleId: string) =>
     storedPolicies.get(cacheKey(tenantId, scope.toLowerCase(), roleId.toLowerCase()), () => policies.get(tenantId, scope, roleId));
-  const policyWrite = async <T>(fn: (trx: Kysely<Database>) => Promise<T>): Promise<T> => {
-    const out = await ctx.store.transaction(async (trx) => {
-      const r = await fn(trx);
-      await ctx.cache.changed(trx, 'arm');
-      return r;
-    });
-    ctx.cache.invalidate('arm');
-    return out;
-  };
+  const policyWrite = <T>(fn: (trx: Kysely<Database>) => Promise<T>): Promise<T> => ctx.store.transaction(fn);
 
   /** The role of the path's policy name at the scope. @throws 404 `RoleManagementPolicyNotFound`. */
   const roleOf = (req: FastifyRequest, call: PolicyCall): RoleDefinition => {

@@ -146,17 +146,13 @@ function toJob(r: any): JobRow {
 
 /**
  * Queries of the automation area. With the app's cache hub, webhooks by id are served from the
- * `resources` cache area and every webhook write bumps that area (in the write's transaction).
+ * `resources` cache area; every write of the tables bumps that area by trigger (`core/cache-tables.ts`).
  */
 export class AutomationStore {
   constructor(
     readonly db: Kysely<Database>,
     readonly cache?: CacheHub,
   ) {}
-
-  private async changed(db: Kysely<Database> = this.db): Promise<void> {
-    await this.cache?.changed(db, 'resources');
-  }
 
   /** A webhook by id (case-insensitive); the stored row is cached, every caller gets its own row object. */
   async webhook(id: string): Promise<WebhookRow | undefined> {
@@ -202,7 +198,6 @@ export class AutomationStore {
         body: toJson(w.body),
       })
       .execute();
-    await this.changed(db);
   }
 
   /** Rewrites a webhook's document and columns (token and last invocation kept). */
@@ -212,13 +207,11 @@ export class AutomationStore {
       .set({ runbook_name: w.runbookName, is_enabled: w.isEnabled ? 1 : 0, expiry_time: w.expiryTime, body: toJson(w.body) })
       .where('id_lower', '=', w.id.toLowerCase())
       .execute();
-    await this.changed();
   }
 
   /** Deletes a webhook; returns whether it existed. */
   async deleteWebhook(id: string): Promise<boolean> {
     const r = await this.db.deleteFrom('automation_webhooks').where('id_lower', '=', id.toLowerCase()).executeTakeFirst();
-    await this.changed();
     return Number(r.numDeletedRows) > 0;
   }
 
@@ -228,7 +221,6 @@ export class AutomationStore {
     if (opts.runbookName !== undefined) q = q.where('runbook_name', '=', opts.runbookName);
     await q.execute();
     if (opts.jobs) await db.deleteFrom('automation_jobs').where('account_id_lower', '=', accountIdLower).execute();
-    await this.changed(db);
   }
 
   /** Deletes the webhooks and jobs of every automation account of a resource group (the group delete's transaction `db`). */
@@ -236,7 +228,6 @@ export class AutomationStore {
     const accounts = groupResourceIds(db, subscriptionId, groupName, 'Vendor.Automation/automationAccounts');
     await db.deleteFrom('automation_webhooks').where('account_id_lower', 'in', accounts).execute();
     await db.deleteFrom('automation_jobs').where('account_id_lower', 'in', accounts).execute();
-    await this.changed(db);
   }
 
   /** A page of an account's webhooks in id order after `afterIdLower`, narrowed by `filter`. */
@@ -251,7 +242,6 @@ export class AutomationStore {
   async recordInvocation(webhookIdLower: string, job: JobRow): Promise<void> {
     await this.db.transaction().execute(async (tx) => {
       await tx.updateTable('automation_webhooks').set({ last_invoked_time: job.creationTime }).where('id_lower', '=', webhookIdLower).execute();
-      await this.changed(tx);
       await tx
         .insertInto('automation_jobs')
         .values({

@@ -165,7 +165,8 @@ const runsOfShareSubscription = prepared((db: Kysely<Database>) =>
  * Queries of the data share area. With the app's cache hub, the default-ordered pages of
  * synchronization rows ({@link SynchronizationPage}, with the answer texts made from them) are
  * kept in the `resources` cache area; every write of synchronizations
- * (a run added, a share or account deleted) changes that area in its transaction.
+ * (a run added, a share or account deleted) changes that area in its transaction, by trigger
+ * (`core/cache-tables.ts`).
  */
 export class DataShareStore {
   constructor(
@@ -219,7 +220,6 @@ export class DataShareStore {
     for (const t of ['datashare_synchronizations', 'datashare_invitations'] as const) {
       await db.deleteFrom(t).where((eb) => eb.or([eb('share_id_lower', '=', idLower), eb(sql`substr(share_id_lower, 1, ${prefix.length})`, '=', prefix)])).execute();
     }
-    await this.cache?.changed(db, 'resources');
   }
 
   /** Removes the invitations and synchronizations of the shares and share subscriptions of a resource group (the group delete's transaction `db`). */
@@ -228,10 +228,9 @@ export class DataShareStore {
     await db.deleteFrom('datashare_synchronizations').where('share_id_lower', 'in', ids()).execute();
     await db.deleteFrom('datashare_synchronizations').where('share_subscription_id_lower', 'in', ids()).execute();
     await db.deleteFrom('datashare_invitations').where('share_id_lower', 'in', ids()).execute();
-    await this.cache?.changed(db, 'resources');
   }
 
-  /** Inserts a synchronization run (in `db`'s transaction when given, else in one of its own with the cache change). */
+  /** Inserts a synchronization run (in `db`'s transaction when given, else in one of its own). */
   async addSynchronization(s: NewSynchronization, db?: Kysely<Database>): Promise<void> {
     if (!db) return this.db.transaction().execute((trx) => this.addSynchronization(s, trx));
     await db
@@ -254,7 +253,6 @@ export class DataShareStore {
         consumer_tenant_name: s.consumerTenantName ?? null,
       })
       .execute();
-    await this.cache?.changed(db, 'resources');
   }
 
   /**

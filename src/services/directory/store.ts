@@ -4,11 +4,11 @@
  * `directory_group_members`, `app_password_credentials`, `app_key_credentials`,
  * `app_role_grants`). Every row is scoped by its tenant; lists are keyset pages in id order.
  *
- * **One write path.** Every write goes through {@link directoryWrite}: one transaction that
- * also bumps the `directory` and `arm` cache versions ({@link CacheHub.changed}), so the identity
- * provider's cached user look-ups, the resource manager's group memberships and kept access
- * decisions, on every instance, see it on the very next request; no operation can forget the
- * invalidation.
+ * **One write path.** Every write goes through {@link directoryWrite}: one transaction. The
+ * tables' triggers bump the `directory` cache version in it (the group tables also `arm`:
+ * `core/cache-tables.ts`), so the identity provider's cached user look-ups, the resource
+ * manager's group memberships and kept access decisions, on every instance, see it on the very
+ * next request; no operation can forget the invalidation.
  */
 import type { Expression, Kysely, SqlBool } from 'kysely';
 import type { AppContext } from '../../context.ts';
@@ -18,18 +18,13 @@ import type { Database } from '../../store/database.ts';
 export type Db = Kysely<Database>;
 
 /**
- * Runs a directory write in one transaction and records the change of the `directory` cache
- * area in it (see the file comment). A write request is also marked so that, on PostgreSQL
- * with several live instances, it is answered once every instance applied it.
+ * Runs a directory write in one transaction (see the file comment). A write request is also
+ * marked so that, on PostgreSQL with several live instances, it is answered once every
+ * instance applied it.
  */
 export async function directoryWrite<T>(ctx: AppContext, raw: object | undefined, fn: (db: Db) => Promise<T>): Promise<T> {
   if (raw) ctx.cache.markRequest(raw);
-  return ctx.store.transaction(async (trx) => {
-    const out = await fn(trx);
-    // `arm` too: group memberships decide role assignments (`arm/rbac.ts` principalIdsFor) and the gateway's kept decisions.
-    await ctx.cache.changed(trx, 'directory', 'arm');
-    return out;
-  });
+  return ctx.store.transaction(fn);
 }
 
 /** A keyset page of rows: at most `top`, in id order after `after`, and whether more follow. */

@@ -170,8 +170,6 @@ export function eventstreamRules(ctx: AppContext, coll: (typeof collections)[num
             error: failure ? toJson({ requestId: req.id, errorCode: failure.code, message: failure.message, relatedResource: failure.options.relatedResource, isRetriable: false }) : null,
             status: null,
           });
-          // Readers of this workspace (any instance) must look for due operations again.
-          await ctx.cache.changed(trx, 'platform');
         });
       } catch (e) {
         if (isUniqueViolation(e)) throw nameTaken(body.displayName);

@@ -114,14 +114,13 @@ export class ResourcesStore {
     return new Map(rows.map((r) => [r.namespace_lower, { state: r.state as Registration['state'], changedAt: r.changed_at }]));
   }
 
-  /** Records a registration state (upsert) and invalidates the `arm` caches with it. */
+  /** Records a registration state (upsert); its table's triggers change the `arm` cache area (`core/cache-tables.ts`). */
   async setRegistration(subscriptionId: string, namespace: string, state: Registration['state'], at: string): Promise<void> {
     await this.db.transaction().execute(async (t) => {
       const trx: Kysely<Database> = t;
       const key = { subscription_id: subscriptionId.toLowerCase(), namespace_lower: namespace.toLowerCase() };
       const r = await trx.updateTable('resources_registrations').set({ state, changed_at: at }).where('subscription_id', '=', key.subscription_id).where('namespace_lower', '=', key.namespace_lower).executeTakeFirst();
       if (Number(r.numUpdatedRows) === 0) await trx.insertInto('resources_registrations').values({ ...key, state, changed_at: at }).execute();
-      await this.cache?.changed(trx, 'arm');
     });
   }
 

@@ -1,0 +1,160 @@
+/**
+ * How a write keeps every cache right, structurally (issue 27): the tables whose rows the
+ * cached areas (`cache.ts`) hold, and the database triggers that bump an area's version row in
+ * the transaction of EVERY insert, update or delete of such a table — whichever code path,
+ * process or tool writes it. No write path calls anything for its caches.
+ *
+ * - SQLite: one row trigger per table and event, `UPDATE stratus_cache_versions SET version =
+ *   version + 1 WHERE area IN (…)`. Every request reads the version rows first
+ *   (`CacheHub.sync`), so the next request on any process sees the write.
+ * - PostgreSQL: one statement trigger per table and event over its transition table (a
+ *   statement that changed no row bumps nothing): the same increment, and
+ *   `pg_notify('stratus_cache_<schema>', '0 <areas>')` for the live instances
+ *   (`cache-presence.ts`), delivered at commit in commit order. The instance that wrote sees
+ *   the write statement pass through its store (`Store.onCachedWrite`, set by the hub): it
+ *   empties its own caches of the areas at once and, before answering, sends a marker and waits
+ *   until every live instance acknowledged it (`CacheHub.markWritten` / `settle`) — by then
+ *   each has applied the trigger's notification, which committed before the marker.
+ *
+ * The one rule left to a developer: a table whose rows a cache (or a kept answer of a `keep`
+ * route) holds is listed here, under the area of that cache. `test/cache-triggers.test.ts`
+ * checks that every listed table has its triggers on both dialects and that a raw write, by any
+ * connection, decides the next request.
+ *
+ * Not listed: the `seeded` area's tables (billing, analytics dataflows), written only by the
+ * bulk seeders in large batches (a row trigger per row would cost SQLite seconds per million
+ * rows); their one writer bumps `seeded` once per transaction (`bumpCacheVersions`).
+ */
+import { createHash } from 'node:crypto';
+import { sql, type Kysely } from 'kysely';
+import { isPostgres } from '../store/db.ts';
+import type { CacheArea } from './cache.ts';
+import { presenceChannelPrefix } from './cache-presence.ts';
+
+/** A write event a trigger fires on. */
+export type WriteEvent = 'insert' | 'update' | 'delete';
+
+/** One cached table: the areas its writes change, and on which events (default all three). */
+export interface CachedTable {
+  areas: readonly CacheArea[];
+  events?: readonly WriteEvent[];
+}
+
+/** The cached tables by name (see the file comment). */
+export const cachedTables: Readonly<Record<string, CachedTable>> = {
+  // The resource-manager hierarchy and authorization (gateway.ts CachedArmStore; policies; registrations).
+  arm_management_groups: { areas: ['arm'] },
+  arm_subscriptions: { areas: ['arm'] },
+  arm_resource_groups: { areas: ['arm'] },
+  arm_role_assignments: { areas: ['arm'] },
+  arm_role_definitions: { areas: ['arm'] },
+  authz_role_management_policies: { areas: ['arm'] },
+  resources_registrations: { areas: ['arm'] },
+  resources_group_deletions: { areas: ['arm'] },
+  resources_subscription_tags: { areas: ['arm'] },
+  // Tracked resources and the areas' kept pages and answers.
+  arm_resources: { areas: ['resources'] },
+  automation_webhooks: { areas: ['resources'] },
+  automation_jobs: { areas: ['resources'] },
+  datashare_invitations: { areas: ['resources'] },
+  datashare_synchronizations: { areas: ['resources'] },
+  // The directory (users by id and name; group membership also decides authorization).
+  tenants: { areas: ['directory'] },
+  directory_users: { areas: ['directory'] },
+  directory_apps: { areas: ['directory'] },
+  app_role_grants: { areas: ['directory'] },
+  app_password_credentials: { areas: ['directory'] },
+  app_key_credentials: { areas: ['directory'] },
+  directory_groups: { areas: ['directory', 'arm'] },
+  directory_group_members: { areas: ['directory', 'arm'] },
+  // The data platform: workspaces, workspace roles, and the next due operation (new operations only:
+  // completing one is found by the next look, `platform/access.ts`).
+  platform_workspaces: { areas: ['platform'] },
+  platform_role_assignments: { areas: ['platform'] },
+  platform_operations: { areas: ['platform'], events: ['insert'] },
+};
+
+/** The cached areas a table's writes change, by table (for `Store.onCachedWrite`). */
+export function cachedAreasByTable(): Map<string, readonly CacheArea[]> {
+  return new Map(Object.entries(cachedTables).map(([t, c]) => [t, c.areas]));
+}
+
+const eventCode: Record<WriteEvent, string> = { insert: 'i', update: 'u', delete: 'd' };
+
+/** The trigger name of a table's event: the areas are hashed into it, so a changed list makes a new trigger. */
+export function triggerName(table: string, event: WriteEvent, areas: readonly CacheArea[], dialect: 'sqlite' | 'postgres'): string {
+  const h = createHash('sha1').update(`${dialect}|${areas.join(',')}|v1`).digest('hex').slice(0, 8);
+  return `stratus_cv_${table}_${eventCode[event]}_${h}`;
+}
+
+/** Every trigger the cached tables need, by name. */
+function wanted(dialect: 'sqlite' | 'postgres'): Map<string, { table: string; event: WriteEvent; areas: readonly CacheArea[] }> {
+  const out = new Map<string, { table: string; event: WriteEvent; areas: readonly CacheArea[] }>();
+  for (const [table, c] of Object.entries(cachedTables)) {
+    for (const event of c.events ?? (['insert', 'update', 'delete'] as const)) out.set(triggerName(table, event, c.areas, dialect), { table, event, areas: c.areas });
+  }
+  return out;
+}
+
+const ident = (s: string) => {
+  if (!/^[a-z_][a-z0-9_]*$/.test(s)) throw new Error(`not a plain SQL name: ${s}`);
+  return s;
+};
+
+/**
+ * Makes the triggers of {@link cachedTables} exist (after the migrations, at every start): the
+ * missing ones are created, those of an older list dropped. On PostgreSQL under the schema's
+ * advisory lock (instances starting together), with the one trigger function.
+ * @throws the database error when a listed table does not exist (a wrong list fails the start).
+ */
+export async function installCacheTriggers(db: Kysely<any>): Promise<void> {
+  const pg = isPostgres(db);
+  const want = wanted(pg ? 'postgres' : 'sqlite');
+  await db.transaction().execute(async (trx) => {
+    if (pg) await sql`select pg_advisory_xact_lock(hashtext(current_schema()))`.execute(trx);
+    const have = pg
+      ? (await sql<{ name: string; tbl: string }>`select t.tgname as name, c.relname as tbl from pg_trigger t join pg_class c on c.oid = t.tgrelid join pg_namespace n on n.oid = c.relnamespace where n.nspname = current_schema() and t.tgname like 'stratus_cv_%'`.execute(trx)).rows
+      : (await sql<{ name: string; tbl: string }>`select name, tbl_name as tbl from sqlite_master where type = 'trigger' and name like 'stratus_cv_%'`.execute(trx)).rows;
+    const present = new Set(have.map((r) => r.name));
+    for (const r of have) {
+      if (!want.has(r.name)) await sql.raw(pg ? `drop trigger if exists ${ident(r.name)} on ${ident(r.tbl)}` : `drop trigger if exists ${ident(r.name)}`).execute(trx);
+    }
+    if (pg && [...want.keys()].some((n) => !present.has(n))) {
+      // `0`: the notification takes no sequence number (no lock beyond the version rows); the writer's marker orders it (file comment).
+      await sql
+        .raw(
+          `create or replace function stratus_cache_touch() returns trigger language plpgsql as $f$
+begin
+  if exists (select 1 from stratus_cache_rows) then
+    update stratus_cache_versions set version = version + 1 where area = any(TG_ARGV);
+    perform pg_notify('${presenceChannelPrefix}' || current_schema(), '0 ' || array_to_string(TG_ARGV, ','));
+  end if;
+  return null;
+end $f$`,
+        )
+        .execute(trx);
+    }
+    for (const [name, t] of want) {
+      if (present.has(name)) continue;
+      const areas = t.areas.map((a) => `'${ident(a)}'`).join(', ');
+      if (pg) {
+        const ref = t.event === 'delete' ? 'old table as stratus_cache_rows' : 'new table as stratus_cache_rows';
+        await sql.raw(`create trigger ${ident(name)} after ${t.event} on ${ident(t.table)} referencing ${ref} for each statement execute function stratus_cache_touch(${areas})`).execute(trx);
+      } else {
+        await sql.raw(`create trigger ${ident(name)} after ${t.event} on ${ident(t.table)} begin update stratus_cache_versions set version = version + 1 where area in (${areas}); end`).execute(trx);
+      }
+    }
+  });
+}
+
+/** Write statements' target tables (`insert into t`, `update t`, `delete from t`, also inside a `with`). */
+const writeTarget = /\b(?:insert\s+into|update|delete\s+from)\s+"?([a-z_][a-z0-9_]*)"?/gi;
+
+/** The cached areas a SQL text writes (empty for reads and for tables not in {@link cachedTables}). */
+export function areasWrittenBy(text: string, byTable: ReadonlyMap<string, readonly CacheArea[]>): CacheArea[] {
+  if (!/\b(insert|update|delete)\b/i.test(text)) return [];
+  const out = new Set<CacheArea>();
+  writeTarget.lastIndex = 0;
+  for (let m = writeTarget.exec(text); m; m = writeTarget.exec(text)) for (const a of byTable.get(m[1]!.toLowerCase()) ?? []) out.add(a);
+  return [...out];
+}
