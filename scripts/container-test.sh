@@ -69,10 +69,11 @@ if ! dk info >/dev/null 2>&1; then
   done
 fi
 export DOCKER_BUILDKIT=1
-if ! printf 'FROM scratch\n' | dk build -q - >/dev/null 2>"$TMP/bk.err"; then
+if ! probe=$(printf 'FROM scratch\n' | dk build -q - 2>"$TMP/bk.err"); then
   echo "docker build with BuildKit does not work here (the Dockerfile's RUN --mount needs it):" >&2
   cat "$TMP/bk.err" >&2; exit 1
 fi
+dk rmi "$probe" >/dev/null 2>&1 || true
 
 CONTAINERS=(); VOLUMES=(); SCHEMA=""
 cleanup() {
@@ -92,6 +93,7 @@ case "$NODE_VERSION" in v20.*) ;; *) echo "the stand-in needs this machine's Nod
 NPM_DIR=$(cd "$(dirname "$(readlink -f "$(command -v npm)")")/.." && pwd)   # …/node_modules/npm
 NODE_DIR=$(npm config get nodedir 2>/dev/null || true)
 [ -n "$NODE_DIR" ] && [ "$NODE_DIR" != undefined ] || NODE_DIR=$(dirname "$(dirname "$NODE_BIN")")
+[ -d "$NODE_DIR/include/node" ] || { echo "Node's headers are not in $NODE_DIR/include/node (npm config get nodedir); node-gyp needs them" >&2; exit 1; }
 RECIPE="stand-in-1 node-$NODE_VERSION npm-$(npm -v)"
 
 # Whether `tag` must be made: absent, or a stand-in of an older recipe. An image without the
