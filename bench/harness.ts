@@ -190,6 +190,8 @@ export interface Fleet {
   env(i: number): Record<string, string>;
   /** Starts slot `i`; resolves when it is healthy. */
   start(i: number): Promise<void>;
+  /** Process ids of the started instances, in start order (for CPU time from `/proc`). */
+  pids(): number[];
   /** Stops every started instance, removes the data folders and drops the schema. */
   close(): Promise<void>;
 }
@@ -219,6 +221,7 @@ export async function fleet(o: FleetOptions): Promise<Fleet> {
     async start(i) {
       children.push(await startStratus({ stratusDir: o.stratusDir, env: env(i), httpPort: ports[i]!.http, httpsPort: ports[i]!.https, cpuProf: o.cpuProf }));
     },
+    pids: () => children.map((c) => c.pid!),
     async close() {
       for (const c of children) await stop(c);
       for (const d of dataDirs) fs.rmSync(d, { recursive: true, force: true });
