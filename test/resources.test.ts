@@ -115,6 +115,8 @@ test('providers: the served namespaces from the areas, registration states, Miss
   assert.ok(webhooks.apiVersions.includes('2024-10-23'));
   assert.ok(webhooks.locations.includes('East US'));
   assert.ok(!automation.resourceTypes.some((t: any) => /generateUri/i.test(t.resourceType)), 'actions are not resource types');
+  const datashare = list.body.value.find((p: any) => p.namespace === 'Vendor.DataShare');
+  assert.deepEqual(datashare.resourceTypes.map((t: any) => t.resourceType).filter((t: string) => /list/i.test(t)), [], 'nor are list actions read by GET');
   assert.equal(list.body.value.find((p: any) => p.namespace === 'Vendor.Resources').registrationPolicy, 'RegistrationFree');
   const expanded = await call('GET', `${base}/providers`, { query: { $expand: 'resourceTypes/aliases' } });
   assert.deepEqual(expanded.body.value[1].resourceTypes[0].aliases, []);

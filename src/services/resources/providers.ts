@@ -58,7 +58,7 @@ function resourcesProvider(): ServedProvider {
 /**
  * The resource type a URL template below `/providers/<ns>/` names: the literal segments of
  * `type/:name` pairs, ending with a final `:name` (an item) or a final literal of a GET (a
- * collection); undefined for an action (two literals in a row, or a POST's last literal).
+ * collection); undefined for an action (two literals in a row, a POST's last literal, a `list…`).
  */
 function typeOf(method: string, rest: string[]): string | undefined {
   const parts: string[] = [];
@@ -67,7 +67,8 @@ function typeOf(method: string, rest: string[]): string | undefined {
     if (seg.startsWith(':') || seg.includes('*')) return undefined;
     const next = rest[i + 1];
     if (next === undefined) {
-      if (method !== 'GET') return undefined;
+      // A GET of a collection names its type; `list…` (listSynchronizations, listKeys) is an action read by GET.
+      if (method !== 'GET' || /^list[A-Z]/u.test(seg)) return undefined;
       parts.push(seg);
       break;
     }
