@@ -78,8 +78,19 @@ function typeOf(method: string, rest: string[]): string | undefined {
   return parts.length ? parts.join('/') : undefined;
 }
 
-/** The namespaces Stratus serves, `Vendor.Resources` first, then by name. */
+const served = new WeakMap<AppContext, { count: number; providers: ServedProvider[] }>();
+
+/** The namespaces Stratus serves, `Vendor.Resources` first, then by name (derived once per app, again only if a route was declared since). */
 export function servedProviders(ctx: AppContext): ServedProvider[] {
+  const count = declaredOperations(ctx).length;
+  const known = served.get(ctx);
+  if (known && known.count === count) return known.providers;
+  const providers = deriveProviders(ctx);
+  served.set(ctx, { count, providers });
+  return providers;
+}
+
+function deriveProviders(ctx: AppContext): ServedProvider[] {
   const byNs = new Map<string, { namespace: string; types: Map<string, { name: string; versions: Set<string>; located: boolean }> }>();
   for (const op of declaredOperations(ctx)) {
     const m = /\/providers\/(Vendor\.[A-Za-z]+)\/(.+)$/u.exec(op.url);
