@@ -59,5 +59,8 @@ STOPSIGNAL SIGTERM
 # the slim image has no curl, so Node's own fetch asks.
 HEALTHCHECK --interval=5s --timeout=3s --start-period=30s --retries=3 \
     CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.STRATUS_HTTP_PORT || 8080) + '/_stratus/health').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+LABEL org.opencontainers.image.title="Stratus" \
+      org.opencontainers.image.description="Self-hosted cloud REST APIs for development and testing" \
+      org.opencontainers.image.licenses="MIT"
 ENTRYPOINT ["node", "/app/dist/stratus.mjs"]
 CMD ["serve"]
