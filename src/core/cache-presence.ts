@@ -4,10 +4,13 @@
  * at once", without a round trip per turn on every read).
  *
  * **The protocol.**
- * - Every write that changes a cached area increments the `*` row of `stratus_cache_versions`
- *   (the write's *sequence number*: the row lock orders writers, so sequence order is commit
- *   order) and sends `pg_notify('stratus_cache_<schema>', '<seq> <area,…>')` in its transaction
- *   (`bumpCacheVersions`): delivered at commit, in commit order, to every listener.
+ * - Every write of a cached table sends `pg_notify('stratus_cache_<schema>', '0 <area,…>')` in
+ *   its transaction, from the table's trigger (`cache-tables.ts`; `0`: no sequence number), and
+ *   its writer answers after a marker (below). An explicit bump (`bumpCacheVersions`: a world
+ *   loaded) increments the `*` row of `stratus_cache_versions` (the write's *sequence number*:
+ *   the row lock orders writers, so sequence order is commit order) and sends
+ *   `pg_notify('stratus_cache_<schema>', '<seq> <area,…>')`. Either is delivered at commit, in
+ *   commit order, to every listener.
  * - Each instance ({@link CachePresence}) holds one dedicated connection that `LISTEN`s, and a row
  *   of `stratus_instances`: its id, the highest sequence number it has *applied* (`acked`), and a
  *   lease (`lease_until`, the database's clock). On a notification it empties the named areas'

@@ -27,7 +27,8 @@
  */
 import { createHash } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
-import { isPostgres } from '../store/db.ts';
+import { LRUCache } from 'lru-cache';
+import { isPostgres, type Store } from '../store/db.ts';
 import type { CacheArea } from './cache.ts';
 import { presenceChannelPrefix } from './cache-presence.ts';
 
@@ -107,7 +108,7 @@ const ident = (s: string) => {
  * advisory lock (instances starting together), with the one trigger function.
  * @throws the database error when a listed table does not exist (a wrong list fails the start).
  */
-export async function installCacheTriggers(db: Kysely<any>): Promise<void> {
+export async function installCacheTriggers<DB>(db: Kysely<DB>): Promise<void> {
   const pg = isPostgres(db);
   const want = wanted(pg ? 'postgres' : 'sqlite');
   await db.transaction().execute(async (trx) => {
@@ -157,4 +158,18 @@ export function areasWrittenBy(text: string, byTable: ReadonlyMap<string, readon
   writeTarget.lastIndex = 0;
   for (let m = writeTarget.exec(text); m; m = writeTarget.exec(text)) for (const a of byTable.get(m[1]!.toLowerCase()) ?? []) out.add(a);
   return [...out];
+}
+
+/**
+ * Calls `wrote(areas)` before each write statement `store` runs on a cached table (the areas it
+ * changes; worked out once per SQL text): the hub's view of its own instance's writes.
+ */
+export function watchOwnWrites<DB>(store: Store<DB>, wrote: (areas: readonly CacheArea[]) => void): void {
+  const byTable = cachedAreasByTable();
+  const known = new LRUCache<string, CacheArea[]>({ max: 2000 });
+  store.watchWrites((text) => {
+    let areas = known.get(text);
+    if (!areas) known.set(text, (areas = areasWrittenBy(text, byTable)));
+    if (areas.length) wrote(areas);
+  });
 }

@@ -3,9 +3,11 @@
  * directory users, data platform workspace roles) and their invalidation (issue 9 item 3).
  *
  * - Each cache is a bounded LRU (`lru-cache`) belonging to one {@link CacheArea}.
- * - A write that changes an area calls {@link CacheHub.changed} (inside its transaction when it
- *   has one): the area's row of `stratus_cache_versions` is incremented in that transaction and
- *   this instance's caches of the area are emptied at once.
+ * - A write of a table a cache holds changes its area's row of `stratus_cache_versions` in its
+ *   transaction by trigger (`cache-tables.ts`: the list of cached tables; no write path calls
+ *   anything), and this instance's caches of the area are emptied at once (the store passes
+ *   every write statement's text to the hub). {@link CacheHub.changed} is left for writes that
+ *   change everything (a world loaded) and the bulk seeders of `seeded`.
  * - A request calls {@link CacheHub.sync} before it uses a cache: one read of the (three-row)
  *   version table; an area whose version moved since the last read is emptied. So a write
  *   committed by another instance sharing the PostgreSQL database — or by another process on the
@@ -34,7 +36,7 @@ import { appliedEverywhere, CachePresence, sendMarker, type PresenceOptions } fr
 import { bumpCacheVersions } from './cache-versions.ts';
 import { SharedValues, type SharedRow, type SharedWrite } from './shared-values.ts';
 import { KeptVersions, keyOfEntry } from './kept-versions.ts';
-import { areasWrittenBy, cachedAreasByTable } from './cache-tables.ts';
+import { watchOwnWrites } from './cache-tables.ts';
 import { TickBatch, turnTrip, type TripPart } from './tick-batch.ts';
 import type { CacheDatabase } from './tables.ts';
 
@@ -165,25 +167,12 @@ export class CacheHub {
       },
       { trip: turnTrip(db), part: versionPart(sent) },
     );
-    // This instance's own writes of cached tables (`cache-tables.ts`; the triggers bump the versions).
-    const byTable = cachedAreasByTable();
-    const written = new LRUCache<string, CacheArea[]>({ max: 2000 });
-    store.watchWrites((text) => {
-      let areas = written.get(text);
-      if (!areas) written.set(text, (areas = areasWrittenBy(text, byTable)));
-      if (areas.length) this.ownWrite(areas);
+    // This instance's own writes of cached tables (the triggers bump the versions): its caches of
+    // the areas are emptied at once; on PostgreSQL the next answer waits for a marker ({@link markWritten}).
+    watchOwnWrites(store, (areas) => {
+      this.invalidate(...areas);
+      this.markWritten();
     });
-  }
-
-  /**
-   * A statement of this instance is about to write cached tables of `areas` (their triggers bump
-   * the versions in its transaction): this instance's caches of those areas are emptied at once,
-   * and on PostgreSQL the next answer waits for a marker applied by every live instance
-   * ({@link markWritten}), so none answers from a cache the write made stale.
-   */
-  private ownWrite(areas: readonly CacheArea[]): void {
-    this.invalidate(...areas);
-    this.markWritten();
   }
 
   /** A new cache of `area` holding at most `max` entries. */

@@ -10,13 +10,13 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { createHash } from 'node:crypto';
 import SQLite from 'better-sqlite3';
 import { LRUCache } from 'lru-cache';
 import { Kysely, PostgresAdapter, PostgresDialect, SqliteDialect, SqliteDriver, sql, type DatabaseConnection, type Migration, type SqliteDatabase, type SqliteDialectConfig, type SqliteStatement } from 'kysely';
 import type pg from 'pg';
 import type { StoreTables } from './tables.ts';
 import { registerDirectReader, type DirectStatement } from './prepared.ts';
+import { nameStatements, writeText, type StatementHooks } from './statements.ts';
 
 /** Which SQL dialect the store runs on. */
 export type DialectName = 'sqlite' | 'postgres';
@@ -49,15 +49,6 @@ export type SqliteSynchronous = 'OFF' | 'NORMAL' | 'FULL' | 'EXTRA';
 
 /** Distinct SQL texts whose prepared statements are kept (per SQLite database / per pg connection). */
 export const statementCacheSize = 1000;
-
-/** What a store tells about the statements it runs (set by the cache hub: `Store.watchWrites`). */
-export interface StatementHooks {
-  /** Called with the text of every write statement (insert, update, delete, `with`) before it runs. */
-  onWrite?: (text: string) => void;
-}
-
-/** Texts that may write (the hooks' filter; a `with` may end in a write). */
-const writeText = /^\s*(insert|update|delete|with)\b/i;
 
 /**
  * Wraps a better-sqlite3 database so that `prepare` returns a cached statement for a SQL text
@@ -178,38 +169,6 @@ class TrackedSqliteDialect extends SqliteDialect {
   }
 }
 
-/** Statement names by SQL text (a name is a hash of the text, so it is the same on every connection and instance). */
-const statementNames = new LRUCache<string, string>({ max: 10_000 });
-
-/** Data statements are named (prepared once per connection); control and schema statements are not. */
-const namedStatement = /^\s*(select|insert|update|delete|with)\b/i;
-
-/**
- * Makes every data statement a `client` runs a named prepared statement (`{ name, text, values }`
- * with the name derived from a hash of the text), so PostgreSQL parses and plans each SQL
- * text once per connection; `pg` then sends only Bind/Execute. Statements with several
- * commands, control statements (`begin`, `set`) and DDL go unnamed. A connection keeps at
- * most {@link statementCacheSize} names; further new texts run unnamed on it.
- */
-function nameStatements(client: pg.PoolClient, enabled: () => boolean, hooks: StatementHooks): void {
-  const query = client.query.bind(client) as (...args: any[]) => any;
-  const named = new Set<string>();
-  (client as any).query = (text: unknown, values?: unknown, cb?: unknown) => {
-    if (hooks.onWrite && typeof text === 'string' && writeText.test(text)) hooks.onWrite(text);
-    if (typeof text !== 'string' || !Array.isArray(values) || typeof cb === 'function' || !enabled() || !namedStatement.test(text) || text.includes(';')) return query(text, values, cb);
-    let name = statementNames.get(text);
-    if (!name) {
-      name = `s_${createHash('sha1').update(text).digest('base64url').slice(0, 22)}`;
-      statementNames.set(text, name);
-    }
-    if (!named.has(name)) {
-      if (named.size >= statementCacheSize) return query(text, values);
-      named.add(name);
-    }
-    return query({ name, text, values });
-  };
-}
-
 /**
  * An open database with its dialect; close it once at shutdown. `DB` is the tables it is
  * typed with: the app's store is a `Store<Database>` (src/store/database.ts); a bare store
@@ -315,7 +274,7 @@ export async function openStore<DB = StoreTables>(opts: StoreOptions): Promise<S
     });
     let prepared = false;
     const hooks: StatementHooks = {};
-    pool.on('connect', (client) => nameStatements(client, () => prepared, hooks));
+    pool.on('connect', (client) => nameStatements(client, () => prepared, hooks, statementCacheSize));
     const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
     await sql`select 1`.execute(db);
     let closed = false;

@@ -1,0 +1,50 @@
+/**
+ * What the store does with each statement on its connections: named prepared statements on
+ * PostgreSQL ({@link nameStatements}) and the write hook the cache hub listens on
+ * ({@link StatementHooks}, `Store.watchWrites`).
+ */
+import { createHash } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
+import type pg from 'pg';
+
+/** What a store tells about the statements it runs (set by the cache hub: `Store.watchWrites`). */
+export interface StatementHooks {
+  /** Called with the text of every write statement (insert, update, delete, `with`) before it runs. */
+  onWrite?: (text: string) => void;
+}
+
+/** Texts that may write (the hooks' filter; a `with` may end in a write). */
+export const writeText = /^\s*(insert|update|delete|with)\b/i;
+
+/** Statement names by SQL text (a name is a hash of the text, so it is the same on every connection and instance). */
+const statementNames = new LRUCache<string, string>({ max: 10_000 });
+
+/** Data statements are named (prepared once per connection); control and schema statements are not. */
+const namedStatement = /^\s*(select|insert|update|delete|with)\b/i;
+
+/**
+ * Makes every data statement a `client` runs a named prepared statement (`{ name, text, values }`
+ * with the name derived from a hash of the text), so PostgreSQL parses and plans each SQL
+ * text once per connection; `pg` then sends only Bind/Execute. Statements with several
+ * commands, control statements (`begin`, `set`) and DDL go unnamed. A connection keeps at
+ * most `statementCacheSize` names; further new texts run unnamed on it.
+ */
+export function nameStatements(client: pg.PoolClient, enabled: () => boolean, hooks: StatementHooks, statementCacheSize: number): void {
+  const query = client.query.bind(client) as (...args: any[]) => any;
+  const named = new Set<string>();
+  (client as any).query = (text: unknown, values?: unknown, cb?: unknown) => {
+    if (hooks.onWrite && typeof text === 'string' && writeText.test(text)) hooks.onWrite(text);
+    if (typeof text !== 'string' || !Array.isArray(values) || typeof cb === 'function' || !enabled() || !namedStatement.test(text) || text.includes(';')) return query(text, values, cb);
+    let name = statementNames.get(text);
+    if (!name) {
+      name = `s_${createHash('sha1').update(text).digest('base64url').slice(0, 22)}`;
+      statementNames.set(text, name);
+    }
+    if (!named.has(name)) {
+      if (named.size >= statementCacheSize) return query(text, values);
+      named.add(name);
+    }
+    return query({ name, text, values });
+  };
+}
+
