@@ -19,7 +19,7 @@ import path from 'node:path';
 import { packageVersion } from './version.ts';
 import { readyLine } from './ready.ts';
 import { resetWorld } from './world/shared.ts';
-import { addSnapshotCommand } from './world/command.ts';
+import { addSnapshotCommand, addWorldCommand } from './world/command.ts';
 import { modules } from './services/index.ts';
 import { demoPublicClient } from './seed/demo.ts';
 import { addSeedCommand, settleOutsideWrite } from './seed/command.ts';
@@ -158,6 +158,7 @@ program
 addRequestsCommand(program);
 addSeedCommand(program, storeFlags);
 addSnapshotCommand(program, storeFlags);
+addWorldCommand(program, storeFlags);
 
 program.parseAsync(process.argv).catch((e: unknown) => {
   process.stderr.write(`stratus: ${(e as Error).message}\n`);

@@ -1,7 +1,8 @@
 /**
- * `stratus snapshot save|list|restore|delete <name>` (issue 28 item 4): the snapshots of the
+ * `stratus snapshot save|list|restore|delete <name>` (issue 28 item 4) and
+ * `stratus world export [--out <file>]` / `stratus world import <file>` (item 3): on the
  * configured store (the same settings as `serve`), without a running server. Every instance on
- * the store follows a restore at its next request (`docs/worlds.md`).
+ * the store follows a restore or an import at its next request (`docs/worlds.md`).
  */
 import type { Command } from 'commander';
 import { ConfigError, loadConfig, type ConfigFlags } from '../config.ts';
@@ -49,6 +50,31 @@ export function addSnapshotCommand(program: Command, storeFlags: (cmd: Command) 
     await withApp(flags, async (built) => {
       const { Snapshots } = await import('./snapshots.ts');
       for (const s of await new Snapshots(built.ctx.store, await mods()).list()) process.stdout.write(`${s.name}\t${s.createdAt}\t${s.rows} rows\n`);
+    });
+  });
+}
+
+/** Adds `world export` and `world import` to `program`. */
+export function addWorldCommand(program: Command, storeFlags: (cmd: Command) => Command): void {
+  const world = program.command('world').description('export the store as a world file, or replace it with one');
+  storeFlags(world.command('export').description('write the current state as a world file (YAML; JSON when --out ends in .json)'))
+    .option('--out <file>', 'file to write (default: standard output)')
+    .action(async (flags: ConfigFlags & { out?: string }) => {
+      await withApp(flags, async (built) => {
+        const { exportWorld } = await import('./export.ts');
+        const doc = await exportWorld(built.ctx.store.db);
+        const text = flags.out?.endsWith('.json') ? JSON.stringify(doc, null, 2) + '\n' : (await import('yaml')).stringify(doc, { lineWidth: 0 });
+        if (flags.out) (await import('node:fs')).writeFileSync(flags.out, text);
+        else process.stdout.write(text);
+      });
+    });
+  storeFlags(world.command('import <file>').description('replace the whole state with a world file (kept as what a reset restores)')).action(async (file: string, flags: ConfigFlags) => {
+    const { readWorld } = await import('./file.ts');
+    const parsed = readWorld([file]);
+    await withApp(flags, async (built) => {
+      const { applyWorld } = await import('./start.ts');
+      await applyWorld(built.ctx, await (async () => (await import('../services/index.ts')).modules)(), parsed);
+      process.stdout.write(`imported ${file}\n`);
     });
   });
 }

@@ -31,7 +31,8 @@ interface ResolvedUser {
   displayName: string;
   mail: string;
   accountEnabled: boolean;
-  password: string;
+  password?: string;
+  passwordHash?: string;
   tenantAdmin: boolean;
 }
 
@@ -42,6 +43,7 @@ interface ResolvedApp {
   displayName: string;
   kind: AppKind;
   secret?: string;
+  secretHash?: string;
   redirectUris: string[];
   grants: { audience: string; role: string }[];
 }
@@ -108,7 +110,8 @@ export function resolveWorld(world: World): ResolvedWorld {
       const uid = (u.id ?? stableUuid('world-user', upn)).toLowerCase();
       dup(userIds, uid, at(`/users/${i}`), `user id ${uid}`);
       dup(upns, upn, at(`/users/${i}/userPrincipalName`), `userPrincipalName ${upn}`);
-      tenant.users.push({ id: uid, upn: u.userPrincipalName, displayName: u.displayName, mail: u.mail ?? u.userPrincipalName, accountEnabled: u.accountEnabled ?? true, password: u.password, tenantAdmin: u.tenantAdmin ?? false });
+      if ((u.password === undefined) === (u.passwordHash === undefined)) problems.push(`${at(`/users/${i}`)}: give exactly one of password and passwordHash`);
+      tenant.users.push({ id: uid, upn: u.userPrincipalName, displayName: u.displayName, mail: u.mail ?? u.userPrincipalName, accountEnabled: u.accountEnabled ?? true, password: u.password, passwordHash: u.passwordHash, tenantAdmin: u.tenantAdmin ?? false });
       names.set(upn, { id: uid, type: 'User' }).set(uid, { id: uid, type: 'User' });
     });
     (t.applications ?? []).forEach((a, i) => {
@@ -117,9 +120,10 @@ export function resolveWorld(world: World): ResolvedWorld {
       dup(appIds, appId, at(`/applications/${i}`), `application appId ${appId}`);
       dup(userIds, objectId, at(`/applications/${i}`), `object id ${objectId}`);
       const kind: AppKind = a.kind ?? (a.secret ? 'ServicePrincipal' : 'PublicClient');
-      if (kind !== 'PublicClient' && !a.secret) problems.push(`${at(`/applications/${i}`)}: a ${kind} needs a secret`);
+      if (a.secret !== undefined && a.secretHash !== undefined) problems.push(`${at(`/applications/${i}`)}: give at most one of secret and secretHash`);
+      if (kind !== 'PublicClient' && !a.secret && !a.secretHash) problems.push(`${at(`/applications/${i}`)}: a ${kind} needs a secret`);
       if (names.has(a.displayName.toLowerCase())) problems.push(`${at(`/applications/${i}/displayName`)}: duplicate principal name ${a.displayName}`);
-      tenant.apps.push({ appId, objectId, displayName: a.displayName, kind, secret: a.secret, redirectUris: [...(a.web?.redirectUris ?? []), ...(a.publicClient?.redirectUris ?? [])], grants: (a.appRoles ?? []).map((r) => ({ audience: r.api, role: r.role })) });
+      tenant.apps.push({ appId, objectId, displayName: a.displayName, kind, secret: a.secret, secretHash: a.secretHash, redirectUris: [...(a.web?.redirectUris ?? []), ...(a.publicClient?.redirectUris ?? [])], grants: (a.appRoles ?? []).map((r) => ({ audience: r.api, role: r.role })) });
       for (const n of [a.displayName.toLowerCase(), appId, objectId]) names.set(n, { id: objectId, type: 'ServicePrincipal' });
     });
     (t.subscriptions ?? []).forEach((s, i) => {
@@ -175,8 +179,8 @@ export async function loadWorld(ctx: AppContext, modules: readonly ServiceModule
   for (const t of resolved.tenants) {
     await d.addTenant({ id: t.id, domain: t.domain, displayName: t.displayName });
     await Promise.all([
-      ...t.users.map((u) => d.addUser({ id: u.id, tenantId: t.id, userPrincipalName: u.upn, displayName: u.displayName, mail: u.mail, isTenantAdmin: u.tenantAdmin, accountEnabled: u.accountEnabled }, u.password)),
-      ...t.apps.map((a) => d.addApp({ appId: a.appId, objectId: a.objectId, tenantId: t.id, displayName: a.displayName, kind: a.kind, redirectUris: a.redirectUris }, a.secret, a.grants)),
+      ...t.users.map((u) => d.addUser({ id: u.id, tenantId: t.id, userPrincipalName: u.upn, displayName: u.displayName, mail: u.mail, isTenantAdmin: u.tenantAdmin, accountEnabled: u.accountEnabled }, u.password ?? '', u.passwordHash)),
+      ...t.apps.map((a) => d.addApp({ appId: a.appId, objectId: a.objectId, tenantId: t.id, displayName: a.displayName, kind: a.kind, redirectUris: a.redirectUris }, a.secret ?? (a.secretHash ? '(kept hash)' : undefined), a.grants, a.secretHash)),
     ]);
     await arm.addManagementGroup({ name: t.id, tenantId: t.id, displayName: 'Tenant Root Group' });
     for (const s of t.subscriptions) {

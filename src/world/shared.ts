@@ -58,7 +58,7 @@ export async function moveClock(ctx: AppContext, to: { epochMs: number } | { del
 }
 
 /** After the rows were put back: the clock, the world generation, every cache and the in-memory state, here and on every instance. */
-async function afterRestore(ctx: AppContext, clockMs: number | null): Promise<void> {
+export async function afterRestore(ctx: AppContext, clockMs: number | null): Promise<void> {
   const next = clockMs === null ? 0 : offsetFor(clockMs);
   await ctx.rateLimiter.clear();
   await ctx.cache.changed(ctx.store.db);

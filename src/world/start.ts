@@ -1,16 +1,15 @@
 /**
  * What a start loads (issue 28 items 1–2): the world files of `--world` / `STRATUS_WORLD` when
- * given (again only when they changed since the store was loaded from them), else the demo data
- * set into an empty store; either is then kept as the world snapshot a reset restores. An invalid
- * world refuses the start before anything is written.
+ * given (again only when they changed since the store was loaded from them: they then replace the
+ * whole state), else the demo data set into an empty store (a store already loaded, from a world
+ * file, an import or the demo, is left as it is); either is then kept as the world snapshot a
+ * reset restores. An invalid world refuses the start before anything is written.
  */
 import type { AppContext, ServiceModule } from '../context.ts';
-import { offsetFor, setOffset } from '../core/clock.ts';
 import { isSeeded, seedAll } from '../seed/index.ts';
-import { readWorld } from './file.ts';
+import { readWorld, type World } from './file.ts';
 import { loadWorld } from './load.ts';
-import { followSharedState, keepWorld, setWorldClock } from './shared.ts';
-import { worldTables } from './snapshots.ts';
+import { afterRestore, followSharedState, keepWorld, setWorldClock } from './shared.ts';
 
 /** `stratus_meta` key of the loaded world files' hash. */
 const worldHashKey = 'world_hash';
@@ -29,23 +28,27 @@ export async function startWorld(ctx: AppContext, modules: readonly ServiceModul
   if (ctx.config.world.length) {
     const world = readWorld(ctx.config.world);
     if (loaded === world.hash && (await isSeeded(ctx))) return;
-    const resolved = await loadWorld(ctx, modules, world);
-    setWorldClock(ctx, resolved.clockMs);
-    await d.setMeta(worldHashKey, world.hash);
-    await d.setMeta(seededKey, new Date().toISOString());
-    await keepWorld(ctx, modules);
-    const offset = resolved.clockMs === null ? 0 : offsetFor(resolved.clockMs);
-    await ctx.cache.setShared(ctx.store.db, { clock: offset });
-    setOffset(offset);
+    await applyWorld(ctx, modules, world);
     return;
-  }
-  if (loaded !== undefined) {
-    // The store holds a world file's data: back to the demo data set.
-    for (const t of worldTables(modules)) await ctx.store.db.deleteFrom(t as 'tenants').execute();
-    await ctx.store.db.deleteFrom('stratus_meta').where('key', 'in', [worldHashKey, seededKey]).execute();
   }
   if (!(await isSeeded(ctx))) {
     await seedAll(ctx, [...modules]);
     await keepWorld(ctx, modules);
   }
+}
+
+/**
+ * Replaces the whole state with `world` (checked first: nothing is written when it does not
+ * resolve), keeps it as the world a reset restores and sets its clock, on every instance
+ * (`PUT /_stratus/world`, `stratus world import`, a start with changed world files).
+ * @throws WorldError when the world does not resolve.
+ */
+export async function applyWorld(ctx: AppContext, modules: readonly ServiceModule[], world: World): Promise<void> {
+  const d = ctx.identity.directory;
+  const resolved = await loadWorld(ctx, modules, world);
+  setWorldClock(ctx, resolved.clockMs);
+  await d.setMeta(worldHashKey, world.hash);
+  await d.setMeta(seededKey, new Date().toISOString());
+  await keepWorld(ctx, modules);
+  await afterRestore(ctx, resolved.clockMs);
 }
