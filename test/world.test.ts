@@ -207,3 +207,31 @@ test('PUT /_stratus/world replaces the state; a bad world is a 400 naming line a
     await demo.close();
   }
 });
+
+test('console world page: clock set and advance, snapshot save/restore/delete, reset, export download; forms need the console Origin', async () => {
+  const session = (await fetch(`${s.httpUrl}/_stratus/console?key=${encodeURIComponent(s.controlKey)}`, { redirect: 'manual' })).headers.get('set-cookie')!.split(';')[0]!;
+  const form = (p: string, body: Record<string, string>, origin: string | undefined = s.httpUrl) =>
+    fetch(`${s.httpUrl}/_stratus/console/world${p}`, { method: 'POST', headers: { cookie: session, 'content-type': 'application/x-www-form-urlencoded', ...(origin ? { origin } : {}) }, body: new URLSearchParams(body).toString(), redirect: 'manual' });
+  const pageText = async () => (await fetch(`${s.httpUrl}/_stratus/console/world`, { headers: { cookie: session } })).text();
+  assert.match(await pageText(), /Stratus time <strong>2026-01-01T09:0/);
+  assert.equal((await form('/clock', { now: '2027-05-05T05:05:05Z' }, 'http://evil.test')).status, 403, 'another origin is refused');
+  assert.match(((await (await s.control('/_stratus/clock')).json()) as any).now, /^2026-01-01/, 'the refused form changed nothing');
+  const set = await form('/clock', { now: '2027-05-05T05:05:05Z' });
+  assert.equal(set.status, 303);
+  assert.match(new URL(set.headers.get('location') ?? '', s.httpUrl).searchParams.get('message') ?? '', /Clock moved: 2027-05-05T05:05/);
+  assert.equal((await form('/clock', { advanceSeconds: '-3600' })).status, 303);
+  assert.match(((await (await s.control('/_stratus/clock')).json()) as any).now, /^2027-05-05T04:05/, 'moved back an hour');
+  assert.equal((await form('/snapshots', { name: 'from-console' })).status, 303);
+  assert.match(await pageText(), /<td>from-console<\/td>/);
+  await form('/clock', { advanceSeconds: '86400' });
+  assert.equal((await form('/snapshots/from-console/restore', {})).status, 303);
+  assert.match(((await (await s.control('/_stratus/clock')).json()) as any).now, /^2027-05-05T04:05/, 'restored to the snapshot time');
+  assert.equal((await form('/snapshots/from-console/delete', {})).status, 303);
+  assert.doesNotMatch(await pageText(), /<td>from-console<\/td>/);
+  assert.equal((await form('/reset', {})).status, 303);
+  assert.match(((await (await s.control('/_stratus/clock')).json()) as any).now, /^2026-01-01T09:0/);
+  const download = await fetch(`${s.httpUrl}/_stratus/console/world/export.yaml`, { headers: { cookie: session } });
+  assert.equal(download.status, 200);
+  assert.match(download.headers.get('content-disposition') ?? '', /attachment; filename="world.yaml"/);
+  assert.equal(parse(await download.text()).tenants[0].domain, 'contoso.test');
+});

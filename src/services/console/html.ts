@@ -54,6 +54,7 @@ const sections: [string, string][] = [
   ['/directory', 'Directory'],
   ['/requests', 'Requests'],
   ['/faults', 'Faults'],
+  ['/world', 'World'],
 ];
 
 const style = `

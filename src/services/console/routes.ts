@@ -17,6 +17,7 @@ import { registerResourcePages } from './resources.ts';
 import { registerResourceGroupPages } from './resource-groups.ts';
 import { registerRequestPages, consoleScript } from './requests.ts';
 import { registerFaultPages } from './faults.ts';
+import { registerWorldPages } from './world.ts';
 import { registerDirectoryPages } from './directory.ts';
 
 /** Registers the console's routes and `GET /_stratus/requests`. */
@@ -46,7 +47,8 @@ export function registerConsoleRoutes(app: FastifyInstance, ctx: AppContext): vo
       <li><a href="${href('/resource-groups')}">Resource groups</a>: every group and the resources it holds</li>
       <li><a href="${href('/directory')}">Directory</a>: users, groups, applications and service principals</li>
       <li><a href="${href('/requests')}">Requests</a>: the last ${ctx.requestLog.size} requests, live</li>
-      <li><a href="${href('/faults')}">Faults</a>: fault-injection rules</li></ul>
+      <li><a href="${href('/faults')}">Faults</a>: fault-injection rules</li>
+      <li><a href="${href('/world')}">World</a>: the clock, snapshots, reset and the world export</li></ul>
       <h2>Latest requests</h2>${table('Latest requests', ['Time', 'Method', 'URL', 'Status'], recent.map((e) => [e.time, e.method, html`<a href="${href(`/requests/${encodeURIComponent(e.id)}`)}">${e.url}</a>`, e.status]), 'No requests yet.')}`;
     return sendPage(reply, page('Overview', '', body));
   });
@@ -63,4 +65,5 @@ export function registerConsoleRoutes(app: FastifyInstance, ctx: AppContext): vo
   registerDirectoryPages(app, ctx);
   registerRequestPages(app, ctx);
   registerFaultPages(app, ctx);
+  registerWorldPages(app, ctx);
 }
