@@ -1,7 +1,8 @@
 /**
  * Migrations of the resource-group surface (issue 27) on the hierarchy tables: a group's
  * `managedBy`, and the indexes the generic resource listing and the resource-group delete read
- * through (`arm_resources` by subscription and group, and by subscription alone, in id order).
+ * through (`arm_resources` by subscription and group, and by subscription alone, in id order),
+ * and a tenant's subscriptions (`GET /subscriptions`).
  */
 import type { Kysely } from 'kysely';
 import type { Migrations } from '../../store/db.ts';
@@ -14,6 +15,12 @@ export const groupMigrations: Migrations = {
       await db.schema.alterTable('arm_resource_groups').addColumn('managed_by', 'text').execute();
       await db.schema.createIndex('arm_resources_group').on('arm_resources').columns(['subscription_id', 'resource_group_lower', 'id_lower']).execute();
       await db.schema.createIndex('arm_resources_in_subscription').on('arm_resources').columns(['subscription_id', 'id_lower']).execute();
+    },
+  },
+  /** `GET /subscriptions` reads a tenant's subscriptions in id order. */
+  arm_0027_subscriptions_by_tenant: {
+    async up(db: Kysely<unknown>) {
+      await db.schema.createIndex('arm_subscriptions_tenant').on('arm_subscriptions').columns(['tenant_id', 'subscription_id']).execute();
     },
   },
 };
