@@ -91,8 +91,8 @@ export function groupRules(ctx: AppContext, modules: readonly ServiceModule[]) {
       if (Object.keys(tags).length > 50) throw errors.arm.tooManyTags({ count: String(Object.keys(tags).length) }, { target: 'tags' });
       const managedBy = input.string(body, 'managedBy', 'managedBy', 1024);
       const existing = await arm.resourceGroup(sub(call), name);
-      if (existing && existing.location !== region.name) throw errors.arm.resourceGroupLocationImmutable({ given: loc, existing: existing.location }, { target: 'location' });
-      const g: ResourceGroup = { subscriptionId: sub(call), name: existing?.name ?? name, location: region.name, tags, ...(managedBy ? { managedBy } : {}) };
+      if (existing && (regionOf(existing.location)?.name ?? existing.location) !== region.name) throw errors.arm.resourceGroupLocationImmutable({ given: loc, existing: existing.location }, { target: 'location' });
+      const g: ResourceGroup = { subscriptionId: sub(call), name: existing?.name ?? name, location: existing?.location ?? region.name, tags, ...(managedBy ? { managedBy } : {}) };
       let created: boolean;
       try {
         created = await arm.putResourceGroup(g);
@@ -123,7 +123,7 @@ export function groupRules(ctx: AppContext, modules: readonly ServiceModule[]) {
       const g = await arm.resourceGroup(sub(call), name);
       if (!g) throw errors.arm.resourceGroupNotFound({ name });
       const loc = input.string(body, 'location', 'location', 64);
-      if (loc !== undefined && regionOf(loc)?.name !== g.location) throw errors.arm.resourceGroupLocationImmutable({ given: loc, existing: g.location }, { target: 'location' });
+      if (loc !== undefined && regionOf(loc)?.name !== (regionOf(g.location)?.name ?? g.location)) throw errors.arm.resourceGroupLocationImmutable({ given: loc, existing: g.location }, { target: 'location' });
       const tags = body.tags === undefined ? g.tags : input.tags(body.tags);
       if (Object.keys(tags).length > 50) throw errors.arm.tooManyTags({ count: String(Object.keys(tags).length) }, { target: 'tags' });
       const managedBy = body.managedBy === undefined ? g.managedBy : (input.string(body, 'managedBy', 'managedBy', 1024) ?? undefined);
