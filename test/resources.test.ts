@@ -14,6 +14,7 @@ import crypto from 'node:crypto';
 import { demoAdmin, demoSubscription, demoTenant, demoUser, otherSubscription } from '../src/seed/demo.ts';
 import { roleIds } from '../src/services/arm/index.ts';
 import { modules } from '../src/services/index.ts';
+import { loadCatalog } from '../src/services/compute/index.ts';
 import { databaseColumns } from '../src/store/database.ts';
 import { deleteSeconds, retryAfterSeconds } from '../src/services/resources/resource-groups.ts';
 import { registeringSeconds } from '../src/services/resources/providers.ts';
@@ -94,6 +95,9 @@ test('subscriptions: listed only where the caller may read; get, locations, tena
   assert.equal(east.id, `${base}/locations/eastus`);
   assert.equal(east.displayName, 'East US');
   assert.equal(east.metadata.regionType, 'Physical');
+  const skuLocations = new Set(loadCatalog().flatMap((x) => (x.locations ?? []).map((l) => l.toLowerCase())));
+  const listed = new Set(locs.body.value.map((l: any) => l.name));
+  assert.deepEqual([...skuLocations].filter((l) => !listed.has(l)), [], 'every location of the SKU catalog is listed (and so accepted for a group)');
   const tenants = await call('GET', '/tenants', { api: subApi });
   assert.deepEqual(tenants.body.value, [
     { id: `/tenants/${demoTenant.id}`, tenantId: demoTenant.id, countryCode: 'US', displayName: demoTenant.displayName, domains: [demoTenant.domain], tenantCategory: 'Home', defaultDomain: demoTenant.domain, tenantType: 'AAD' },
