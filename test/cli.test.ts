@@ -17,6 +17,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { dropSchemas } from './helpers/server.ts';
 import { demoSubscription } from '../src/seed/demo.ts';
+import { withDeadline } from './helpers/wait.ts';
 
 const run = promisify(execFile);
 const dbUrl = process.env.STRATUS_TEST_DATABASE_URL;
@@ -177,7 +178,7 @@ test('`stratus requests` prints the recent requests; --follow prints new ones as
       await fetch(`${origin}/v1.0/me/messages?$search=${marker}-live`);
       await Promise.race([seen.catch(() => undefined), new Promise((r) => setTimeout(r, 100))]);
     }
-    await seen;
+    await withDeadline(seen, `requests --follow to print the ${marker}-live request`, 10_000);
     // The error answer's code and message are on its line.
     assert.match(out, new RegExp(`mail +GET +401 .*${marker}-live.*  InvalidAuthenticationToken: \\S`));
   } finally {

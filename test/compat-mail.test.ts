@@ -150,7 +150,22 @@ describe('official mail clients, configured with endpoint + CA + credential + al
         return true;
       }).iterate();
       assert.ok(first['@odata.count'] > 4);
+      // Paging: pages of 4 with a next link; every filtered message seen once.
+      assert.equal(first.value.length, 4);
+      assert.ok(first['@odata.nextLink'], 'the first page links to the next');
+      assert.equal(seen.length, first['@odata.count']);
       assert.equal(new Set(seen.map((m) => m.id)).size, first['@odata.count']);
+      // $select: only the selected property (and the id and etag the service always adds).
+      for (const m of seen) assert.deepEqual(Object.keys(m).filter((k) => k !== '@odata.etag').sort(), ['id', 'subject'], JSON.stringify(m));
+      // $filter: exactly the messages whose importance is normal, counted independently.
+      const all: any[] = [];
+      await new GraphPageIterator(app, await app.api(`/users/${demoAdmin.userPrincipalName}/messages`).select('importance').top(100).get(), (m) => {
+        all.push(m);
+        return true;
+      }).iterate();
+      const normal = all.filter((m) => m.importance === 'normal').map((m) => m.id).sort();
+      assert.ok(normal.length < all.length, 'the mailbox has messages of other importance too, so the filter filters');
+      assert.deepEqual(seen.map((m) => m.id).sort(), normal);
     });
   });
 

@@ -223,7 +223,19 @@ test('the user without roles gets 403 AuthorizationFailed on reads and writes', 
 
 test('a Reader (the managed identity) reads accounts and shares but may not run listSynchronizations (an action)', async () => {
   const mi = await appToken(s.url, 'arm', identities.mi);
-  assert.equal((await call('GET', salesPath, { token: mi })).status, 200);
+  // Reads: the account list, the account, the share list and the share.
+  const accounts = await call('GET', acctPath, { token: mi });
+  assert.equal(accounts.status, 200);
+  assert.ok(accounts.body.value.some((a: any) => a.name === 'stratus-share'), 'the Reader lists the account');
+  const account = await call('GET', `${acctPath}/stratus-share`, { token: mi });
+  assert.equal(account.status, 200);
+  assert.equal(account.body.name, 'stratus-share');
+  const shares = await call('GET', `${acctPath}/stratus-share/shares`, { token: mi });
+  assert.equal(shares.status, 200);
+  assert.ok(shares.body.value.some((x: any) => x.name === 'sales'), 'the Reader lists the share');
+  const share = await call('GET', salesPath, { token: mi });
+  assert.equal(share.status, 200);
+  assert.equal(share.body.name, 'sales');
   const r = await call('POST', `${salesPath}/listSynchronizations`, { token: mi });
   assert.equal(r.status, 403);
   assert.equal(r.body.error.code, 'AuthorizationFailed');

@@ -97,7 +97,7 @@ async function ready(child: ChildProcess): Promise<void> {
     if (ok) return;
     await new Promise((r) => setTimeout(r, 100));
   }
-  throw new Error('server did not become ready');
+  throw new Error(`the server did not answer ${origin}/_stratus/health within 90 s`);
 }
 
 function exited(child: ChildProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
@@ -150,6 +150,12 @@ test('SIGINT shuts down cleanly with exit code 0, and the data stays', async () 
     current = serve();
     await ready(current);
   }
+  // A write answered just before the signal.
+  const token = await userToken(origin, identities.admin, ['api://stratus/arm/user_impersonation']);
+  const auth = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+  const group = `${origin}/subscriptions/${sub}/resourcegroups/sigint-${randomBytes(4).toString('hex')}?api-version=2021-04-01`;
+  const made = await fetch(group, { method: 'PUT', headers: auth, body: JSON.stringify({ location: 'westeurope', tags: { kept: 'yes' } }) });
+  assert.equal(made.status, 201);
   current.kill('SIGINT');
   const { code } = await exited(current);
   assert.equal(code, 0);
@@ -158,6 +164,10 @@ test('SIGINT shuts down cleanly with exit code 0, and the data stays', async () 
   const health = await fetch(`${origin}/_stratus/health`);
   assert.equal(health.status, 200);
   assert.equal(((await health.json()) as any).status, 'ok');
+  // The data stays: the group and its tag, read with the token issued before the restart.
+  const read = await fetch(group, { headers: auth });
+  assert.equal(read.status, 200, 'the group written before SIGINT is there after the restart');
+  assert.deepEqual(((await read.json()) as any).tags, { kept: 'yes' });
   current.kill('SIGINT');
   assert.equal((await exited(current)).code, 0);
 });

@@ -47,11 +47,13 @@ test('ARM ErrorResponse: {error:{code,message}} with x-vendor-request-id and nos
 });
 
 test('analytics error body and the wopi bodiless 401', async () => {
-  const token = await userToken(s.url, identities.user, ['api://stratus/analytics/Tenant.Read.All']).catch(() => undefined);
-  const res = await fetch(`${s.url}/v1.0/myorg/admin/dataflows`, { headers: token ? { authorization: `Bearer ${token}` } : {} });
+  // A user who is no tenant administrator: the listing refuses in the analytics envelope.
+  const token = await userToken(s.url, identities.user, ['api://stratus/analytics/Tenant.Read.All']);
+  const res = await fetch(`${s.url}/v1.0/myorg/admin/dataflows`, { headers: { authorization: `Bearer ${token}` } });
   assert.equal(res.status, 401);
   const body = (await res.json()) as any;
-  assert.equal(typeof body.error?.code, 'string');
+  assert.deepEqual(Object.keys(body), ['error']);
+  assert.equal(body.error.code, 'AnalyticsNotAuthorizedException');
   assert.ok(res.headers.get('requestid'));
   const wopi = await fetch(`${s.url}/wopibootstrapper`, { method: 'POST', headers: { 'X-WOPI-EcosystemOperation': 'GET_ROOT_CONTAINER' } });
   assert.equal(wopi.status, 401);

@@ -469,6 +469,7 @@ test(`fuzz: ${runs} malformed requests over every family, no 5xx, every error in
   const failures: string[] = [];
   const perFamily = new Map<string, number>();
   const statuses = new Map<number, number>();
+  let errored = 0;
   // A few requests at a time, as independent clients would.
   let next = 0;
   async function worker() {
@@ -482,6 +483,7 @@ test(`fuzz: ${runs} malformed requests over every family, no 5xx, every error in
       if (process.env.STRATUS_FUZZ_VERBOSE) console.log(`# ${i} ${Date.now() - t0}ms ${'error' in a ? a.error : a.status} [${r.kinds.join(' ')}] ${r.method} ${r.target.slice(0, 100)}`);
       const label = `#${i} [${r.kinds.join(' ')}] ${r.method} ${r.target.slice(0, 160)}${r.tls ? ' (tls)' : ''}`;
       if ('error' in a) {
+        errored++;
         failures.push(`${label}: ${a.error}`);
         continue;
       }
@@ -501,7 +503,11 @@ test(`fuzz: ${runs} malformed requests over every family, no 5xx, every error in
   }
   await Promise.all([worker(), worker(), worker(), worker()]);
   console.log(`# fuzz: per family ${JSON.stringify(Object.fromEntries(perFamily))}; statuses ${JSON.stringify(Object.fromEntries([...statuses].sort((a, b) => a[0] - b[0])))}`);
-  assert.ok(requests.length >= 1000 || runs < 1000 || only, 'at least 1,000 requests');
+  // Every generated request was sent and answered (a connection error is a failure above).
+  const answered = [...statuses.values()].reduce((a, b) => a + b, 0);
+  assert.equal(requests.length, only ? only.length : runs, 'the generator made the requests asked for');
+  assert.equal(answered + errored, requests.length, `answered ${answered} of ${requests.length} requests (${errored} connection errors)`);
+  if (!only && !process.env.STRATUS_FUZZ_RUNS) assert.ok(answered >= 1000, `at least 1,000 requests answered by default, got ${answered}`);
   if (!only) assert.equal(perFamily.size, new Set(templates.map((t) => t.family)).size, 'every family fuzzed');
   assert.deepEqual(failures.slice(0, 30), [], `${failures.length} failures (seed ${seed})`);
 

@@ -75,7 +75,7 @@ test('delegated <alias>/user_impersonation and a mail alias with named scopes', 
 
 test('an unconfigured real-cloud resource names the setting that accepts it (scope and resource=, both grants); mixed families are invalid_scope; a bad setting is a ConfigError', async () => {
   const hint = /AADSTS500011: The resource principal named https:\/\/elsewhere\.example was not found.*STRATUS_AUDIENCE_ALIASES=<family>=https:\/\/elsewhere\.example .*e\.g\. mail=https:\/\/elsewhere\.example/;
-  for (const form of [
+  for (const form of <Record<string, string>[]>[
     { grant_type: 'client_credentials', client_id: identities.sp.clientId, client_secret: identities.sp.clientSecret, scope: 'https://elsewhere.example/.default' },
     { grant_type: 'client_credentials', client_id: identities.sp.clientId, client_secret: identities.sp.clientSecret, resource: 'https://elsewhere.example/' },
     { grant_type: 'password', username: identities.admin.username, password: identities.admin.password, scope: 'openid https://elsewhere.example//.default' },

@@ -143,10 +143,22 @@ describe('refresh tokens', () => {
   });
 
   test('a refresh token expires after 90 days of the Stratus clock', async () => {
-    const r = await tokenRequest(s.url, password());
-    await advanceClock(91 * 86400);
-    const late = await tokenRequest(s.url, { grant_type: 'refresh_token', client_id: demoPublicClient.appId, refresh_token: r.body.refresh_token });
+    // Two refresh tokens of one moment: the first is used on day 89 (still valid), the second, never
+    // used, on day 91 (expired) — so the refusal is the expiry, not a rotation of a used token.
+    const early = await tokenRequest(s.url, password());
+    const unused = await tokenRequest(s.url, password());
+    assert.equal(early.status, 200, JSON.stringify(early.body));
+    assert.equal(unused.status, 200, JSON.stringify(unused.body));
+    assert.notEqual(early.body.refresh_token, unused.body.refresh_token);
+    await advanceClock(89 * 86400);
+    const inTime = await tokenRequest(s.url, { grant_type: 'refresh_token', client_id: demoPublicClient.appId, refresh_token: early.body.refresh_token });
+    assert.equal(inTime.status, 200, `a refresh token works on day 89: ${JSON.stringify(inTime.body)}`);
+    assert.equal(typeof inTime.body.access_token, 'string');
+    await advanceClock(2 * 86400);
+    const late = await tokenRequest(s.url, { grant_type: 'refresh_token', client_id: demoPublicClient.appId, refresh_token: unused.body.refresh_token });
+    assert.equal(late.status, 400);
     assert.equal(late.body.error, 'invalid_grant');
+    assert.match(late.body.error_description, /^AADSTS50173: /);
   });
 });
 

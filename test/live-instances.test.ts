@@ -18,6 +18,7 @@ import { startTestServer, type TestServer } from './helpers/server.ts';
 import { appToken, identities, userToken } from './helpers/auth.ts';
 import { mailScopes } from './helpers/mail.ts';
 import { demoSubscription, demoTenant, demoUser } from '../src/seed/demo.ts';
+import { waitFor } from './helpers/wait.ts';
 
 const dbUrl = process.env.STRATUS_TEST_DATABASE_URL;
 const skipReason = dbUrl ? false : 'live instances are a PostgreSQL feature: set STRATUS_TEST_DATABASE_URL (CI runs the suite on PostgreSQL too)';
@@ -155,12 +156,12 @@ describe('live instances on one PostgreSQL schema', { skip: skipReason }, () => 
     const { rowCount } = await db.query("select pg_terminate_backend(pid) from pg_stat_activity where application_name = $1 and query like '%stratus_instances%'", [`stratus listener ${a.config.databaseSchema}`]);
     assert.ok(rowCount! >= 2);
     // Terminated: each instance learns it from its connection; wait for that event, not a time.
-    while (a.server.ctx.cache.live || b.server.ctx.cache.live) await new Promise((r) => setImmediate(r));
+    await waitFor(() => !a.server.ctx.cache.live && !b.server.ctx.cache.live, 'both instances to learn their presence connection was terminated', 30_000, 1);
     const text = `cut ${crypto.randomUUID()}`;
     await patchDescription(a.url, token, text);
     assert.equal(await description(b.url, token), text, 'not live: the version read sees the write');
     // Each reconnects after a second and registers again.
-    while (!a.server.ctx.cache.live || !b.server.ctx.cache.live) await new Promise((r) => setTimeout(r, 50));
+    await waitFor(() => a.server.ctx.cache.live && b.server.ctx.cache.live, 'both instances to reconnect and register again', 30_000, 50);
     const again = `again ${crypto.randomUUID()}`;
     await patchDescription(b.url, token, again);
     assert.equal(await description(a.url, token), again);

@@ -83,14 +83,26 @@ describe('mail delta', () => {
 
   test('PageIterator follows delta next links and exposes the delta link', async () => {
     const first = await user.api('/me/mailFolders/sentitems/messages/delta').header('Prefer', 'odata.maxpagesize=10').get();
-    let n = 0;
-    const it = new PageIterator(user, first, () => {
-      n++;
+    // More than one page, so the iterator has next links to follow.
+    assert.equal(first.value.length, 10);
+    assert.ok(first['@odata.nextLink'], 'the first page links to the next');
+    assert.equal(first['@odata.deltaLink'], undefined);
+    const ids: string[] = [];
+    const it = new PageIterator(user, first, (m: any) => {
+      ids.push(m.id);
       return true;
     }, { headers: { Prefer: 'odata.maxpagesize=10' } });
     await it.iterate();
-    assert.equal(n, (await user.api('/me/mailFolders/sentitems').get()).totalItemCount);
-    assert.ok(it.getDeltaLink());
+    const total = (await user.api('/me/mailFolders/sentitems').get()).totalItemCount;
+    assert.ok(total > 10);
+    assert.equal(ids.length, total);
+    assert.equal(new Set(ids).size, total, 'every message once');
+    // The delta link it exposes is the next round's start: nothing changed, nothing listed.
+    const deltaLink = it.getDeltaLink();
+    assert.match(deltaLink ?? '', /\/v1\.0\/me\/mailFolders\('[^']+'\)\/messages\/delta\?%24deltatoken=/);
+    const next = await user.api(deltaLink!).get();
+    assert.deepEqual(next.value, []);
+    assert.ok(next['@odata.deltaLink']);
   });
 
   test('errors: unsupported filter, foreign or garbage tokens, mailbox-wide delta', async () => {
@@ -105,9 +117,16 @@ describe('mail delta', () => {
     assert.equal(junk.body.error.code, 'syncStateNotFound');
     const r = await call(s.url, t.user, 'GET', '/v1.0/me/mailFolders/inbox/messages/delta');
     const link = new URL(r.body['@odata.nextLink'] ?? r.body['@odata.deltaLink']);
+    // A token of the inbox used on another folder.
     const other = await call(s.url, t.user, 'GET', `/v1.0/me/mailFolders/archive/messages/delta${link.search}`);
     assert.equal(other.status, 400);
+    assert.equal(other.body.error.code, 'syncStateNotFound');
+    // Another user's token.
+    const foreign = await call(s.url, t.admin, 'GET', `/v1.0/me/mailFolders/inbox/messages/delta${link.search}`);
+    assert.equal(foreign.status, 400);
+    assert.equal(foreign.body.error.code, 'syncStateNotFound');
     const wide = await call(s.url, t.user, 'GET', '/v1.0/me/messages/delta');
     assert.equal(wide.status, 400);
+    assert.equal(wide.body.error.code, 'ErrorInvalidRequest');
   });
 });

@@ -16,6 +16,7 @@ import { startTestServer, type TestServer } from './helpers/server.ts';
 import { userToken, appToken, identities } from './helpers/auth.ts';
 import { graphClient } from './helpers/mail.ts';
 import { demoAdmin, demoTenant, demoUser } from '../src/seed/demo.ts';
+import { waitFor } from './helpers/wait.ts';
 
 const scopes = ['api://stratus/mail/Mail.ReadWrite', 'api://stratus/mail/Mail.Send'];
 
@@ -137,18 +138,35 @@ class Receiver {
     return this.posts(path).flatMap((r) => r.json?.value ?? []);
   }
 
-  /** Resolves once `pred` holds over everything received (event-driven, no polling). */
-  until(pred: (r: Received[]) => boolean): Promise<void> {
+  /**
+   * Resolves once `pred` holds over everything received (event-driven, no polling); rejects after
+   * `ms` with a message naming `what` and what the receiver got meanwhile.
+   */
+  until(pred: (r: Received[]) => boolean, what = 'the receiver condition', ms = 30_000): Promise<void> {
     if (pred(this.received)) return Promise.resolve();
-    return new Promise((resolve) => this.waiters.push({ pred, resolve }));
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.waiters = this.waiters.filter((w) => w !== waiter);
+        const got = this.received.map((r) => `${r.path}${r.query.has('validationToken') ? ' (validation)' : ''}`).join(', ');
+        reject(new Error(`waited ${ms / 1000} s for ${what}; the receiver got ${this.received.length} requests: ${got || 'none'}`));
+      }, ms);
+      const waiter = {
+        pred,
+        resolve: () => {
+          clearTimeout(timer);
+          resolve();
+        },
+      };
+      this.waiters.push(waiter);
+    });
   }
 
   untilPosts(path: string, n: number): Promise<void> {
-    return this.until(() => this.posts(path).length >= n);
+    return this.until(() => this.posts(path).length >= n, `${n} notification POSTs to ${path}`);
   }
 
   untilNotification(path: string, pred: (n: any) => boolean): Promise<any> {
-    return this.until(() => this.notifications(path).some(pred)).then(() => this.notifications(path).find(pred));
+    return this.until(() => this.notifications(path).some(pred), `a notification on ${path} matching ${pred.toString().slice(0, 160)}`).then(() => this.notifications(path).find(pred));
   }
 }
 
@@ -389,8 +407,14 @@ describe('mail subscriptions: handshake, notifications, refusals', () => {
     });
     await drawn;
     const later = await client.api('/me/messages').post({ subject: 'committed first' });
-    // Longer than any fixed wait for a hole (the former 2 s), then the long writer commits.
-    await new Promise((r) => setTimeout(r, 2500));
+    // The hole must be waited out by its writer, never by time: move the clock 20 minutes while the
+    // writer is open, and see a tick after the move (a lifecycle notice it queues and delivers) that
+    // still holds back the later change.
+    const witnessExpiry = new Date((await serverNow(s)) + 30 * 60_000).toISOString();
+    await client.api('/subscriptions').post({ changeType: 'created', notificationUrl: `${rx.base}/witness`, lifecycleNotificationUrl: `${rx.base}/witness-lc`, resource: 'me/mailFolders/inbox/messages', expirationDateTime: witnessExpiry });
+    await advance(s, 20 * 60);
+    await rx.until(() => rx.notifications('/witness-lc').some((n) => n.lifecycleEvent === 'reauthorizationRequired'), 'the lifecycle notice of a worker tick after the clock move');
+    assert.ok(!rx.notifications('/long').some((x) => x.resourceData.id === later.id), 'a change after the hole is not delivered while the hole\'s writer is open');
     release();
     await long;
     await rx.untilNotification('/long', (x) => x.resourceData.id === later.id);
@@ -415,17 +439,24 @@ describe('mail subscriptions: handshake, notifications, refusals', () => {
       began();
       await held;
       throw new Error('rolled back on purpose');
-    }).catch(() => undefined);
+    }).then(
+      () => assert.fail('the unrelated transaction was to roll back'),
+      (e: Error) => assert.equal(e.message, 'rolled back on purpose'),
+    );
     await open;
     // A mail write draws a seq and rolls back: a hole that never fills.
-    await ctx.store
-      .transaction(async (trx) => {
+    await assert.rejects(
+      ctx.store.transaction(async (trx) => {
         await recordMailChanges(trx, [{ tenantId: demoTenant.id, mailboxId: demoUser.id, folderId: 'x', messageId: 'AAMkRolledBackxxxxxxxxxxxxxx', changeType: 'created', at: new Date().toISOString() }]);
         throw new Error('rolled back on purpose');
-      })
-      .catch(() => undefined);
+      }),
+      /rolled back on purpose/,
+    );
     const after = await client.api('/me/messages').post({ subject: 'after a rolled-back write' });
-    await rx.untilNotification('/hole', (x) => x.resourceData.id === after.id);
+    // Delivered while the unrelated transaction is still open (it is released only below).
+    const n = await rx.untilNotification('/hole', (x) => x.resourceData.id === after.id);
+    assert.equal(n.changeType, 'created');
+    assert.ok(!rx.notifications('/hole').some((x) => x.resourceData.id === 'AAMkRolledBackxxxxxxxxxxxxxx'), 'the rolled-back change is never notified');
     release();
     await other;
   });
@@ -566,11 +597,10 @@ describe('mail subscriptions: handshake, notifications, refusals', () => {
     await rx.untilPosts('/mv-old', 1);
     // Wait until the failure is recorded (the row is back in the queue with its backoff).
     const db = s.server.ctx.store.db;
-    for (;;) {
+    await waitFor(async () => {
       const row = await db.selectFrom('mail_notifications').select(['attempts', 'claim']).where('subscription_id', '=', sub.id).executeTakeFirst();
-      if (row && Number(row.attempts) >= 1 && row.claim === null) break;
-      await new Promise((r) => setTimeout(r, 20));
-    }
+      return !!row && Number(row.attempts) >= 1 && row.claim === null;
+    }, 'the failed delivery to the old receiver to be back in the queue with its backoff');
     await client.api(`/subscriptions/${sub.id}`).patch({ notificationUrl: `${rx.base}/mv-new` });
     const second = await client.api('/me/messages').post({ subject: 'for the new receiver' });
     await rx.untilNotification('/mv-new', (x) => x.resourceData.id === second.id);
@@ -608,34 +638,40 @@ describe('mail subscriptions: handshake, notifications, refusals', () => {
 
   test('plain http only for loopback receivers; bad bodies refused in the mail envelope', async () => {
     const base = { changeType: 'created', resource: 'me/messages', expirationDateTime: inMinutes(60) };
+    /** A 400 in the mail envelope: only `error`, with code, message and innerError (request id, date). */
+    const refused = (r: { status: number; body: any }, what: string, code = 'InvalidRequest') => {
+      assert.equal(r.status, 400, what);
+      assert.deepEqual(Object.keys(r.body), ['error'], what);
+      assert.equal(r.body.error.code, code, what);
+      assert.equal(typeof r.body.error.message, 'string', what);
+      assert.ok(r.body.error.message.length > 0, what);
+      assert.equal(typeof r.body.error.innerError?.['request-id'], 'string', `${what}: innerError.request-id`);
+      assert.equal(typeof r.body.error.innerError?.date, 'string', `${what}: innerError.date`);
+    };
     for (const url of ['http://example.com/hook', 'http://10.1.2.3/hook', 'ftp://127.0.0.1/hook', 'not a url']) {
-      const r = await call(s.url, user, 'POST', '/v1.0/subscriptions', { ...base, notificationUrl: url });
-      assert.equal(r.status, 400, url);
-      assert.equal(r.body.error.code, 'InvalidRequest', url);
+      refused(await call(s.url, user, 'POST', '/v1.0/subscriptions', { ...base, notificationUrl: url }), url);
     }
     const lc = await call(s.url, user, 'POST', '/v1.0/subscriptions', { ...base, notificationUrl: `${rx.base}/ok`, lifecycleNotificationUrl: 'http://example.com/lc' });
-    assert.equal(lc.status, 400);
+    refused(lc, 'lc');
     const ok = await call(s.url, user, 'POST', '/v1.0/subscriptions', { ...base, notificationUrl: `http://localhost:${new URL(rx.base).port}/ok` });
     assert.equal(ok.status, 201);
     const typo = await call(s.url, user, 'POST', '/v1.0/subscriptions', { ...base, notificationUrl: `${rx.base}/ok`, clientstate: 'x' });
-    assert.equal(typo.status, 400);
+    refused(typo, 'typo');
     assert.equal(typo.body.error.message, 'Could not process subscription creation payload. Are all property names spelled and camelCased properly?');
     const badType = await call(s.url, user, 'POST', '/v1.0/subscriptions', { ...base, changeType: 'created,moved', notificationUrl: `${rx.base}/ok` });
-    assert.equal(badType.status, 400);
+    refused(badType, 'badType');
     const badResource = await call(s.url, user, 'POST', '/v1.0/subscriptions', { ...base, resource: 'me/events', notificationUrl: `${rx.base}/ok` });
-    assert.equal(badResource.status, 400);
+    refused(badResource, 'badResource');
     const rich = await call(s.url, user, 'POST', '/v1.0/subscriptions', { ...base, includeResourceData: true, notificationUrl: `${rx.base}/ok` });
-    assert.equal(rich.status, 400);
-    assert.equal(rich.body.error.code, 'InvalidRequest');
+    refused(rich, 'rich');
     const badFilter = await call(s.url, user, 'POST', '/v1.0/subscriptions', { ...base, resource: 'me/messages?$filter=isRead eq', notificationUrl: `${rx.base}/ok` });
-    assert.equal(badFilter.status, 400);
+    refused(badFilter, 'badFilter', 'BadRequest');
     const selectOption = await call(s.url, user, 'POST', '/v1.0/subscriptions', { ...base, resource: 'me/messages?$select=subject', notificationUrl: `${rx.base}/ok` });
-    assert.equal(selectOption.status, 400);
+    refused(selectOption, 'selectOption');
     const longState = await call(s.url, user, 'POST', '/v1.0/subscriptions', { ...base, clientState: 'x'.repeat(129), notificationUrl: `${rx.base}/ok` });
-    assert.equal(longState.status, 400);
+    refused(longState, 'longState');
     const missing = await call(s.url, user, 'POST', '/v1.0/subscriptions', { changeType: 'created', notificationUrl: `${rx.base}/ok` });
-    assert.equal(missing.status, 400);
-    assert.equal(missing.body.error.code, 'InvalidRequest');
+    refused(missing, 'missing');
     const noFolder = await call(s.url, user, 'POST', '/v1.0/subscriptions', { ...base, resource: 'me/mailFolders/nosuchfolder/messages', notificationUrl: `${rx.base}/ok` });
     assert.ok(noFolder.status === 400 || noFolder.status === 404);
     const noToken = await call(s.url, undefined, 'POST', '/v1.0/subscriptions', { ...base, notificationUrl: `${rx.base}/ok` });

@@ -22,6 +22,7 @@ import { ArmStore } from '../src/services/arm/store.ts';
 import { platformDemoWorkspace } from '../src/services/platform/seed.ts';
 import { demoAdmin, demoSubscription, demoTenant, demoUser } from '../src/seed/demo.ts';
 import { roleIds } from '../src/services/arm/index.ts';
+import { withDeadline } from './helpers/wait.ts';
 
 const onPostgres = !!process.env.STRATUS_TEST_DATABASE_URL;
 const skipReason = onPostgres ? false : 'scale-out is a PostgreSQL feature: set STRATUS_TEST_DATABASE_URL (CI runs the suite on PostgreSQL too)';
@@ -67,9 +68,9 @@ class Receiver {
     this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/hook`;
   }
   /** Resolves once `pred` holds (checked on every notification): an event, not a timer. */
-  until(pred: () => boolean): Promise<void> {
+  until(pred: () => boolean, what = 'the receiver condition'): Promise<void> {
     if (pred()) return Promise.resolve();
-    return new Promise((resolve) => this.waiters.push({ pred, resolve }));
+    return withDeadline(new Promise((resolve) => this.waiters.push({ pred, resolve })), what);
   }
   async stop(): Promise<void> {
     this.server.closeAllConnections();
@@ -177,8 +178,11 @@ describe('two instances on one PostgreSQL schema', { skip: skipReason }, () => {
       .execute();
     const token = await new SignJWT(decodeJwt(armApp)).setProtectedHeader({ alg: 'RS256', typ: 'JWT', kid }).sign(privateKey);
     assert.equal((await get(b.url, skus(demoSubscription.id), token)).status, 200);
-    const jwks = await (await fetch(`${b.url}/${demoTenant.id}/discovery/v2.0/keys`)).json().catch(() => undefined);
-    if (jwks?.keys) assert.ok(jwks.keys.some((k: any) => k.kid === kid), 'B publishes the new key');
+    const keysRes = await fetch(`${b.url}/${demoTenant.id}/discovery/v2.0/keys`);
+    assert.equal(keysRes.status, 200);
+    const jwks = (await keysRes.json()) as { keys: { kid: string }[] };
+    assert.ok(Array.isArray(jwks.keys), 'the JWKS has a keys array');
+    assert.ok(jwks.keys.some((k) => k.kid === kid), 'B publishes the new key');
     // A forged signature with a known kid is still refused on both.
     const forged = token.slice(0, token.lastIndexOf('.') + 1) + Buffer.from('x'.repeat(256)).toString('base64url');
     assert.equal((await get(b.url, skus(demoSubscription.id), forged)).status, 401);
