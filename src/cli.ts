@@ -72,6 +72,8 @@ serverFlags(program.command('serve', { isDefault: true }).description('start the
       ephemeral?.remove();
       throw e;
     }
+    // A first ephemeral start of this build keeps its freshly seeded store for the next ones.
+    if (ephemeral && server.ctx.store.dialect === 'sqlite') await ephemeral.saveTemplate(server.ctx.store.db);
     process.stdout.write((flags.json ? JSON.stringify(readyLine(server, ephemeral?.caFile)) : banner(server)) + '\n');
     let stopping = false;
     const stop = async (signal: string) => {

@@ -4,10 +4,19 @@
  * with SQLite's `synchronous` off (nothing is kept, so nothing needs flushing), and HTTPS
  * material made once per machine and user in {@link machineTlsDir} and copied in, so a start
  * makes no key pair for TLS.
+ *
+ * The bundle (dist/stratus.mjs) also keeps a seeded template of the demo world per build in
+ * `<machine cache>/templates/` (SQLite, made by the first ephemeral start of that build with
+ * `VACUUM INTO`): later starts copy it instead of migrating and seeding (the seed is
+ * deterministic; the template also holds the token signing key, so it is private to the user,
+ * mode 0600). Not with a world file or PostgreSQL, nor when running the sources through tsx.
  */
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { sql, type Kysely } from 'kysely';
 import { loadTls } from './core/tls.ts';
 
 /**
@@ -52,12 +61,37 @@ export async function ensureMachineTls(env: NodeJS.ProcessEnv = process.env): Pr
   return dir;
 }
 
+/**
+ * The seeded-template file of this build, or undefined when none applies: only the bundle (its
+ * path, size and modification time name the build), without a world file or PostgreSQL.
+ */
+export function templateFile(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const self = fileURLToPath(import.meta.url);
+  if (!self.endsWith('.mjs') || env.STRATUS_WORLD || env.STRATUS_DATABASE_URL || env.STRATUS_SEED === 'false') return undefined;
+  let stat: fs.Stats;
+  try {
+    stat = fs.statSync(self);
+  } catch {
+    return undefined;
+  }
+  const key = createHash('sha256').update(`${self}\0${stat.size}\0${stat.mtimeMs}`).digest('hex').slice(0, 16);
+  return path.join(machineCacheDir(env), 'templates', `demo-${key}.db`);
+}
+
 /** A throwaway data folder and how to remove it. */
 export interface EphemeralStore {
   /** The temporary data folder (`stratus.db`, `control.key`, `server.json`, `tls/`). */
   dataDir: string;
   /** The machine's CA file (stays after {@link EphemeralStore.remove}). */
   caFile: string;
+  /** Whether the store was copied from the seeded template (no seeding needed). */
+  fromTemplate: boolean;
+  /**
+   * Saves the freshly seeded store as this build's template (when one applies and none was used);
+   * call once the store is seeded and before anyone writes to it. Never throws: a failure only
+   * costs the next start its seeding.
+   */
+  saveTemplate(db: Kysely<any>): Promise<void>;
   /** Removes the data folder; safe to call more than once. Synchronous, so it runs in an `exit` handler. */
   remove(): void;
 }
@@ -71,10 +105,34 @@ export async function makeEphemeralStore(env: NodeJS.ProcessEnv = process.env): 
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'stratus-ephemeral-'));
   fs.mkdirSync(path.join(dataDir, 'tls'));
   for (const f of ['ca.pem', 'server.pem', 'server-key.pem']) fs.copyFileSync(path.join(tlsDir, f), path.join(dataDir, 'tls', f));
+  const template = templateFile(env);
+  let fromTemplate = false;
+  if (template && fs.existsSync(template)) {
+    try {
+      fs.copyFileSync(template, path.join(dataDir, 'stratus.db'));
+      fromTemplate = true;
+    } catch {
+      fs.rmSync(path.join(dataDir, 'stratus.db'), { force: true });
+    }
+  }
   let removed = false;
   return {
     dataDir,
     caFile: path.join(tlsDir, 'ca.pem'),
+    fromTemplate,
+    async saveTemplate(db: Kysely<any>) {
+      if (!template || fromTemplate) return;
+      const partial = `${template}.${process.pid}.partial`;
+      try {
+        fs.mkdirSync(path.dirname(template), { recursive: true, mode: 0o700 });
+        fs.rmSync(partial, { force: true });
+        await sql`VACUUM INTO ${sql.lit(partial)}`.execute(db);
+        fs.chmodSync(partial, 0o600);
+        fs.renameSync(partial, template);
+      } catch {
+        fs.rmSync(partial, { force: true });
+      }
+    },
     remove() {
       if (removed) return;
       removed = true;
