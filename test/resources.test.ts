@@ -228,6 +228,8 @@ test('resource groups: list with a tag filter, $top and next links', async () =>
   assert.deepEqual(pages, [['rg-page-0', 'rg-page-1'], ['rg-page-2', 'rg-page-3'], ['rg-page-4']]);
   const even = await call('GET', `${base}/resourcegroups`, { query: { $filter: "tagName eq 'batch' and tagValue eq 'even'" } });
   assert.deepEqual(even.body.value.map((g: any) => g.name), ['rg-page-0', 'rg-page-2', 'rg-page-4']);
+  const none = await call('GET', `${base}/resourcegroups`, { token: user });
+  assert.deepEqual([none.status, none.body.error.code], [403, 'AuthorizationFailed'], 'a caller with no role in the subscription');
   const bad = await call('GET', `${base}/resourcegroups`, { query: { $filter: "name eq 'x'" } });
   assert.deepEqual([bad.status, bad.body.error.code], [400, 'InvalidFilter']);
   assert.equal((await call('GET', `${base}/resourcegroups`, { query: { $top: '0' } })).status, 400);
@@ -446,4 +448,29 @@ test('every area whose tables hold resource ids or scopes implements deleteResou
     }
   }
   assert.ok(holders.includes('automation.automation_webhooks') && holders.includes('datashare.datashare_synchronizations') && holders.includes('arm.arm_resources'), holders.join(', '));
+});
+
+test('a caller with roles on some groups only lists those groups (not one where it holds a role on a resource alone)', async () => {
+  const assign = async (scope: string) => {
+    const r = await call('PUT', `${scope}/providers/Vendor.Authorization/roleAssignments/${crypto.randomUUID()}`, {
+      api: '2022-04-01',
+      body: { properties: { roleDefinitionId: `/providers/Vendor.Authorization/roleDefinitions/${roleIds.reader}`, principalId: demoUser.id, principalType: 'User' } },
+    });
+    assert.equal(r.status, 201, r.text);
+  };
+  for (const g of ['rg-visible-a', 'rg-visible-b', 'rg-hidden']) assert.equal((await call('PUT', `${base}/resourcegroups/${g}`, { body: { location: 'eastus' } })).status, 201);
+  await assign(`${base}/resourceGroups/rg-visible-a`);
+  await assign(`${base}/resourceGroups/rg-visible-b`);
+  const acct = `${base}/resourceGroups/rg-hidden/providers/Vendor.Automation/automationAccounts/hidden-acct`;
+  assert.equal((await call('PUT', acct, { api: '2024-10-23', body: { location: 'eastus' } })).status, 201);
+  await assign(acct);
+  const all = await call('GET', `${base}/resourcegroups`, { token: user });
+  assert.equal(all.status, 200, all.text);
+  const names = all.body.value.map((g: any) => g.name);
+  assert.ok(names.includes('rg-visible-a') && names.includes('rg-visible-b'), names.join());
+  assert.ok(!names.includes('rg-hidden') && !names.includes(demoSubscription.resourceGroup), names.join());
+  const first = await call('GET', `${base}/resourcegroups`, { token: user, query: { $top: '1' } });
+  assert.equal(first.body.value.length, 1);
+  assert.ok(first.body.nextLink, 'paged within the readable groups');
+  assert.equal((await call('GET', `${base}/resourcegroups`)).body.value.some((g: any) => g.name === 'rg-hidden'), true, 'the Owner lists them all');
 });

@@ -59,7 +59,8 @@ export function registerResourcesRoutes(app: FastifyInstance, ctx: AppContext, m
   route({ method: 'GET', url: group, action: actions.groupRead, ...own, handler: g.get });
   route({ method: 'PATCH', url: group, action: actions.groupWrite, ...own, handler: g.patch });
   route({ method: 'DELETE', url: group, action: actions.groupDelete, ...own, handler: g.delete });
-  route({ method: 'GET', url: `${sub}/resourcegroups`, action: actions.groupRead, handler: g.list });
+  // The list checks the read itself: at the subscription, or per group for a caller with roles on groups only.
+  route({ method: 'GET', url: `${sub}/resourcegroups`, handler: g.list });
   // Polled by whoever started the delete: the unguessable id is the capability (the subscription is checked against the caller's tenant).
   route({ method: 'GET', url: `${sub}/operationresults/:operationId`, handler: g.operationResult });
 

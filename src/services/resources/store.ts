@@ -161,9 +161,13 @@ export class ResourcesStore {
       .execute();
   }
 
-  /** A page of a subscription's resource groups in name order after `afterLower`, narrowed to a tag name (and value) when given. */
-  async listGroups(subscriptionId: string, limit: number, afterLower?: string, tag?: { name: string; value?: string }) {
+  /**
+   * A page of a subscription's resource groups in name order after `afterLower`, narrowed to a
+   * tag name (and value) and to some names (lower case; the groups a caller may read) when given.
+   */
+  async listGroups(subscriptionId: string, limit: number, afterLower?: string, tag?: { name: string; value?: string }, namesLower?: readonly string[]) {
     let q = this.db.selectFrom('arm_resource_groups').selectAll().where('subscription_id', '=', subscriptionId.toLowerCase());
+    if (namesLower !== undefined) q = q.where('name_lower', 'in', namesLower.length ? [...namesLower] : ['']);
     if (afterLower !== undefined) q = q.where('name_lower', '>', afterLower);
     if (tag) {
       const v = jsonMember(this.db, 'tags', tag.name);
