@@ -17,6 +17,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { sql, type Kysely } from 'kysely';
+import type { Database } from './store/database.ts';
 import { loadTls } from './core/tls.ts';
 
 /**
@@ -91,7 +92,7 @@ export interface EphemeralStore {
    * call once the store is seeded and before anyone writes to it. Never throws: a failure only
    * costs the next start its seeding.
    */
-  saveTemplate(db: Kysely<any>): Promise<void>;
+  saveTemplate(db: Kysely<Database>): Promise<void>;
   /** Removes the data folder; safe to call more than once. Synchronous, so it runs in an `exit` handler. */
   remove(): void;
 }
@@ -120,7 +121,7 @@ export async function makeEphemeralStore(env: NodeJS.ProcessEnv = process.env): 
     dataDir,
     caFile: path.join(tlsDir, 'ca.pem'),
     fromTemplate,
-    async saveTemplate(db: Kysely<any>) {
+    async saveTemplate(db: Kysely<Database>) {
       if (!template || fromTemplate) return;
       const partial = `${template}.${process.pid}.partial`;
       try {

@@ -108,6 +108,29 @@ test('snapshot() and restore(): a group made after the snapshot is gone after re
   await assert.rejects(s.restore('api-test'), /restore: POST \/_stratus\/snapshots\/api-test\/restore answered 404/);
 });
 
+test('two ephemeral servers (the second from the seeded template of the first) are independent and hold the demo world', async () => {
+  const [a, b] = [await start(), await start()];
+  try {
+    assert.notEqual(a.dataDir, b.dataDir);
+    assert.equal(a.caPem, s.caPem, 'every ephemeral server uses the machine CA');
+    const token = async (x: Stratus) => x.token({ family: 'arm' });
+    const at = (x: Stratus) => `${x.origin}/subscriptions/${demoSubscription.id}/resourcegroups/only-on-a?api-version=2021-04-01`;
+    assert.equal((await request('PUT', at(a), await token(a), { location: 'eastus' })).status, 201);
+    assert.equal((await request('GET', at(b), await token(b))).status, 404, 'a write on one is not on the other');
+    const demo = await request('GET', `${b.origin}/subscriptions/${demoSubscription.id}/resourcegroups/${demoSubscription.resourceGroup}?api-version=2021-04-01`, await token(b));
+    assert.equal(demo.status, 200, 'the demo world is there');
+    const third = await start();
+    try {
+      assert.equal((await request('GET', at(third), await token(third))).status, 404, 'the template does not take later writes');
+    } finally {
+      await third.stop();
+    }
+  } finally {
+    await a.stop();
+    await b.stop();
+  }
+});
+
 test('stop() removes the ephemeral store; a parent killed with SIGKILL takes its server with it', async () => {
   const other = await start();
   assert.ok(fs.existsSync(other.dataDir));

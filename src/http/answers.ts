@@ -83,7 +83,9 @@ export function registerErrorHandler(app: FastifyInstance, log: FastifyBaseLogge
           : errors[family].invalidBody({ message: text });
     } else if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
       apiError = errors[family].unsupportedMediaType({ contentType: req.headers['content-type'] ?? '' });
-    } else if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+    } else if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || error.code === 'SQLITE_TOOBIG' || error.code === '54000') {
+      // Last line behind the body limits (issue 30 row 3): a value the database cannot hold or sort
+      // ("string or blob too big", PostgreSQL's program_limit_exceeded) is the caller's 413, not a 500.
       apiError = errors[family].bodyTooLarge();
     } else if (typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500) {
       apiError = withStatus(errors[family].requestRejected({ message: error.message }), error.statusCode);
