@@ -473,4 +473,10 @@ test('a caller with roles on some groups only lists those groups (not one where 
   assert.equal(first.body.value.length, 1);
   assert.ok(first.body.nextLink, 'paged within the readable groups');
   assert.equal((await call('GET', `${base}/resourcegroups`)).body.value.some((g: any) => g.name === 'rg-hidden'), true, 'the Owner lists them all');
+  // The subscription's resource listing likewise.
+  assert.equal((await call('PUT', `${base}/resourceGroups/rg-visible-a/providers/Vendor.Automation/automationAccounts/visible-acct`, { api: '2024-10-23', body: { location: 'eastus' } })).status, 201);
+  const resources = await call('GET', `${base}/resources`, { token: user });
+  assert.equal(resources.status, 200, resources.text);
+  assert.deepEqual(resources.body.value.map((r: any) => r.name), ['visible-acct']);
+  assert.equal((await call('GET', `${base}/resources`, { token: eve })).status, 404, "another tenant's caller");
 });

@@ -20,6 +20,10 @@ import { absoluteUrl, encodeToken } from '../../core/paging.ts';
 import type { ArmCall } from '../arm/gateway.ts';
 import { bad, invalidFilter, pageSizeOf, params, skipTokenOf } from './input.ts';
 import { jsonMember, ResourcesStore } from './store.ts';
+import { readableGroups } from './access.ts';
+
+/** The read action of a subscription's resource listing. */
+export const subscriptionResourcesRead = 'Vendor.Resources/subscriptions/resources/read';
 
 type Term = (db: Kysely<Database>) => RawBuilder<SqlBool>;
 
@@ -127,7 +131,9 @@ export function listingRules(ctx: AppContext, modules: readonly ServiceModule[])
         expand.add(e);
       }
       const top = pageSizeOf(req);
-      const parts = modules.flatMap((m) => (m.listedResources ? [m.listedResources(ctx.store.db, subscriptionId, group)] : []));
+      // At subscription scope, a caller with roles on some groups only lists theirs.
+      const groups = group === undefined ? ((await readableGroups(ctx, call, subscriptionResourcesRead)) ?? [undefined]) : [group];
+      const parts = groups.flatMap((g) => modules.flatMap((m) => (m.listedResources ? [m.listedResources(ctx.store.db, subscriptionId, g)] : [])));
       const rows = await store.listResources(parts, top + 1, skipTokenOf(req), filter?.where);
       const page = rows.slice(0, top);
       const value = page.map((r) => {

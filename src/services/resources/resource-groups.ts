@@ -22,8 +22,8 @@ import { newUuid } from '../../core/ids.ts';
 import { isUniqueViolation } from '../../store/db.ts';
 import { absoluteUrl, encodeToken } from '../../core/paging.ts';
 import { ArmStore, type ResourceGroup } from '../arm/store.ts';
-import { armReader, authorizationFailed, type ArmCall } from '../arm/gateway.ts';
-import { principalIdsFor } from '../arm/rbac.ts';
+import type { ArmCall } from '../arm/gateway.ts';
+import { readableGroups } from './access.ts';
 import { input, invalidFilter, params, pageSizeOf, skipTokenOf } from './input.ts';
 import { regionOf, regions } from './locations.ts';
 import { ResourcesStore, type GroupDeletion } from './store.ts';
@@ -77,29 +77,6 @@ export function groupRules(ctx: AppContext, modules: readonly ServiceModule[]) {
   const location = (reply: FastifyReply, call: ArmCall, d: GroupDeletion) => {
     reply.header('location', absoluteUrl(ctx.origin(), `/subscriptions/${sub(call)}/operationresults/${opaqueOf(d)}`, { 'api-version': d.apiVersion }));
     reply.header('retry-after', String(retryAfterSeconds));
-  };
-  /**
-   * The groups (lower-case names) a caller may read when no role grants it the read at the
-   * subscription (or above): those it holds a role on, itself or through its groups, that grants
-   * the read there; undefined when it reads them all.
-   * @throws 403 `AuthorizationFailed` (at the subscription) when it may read none.
-   */
-  const readableGroups = async (call: ArmCall): Promise<string[] | undefined> => {
-    const reader = armReader(ctx);
-    const s = `/subscriptions/${sub(call)}`;
-    if (await reader.authorized(call.principal, groupReadAction, s)) return undefined;
-    const prefix = `${s}/resourcegroups/`.toLowerCase();
-    const candidates = new Set<string>();
-    for (const id of await principalIdsFor(reader, call.principal.tenantId, call.principal.objectId)) {
-      for (const a of await reader.assignmentsOf(id)) {
-        const scope = a.scope.toLowerCase();
-        if (a.tenantId === call.principal.tenantId && scope.startsWith(prefix)) candidates.add(scope.slice(prefix.length).split('/')[0]!);
-      }
-    }
-    const names: string[] = [];
-    for (const n of candidates) if (await reader.authorized(call.principal, groupReadAction, `${s}/resourceGroups/${n}`)) names.push(n);
-    if (names.length === 0) throw authorizationFailed(call.principal, groupReadAction, s);
-    return names;
   };
   const notDeleting = async (call: ArmCall, name: string) => {
     if (await store.runningDeletion(sub(call), name, nowIso())) throw errors.arm.resourceGroupBeingDeleted({ name });
@@ -171,7 +148,7 @@ export function groupRules(ctx: AppContext, modules: readonly ServiceModule[]) {
       }
       const top = pageSizeOf(req);
       const after = skipTokenOf(req);
-      const rows = await store.listGroups(sub(call), top + 1, after, tag, await readableGroups(call));
+      const rows = await store.listGroups(sub(call), top + 1, after, tag, await readableGroups(ctx, call, groupReadAction));
       const page = rows.slice(0, top);
       const out: Record<string, unknown> = {
         value: page.map((r) => groupBody({ subscriptionId: r.subscription_id, name: r.name, location: r.location, tags: JSON.parse(r.tags), ...(r.managed_by ? { managedBy: r.managed_by } : {}) })),

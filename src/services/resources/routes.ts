@@ -28,7 +28,6 @@ const actions = {
   groupDelete: 'Vendor.Resources/subscriptions/resourceGroups/delete',
   locations: 'Vendor.Resources/subscriptions/locations/read',
   providers: 'Vendor.Resources/subscriptions/providers/read',
-  resources: 'Vendor.Resources/subscriptions/resources/read',
   groupResources: 'Vendor.Resources/subscriptions/resourceGroups/resources/read',
   tags: { GET: 'Vendor.Resources/tags/read', PUT: 'Vendor.Resources/tags/write', PATCH: 'Vendor.Resources/tags/write', DELETE: 'Vendor.Resources/tags/delete' },
 } as const;
@@ -64,7 +63,8 @@ export function registerResourcesRoutes(app: FastifyInstance, ctx: AppContext, m
   // Polled by whoever started the delete: the unguessable id is the capability (the subscription is checked against the caller's tenant).
   route({ method: 'GET', url: `${sub}/operationresults/:operationId`, handler: g.operationResult });
 
-  route({ method: 'GET', url: `${sub}/resources`, action: actions.resources, handler: list.list });
+  // Checked by the listing itself: at the subscription, or per group (see access.ts).
+  route({ method: 'GET', url: `${sub}/resources`, handler: list.list });
   route({ method: 'GET', url: `${group}/resources`, action: actions.groupResources, handler: list.list });
 
   const tagScopes = [sub, group, `${group}/providers/:providerNamespace/:resourceType/:resourceName`, `${group}/providers/:providerNamespace/:resourceType/:resourceName/:childType/:childName`];
