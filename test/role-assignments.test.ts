@@ -150,6 +150,13 @@ test('refusals: a name that is no GUID, the same assignment under another name, 
   const moved = await call('PUT', assignmentPath(subScope, first), adminToken, body());
   assert.equal(moved.status, 400);
   assert.equal(moved.body.error.code, 'RoleAssignmentUpdateNotPermitted');
+  // A control character in a scope segment or a text: the same 400 on both databases, nothing stored.
+  const control = await call('PUT', assignmentPath(`${rgScope}/providers/Vendor.Storage/storageAccounts/a%00b`, other), adminToken, body());
+  assert.equal(control.status, 400);
+  assert.equal(control.body.error.code, 'InvalidParameter');
+  const controlText = await call('PUT', assignmentPath(rgScope, other), adminToken, body({ description: 'a\u0001b' }));
+  assert.equal(controlText.status, 400);
+  assert.equal(controlText.body.error.target, 'properties.description');
   const noBody = await call('PUT', assignmentPath(rgScope, other), adminToken, { properties: 'x' });
   assert.equal(noBody.status, 400);
   const filter = await call('GET', `${rgScope}/providers/Vendor.Authorization/roleAssignments?api-version=${api}&$filter=${encodeURIComponent("roleName eq 'x'")}`, adminToken);

@@ -63,11 +63,13 @@ export function assignmentJson(a: RoleAssignmentRecord) {
 
 const nameOf = (req: FastifyRequest) => (req.params as Record<string, string>).roleAssignmentName!;
 
-/** A string member of `properties` (absent or null → undefined). @throws 400 `InvalidRequestContent` for another type. */
+/** A string member of `properties` (absent or null → undefined). @throws 400 `InvalidRequestContent` for another type, a longer text or a control character (tab and line ends allowed). */
 function optionalString(props: Record<string, unknown>, key: string, max: number): string | undefined {
   const v = props[key];
   if (v === undefined || v === null) return undefined;
-  if (typeof v !== 'string' || v.length > max) throw errors.arm.invalidBody({ message: `The property 'properties.${key}' must be a string of at most ${max} characters.` }, { target: `properties.${key}` });
+  if (typeof v !== 'string' || v.length > max || /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/.test(v)) {
+    throw errors.arm.invalidBody({ message: `The property 'properties.${key}' must be a string of at most ${max} characters without control characters.` }, { target: `properties.${key}` });
+  }
   return v;
 }
 

@@ -20,6 +20,7 @@ import { builtInRole, builtInRoles, type RoleDefinition } from '../arm/roles.ts'
 import type { RoleCall } from './assignments.ts';
 import { roleWrite } from './role-write.ts';
 import { definitionFilter, definitionIdPrefix, type RoleScope } from './role-scope.ts';
+import { hasControlCharacter } from './policies.ts';
 
 /** The RBAC actions of role definitions (the real provider's). */
 export const definitionActions = {
@@ -52,13 +53,13 @@ export function definitionJson(d: RoleDefinition, role: RoleScope) {
 
 const idOf = (req: FastifyRequest) => (req.params as Record<string, string>).roleDefinitionId!;
 
-/** A list of strings of a body member (absent → `[]`). @throws 400 `InvalidRequestContent`. */
+/** A list of strings of a body member (absent → `[]`; no empty string, none over 1024 characters or with a control character). @throws 400 `InvalidRequestContent`. */
 function strings(v: unknown, target: string, required = false): string[] {
   if (v === undefined || v === null) {
     if (required) throw errors.arm.invalidBody({ message: `The property '${target}' is required.` }, { target });
     return [];
   }
-  if (!Array.isArray(v) || v.length > 2000 || v.some((x) => typeof x !== 'string' || x.length === 0 || x.length > 1024)) {
+  if (!Array.isArray(v) || v.length > 2000 || v.some((x) => typeof x !== 'string' || x.length === 0 || x.length > 1024 || hasControlCharacter(x))) {
     throw errors.arm.invalidBody({ message: `The property '${target}' must be an array of non-empty strings.` }, { target });
   }
   return v as string[];
@@ -84,9 +85,11 @@ export function definitionRules(ctx: AppContext) {
       const props = body && typeof body === 'object' && !Array.isArray(body) ? body.properties : undefined;
       if (props === null || typeof props !== 'object' || Array.isArray(props)) throw errors.arm.invalidBody({ message: "The request content must be an object with 'properties'." }, { target: 'properties' });
       const roleName = props.roleName;
-      if (typeof roleName !== 'string' || roleName.trim() === '' || roleName.length > 512) throw errors.arm.invalidBody({ message: "The property 'properties.roleName' is required: a name of 1 to 512 characters." }, { target: 'properties.roleName' });
+      if (typeof roleName !== 'string' || roleName.trim() === '' || roleName.length > 512 || hasControlCharacter(roleName)) throw errors.arm.invalidBody({ message: "The property 'properties.roleName' is required: a name of 1 to 512 characters." }, { target: 'properties.roleName' });
       const description = props.description ?? '';
-      if (typeof description !== 'string' || description.length > 2048) throw errors.arm.invalidBody({ message: "The property 'properties.description' must be a string of at most 2048 characters." }, { target: 'properties.description' });
+      if (typeof description !== 'string' || description.length > 2048 || description.includes('\u0000')) {
+        throw errors.arm.invalidBody({ message: "The property 'properties.description' must be a string of at most 2048 characters without U+0000." }, { target: 'properties.description' });
+      }
       if (props.type !== undefined && props.type !== null && (typeof props.type !== 'string' || props.type.toLowerCase() !== 'customrole')) {
         throw errors.arm.invalidBody({ message: "The property 'properties.type' must be 'CustomRole'." }, { target: 'properties.type' });
       }

@@ -40,10 +40,15 @@ export interface RoleResolved {
  * The role scope of a request from its route parameters, after the gateway checked the
  * subscription and resource group. A resource scope is any resource path (of any area, stored
  * or not): an assignment there is kept and decides access to that path.
- * @throws ApiError 404 `ManagementGroupNotFound` (missing or another tenant's).
+ * @throws ApiError 404 `ManagementGroupNotFound` (missing or another tenant's), 400 `InvalidParameter`
+ *   (a path segment with a control character).
  */
 export async function resolveRoleScope(store: ArmStore, req: FastifyRequest, call: ArmCall): Promise<RoleResolved> {
   const p = req.params as Record<string, string>;
+  // No stored scope holds a control character (and PostgreSQL refuses U+0000): refused alike on both dialects.
+  for (const [k, v] of Object.entries(p)) {
+    if (k !== 'managementGroupId' && hasControlCharacter(v)) throw errors.arm.invalidParameter({ message: `The scope path segment '${k}' holds a control character.` }, { target: k });
+  }
   const tenantRoot = `/providers/Vendor.Management/managementGroups/${call.principal.tenantId}`;
   let role: RoleScope;
   if (p.managementGroupId !== undefined) {
