@@ -367,7 +367,7 @@ test('resources: every area listed, filters, $expand, $top with keyset next link
   const inGroup = await call('GET', `${base}/resourceGroups/${demoSubscription.resourceGroup}/resources`);
   assert.ok(inGroup.body.value.length > 0 && inGroup.body.value.every((r: any) => r.id.toLowerCase().startsWith(`${base}/resourcegroups/${demoSubscription.resourceGroup}/`.toLowerCase())));
   assert.equal((await call('GET', `${base}/resourceGroups/rg-none/resources`)).body.error.code, 'ResourceGroupNotFound');
-  for (const f of ["name gt 'x'", "startswith(name, 'x')", "name eq 'x' and", "tagValue eq 'x'"]) {
+  for (const f of ["name gt 'x'", "startswith(name, 'x')", "name eq 'x' and", "tagValue eq 'x'", "startswith(tagName)"]) {
     const r = await call('GET', `${base}/resources`, { query: { $filter: f } });
     assert.deepEqual([r.status, r.body.error.code], [400, 'InvalidFilter'], f);
   }
@@ -394,6 +394,8 @@ test('tags at scope: subscription, group and resource (GET, PUT, PATCH Merge/Rep
   assert.deepEqual(tagged.body.value.map((r: any) => r.name), ['stratusdata']);
   assert.equal(tagged.body.value[0].tags, undefined, 'listed without its tags under a tag filter');
   assert.deepEqual((await call('GET', `${base}/resources`, { query: { $filter: "tagName eq 'c'" } })).body.value.map((r: any) => r.name), ['stratusdata']);
+  assert.deepEqual((await call('GET', `${base}/resources`, { query: { $filter: "startswith(tagName, 'C')" } })).body.value.map((r: any) => r.name), ['stratusdata']);
+  assert.deepEqual((await call('GET', `${base}/resources`, { query: { $filter: "startswith(tagName, 'q')" } })).body.value, []);
   const url = `${scopes[2]}/providers/Vendor.Resources/tags/default`;
   assert.deepEqual((await call('PATCH', url, { body: { operation: 'Replace', properties: { tags: { z: '9' } } } })).body.properties.tags, { z: '9' });
   assert.equal((await call('DELETE', url)).status, 200);

@@ -8,6 +8,7 @@
  * `$filter` (terms joined by `and` / `or`, `and` binding tighter): `resourceType`, `name`,
  * `resourceGroup`, `location` with `eq` / `ne` (a `resourceType` in a configured alias namespace,
  * `STRATUS_PROVIDER_NAMESPACE_ALIASES`, names the `Vendor.` one); `substringof('<v>', name|resourceGroup)`;
+ * `startswith(tagName, '<prefix>')` (tag names compared case-insensitively);
  * `tagName eq '<n>' [and tagValue eq '<v>']` (the matching resources are then listed without
  * their tags, as the contract says). `$expand`: any of `createdTime`, `changedTime`,
  * `provisioningState`.
@@ -19,6 +20,7 @@ import type { Database } from '../../store/database.ts';
 import { absoluteUrl, encodeToken } from '../../core/paging.ts';
 import type { ArmCall } from '../arm/gateway.ts';
 import { bad, invalidFilter, pageSizeOf, params, skipTokenOf } from './input.ts';
+import { isPostgres } from '../../store/db.ts';
 import { jsonMember, ResourcesStore } from './store.ts';
 import { readableGroups } from './access.ts';
 
@@ -78,6 +80,14 @@ function term(t: string, aliases: readonly string[], tagValue?: string): Term | 
     const col = columns[m[2]!.toLowerCase()]!;
     return (db) => sql<SqlBool>`${col(db)} like ${pattern} escape '\\'`;
   }
+  m = new RegExp(`^startswith\\(\\s*tagName\\s*,\\s*${quoted}\\s*\\)$`, 'iu').exec(t);
+  if (m) {
+    const pattern = `${unquote(m[1]!).toLowerCase().replace(/[\\%_]/g, '\\$&')}%`;
+    return (db) =>
+      isPostgres(db)
+        ? sql<SqlBool>`exists (select 1 from jsonb_object_keys(case when jsonb_typeof(u.body::jsonb -> 'tags') = 'object' then u.body::jsonb -> 'tags' else '{}'::jsonb end) k where lower(k) like ${pattern} escape '\\')`
+        : sql<SqlBool>`exists (select 1 from json_each(u.body, '$.tags') k where lower(k.key) like ${pattern} escape '\\')`;
+  }
   m = new RegExp(`^tagName\\s+eq\\s+${quoted}$`, 'iu').exec(t);
   if (m) {
     const name = unquote(m[1]!);
@@ -98,7 +108,7 @@ export function compileResourceFilter(text: string, aliases: readonly string[] =
     const value = parts[i + 1] === 'and' && next ? new RegExp(`^tagValue\\s+eq\\s+${quoted}$`, 'iu').exec(next) : null;
     const compiled = term(t, aliases, value ? unquote(value[1]!) : undefined);
     if (!compiled) throw invalidFilter(text);
-    if (/^tagName/iu.test(t)) byTag = true;
+    if (/^(tagName|startswith\(\s*tagName)/iu.test(t)) byTag = true;
     groups.at(-1)!.push(compiled);
     if (value) i += 2;
     const joiner = parts[i + 1];
