@@ -6,7 +6,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../context.ts';
 import { errors } from '../../core/errors/index.ts';
-import { consoleInternalHeader } from '../../core/request-log.ts';
+import { controlApi } from './inject.ts';
 import { checkCsrf } from './csrf.ts';
 import { href, html, page, sendPage, table } from './html.ts';
 
@@ -40,13 +40,7 @@ export function ruleFromForm(f: Record<string, unknown>): Record<string, unknown
 
 /** Registers `/_stratus/console/faults`. */
 export function registerFaultPages(app: FastifyInstance, ctx: AppContext): void {
-  const api = (method: 'GET' | 'POST' | 'DELETE', url: string, payload?: unknown) =>
-    app.inject({
-      method,
-      url,
-      headers: { authorization: `Bearer ${ctx.controlKey}`, [consoleInternalHeader]: ctx.requestLog.internalToken, ...(payload !== undefined ? { 'content-type': 'application/json' } : {}) },
-      payload: payload === undefined ? undefined : JSON.stringify(payload),
-    });
+  const api = controlApi(app, ctx);
   const back = (req: FastifyRequest, message?: string) => href('/faults', { message });
 
   app.get('/_stratus/console/faults', async (req, reply) => {

@@ -8,19 +8,13 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../context.ts';
 import { errors } from '../../core/errors/index.ts';
-import { consoleInternalHeader } from '../../core/request-log.ts';
+import { controlApi } from './inject.ts';
 import { checkCsrf } from './csrf.ts';
 import { href, html, page, sendPage, table } from './html.ts';
 
 /** Registers `/_stratus/console/world` and its forms. */
 export function registerWorldPages(app: FastifyInstance, ctx: AppContext): void {
-  const api = (method: 'GET' | 'POST' | 'DELETE', url: string, payload?: unknown) =>
-    app.inject({
-      method,
-      url,
-      headers: { authorization: `Bearer ${ctx.controlKey}`, [consoleInternalHeader]: ctx.requestLog.internalToken, ...(payload !== undefined ? { 'content-type': 'application/json' } : {}) },
-      payload: payload === undefined ? undefined : JSON.stringify(payload),
-    });
+  const api = controlApi(app, ctx);
   const back = (message: string) => href('/world', { message });
   const outcome = (res: { statusCode: number; body: string }, ok: string) => (res.statusCode < 300 ? ok : `Not done: ${res.statusCode} ${res.body.slice(0, 300)}`);
   const field = (req: { body?: unknown }, name: string) => {
