@@ -11,8 +11,9 @@ import { errors } from '../../core/errors/index.ts';
 import { newUuid } from '../../core/ids.ts';
 import { nowIso } from '../../core/clock.ts';
 import { fromJson } from '../../store/db.ts';
-import { allow, applicationPermissions, boolProp, filterOf, objectBody, onlyProps, pageOf, send, sendOne, sendPage, stringProp, type DirRequest } from './request.ts';
-import { appByApplicationId, applicationRows, directoryWrite, dropAppDependents, pageRows, type AppRow, type Db } from './store.ts';
+import { allow, applicationPermissions, boolProp, objectBody, onlyProps, send, sendOne, stringProp, type DirRequest } from './request.ts';
+import { appByApplicationId, applicationRows, directoryWrite, dropAppDependents, type AppRow, type Db } from './store.ts';
+import { listCollection } from './list.ts';
 import { addPassword, removePassword, renderKeyCredentials, renderPasswordCredentials, setKeyCredentials } from './credentials.ts';
 
 const applicationFields: FieldMap = {
@@ -121,14 +122,16 @@ function applyBody(b: Record<string, unknown>, row: AppRow | undefined, set: Rec
 
 /** `GET /applications` (`$filter=appId eq '…'`, displayName, id). */
 export async function listApplications(dr: DirRequest): Promise<unknown> {
-  allow(dr, applicationPermissions, 'read');
-  const filter = filterOf(dr, applicationFields, 'Application');
-  const { top, after } = pageOf(dr);
-  const db = dr.ctx.store.db;
-  const page = await pageRows((limit, a) => applicationRows(db, dr.principal.tenantId, filter, limit, a), top, after);
-  const items = [];
-  for (const r of page.rows) items.push(await renderApplication(db, r));
-  return sendPage(dr, 'applications', items, 'application', page.next);
+  const { db } = dr.ctx.store;
+  return listCollection(dr, {
+    permissions: applicationPermissions,
+    fields: applicationFields,
+    resource: 'Application',
+    type: 'application',
+    fragment: 'applications',
+    rows: (filter, limit, after) => applicationRows(db, dr.principal.tenantId, filter, limit, after),
+    render: (r) => renderApplication(db, r),
+  });
 }
 
 /** `POST /applications`: 201 with a new `appId`; the service principal is created separately (`POST /servicePrincipals`). */

@@ -10,7 +10,8 @@ import { errors } from '../../core/errors/index.ts';
 import { isUuid, newUuid } from '../../core/ids.ts';
 import { nowIso } from '../../core/clock.ts';
 import { bool, fromJson, isUniqueViolation } from '../../store/db.ts';
-import { allow, boolProp, countAsked, filterOf, groupPermissions, objectBody, onlyProps, pageOf, send, sendOne, sendPage, stringProp, type DirRequest } from './request.ts';
+import { allow, boolProp, groupPermissions, objectBody, onlyProps, pageOf, send, sendOne, sendPage, stringProp, type DirRequest } from './request.ts';
+import { listCollection } from './list.ts';
 import { countRows, directoryWrite, groupRow, groupRows, memberRows, pageRows, principalRow, userRow, type Db } from './store.ts';
 import { renderUser } from './users.ts';
 import { renderPrincipal } from './principals.ts';
@@ -85,12 +86,18 @@ function mergedProps(previous: string | undefined, b: Record<string, unknown>): 
 
 /** `GET /groups`. */
 export async function listGroups(dr: DirRequest): Promise<unknown> {
-  allow(dr, groupPermissions, 'read');
-  const filter = filterOf(dr, groupFields, 'Group');
-  const { top, after } = pageOf(dr);
-  const count = countAsked(dr) ? await countRows(dr.ctx.store.db, 'directory_groups', dr.principal.tenantId, filter) : undefined;
-  const page = await pageRows((limit, a) => groupRows(dr.ctx.store.db, dr.principal.tenantId, filter, limit, a), top, after);
-  return sendPage(dr, 'groups', page.rows.map(renderGroup), 'group', page.next, count);
+  const { db } = dr.ctx.store;
+  const tenant = dr.principal.tenantId;
+  return listCollection(dr, {
+    permissions: groupPermissions,
+    fields: groupFields,
+    resource: 'Group',
+    type: 'group',
+    fragment: 'groups',
+    rows: (filter, limit, after) => groupRows(db, tenant, filter, limit, after),
+    count: (filter) => countRows(db, 'directory_groups', tenant, filter),
+    render: renderGroup,
+  });
 }
 
 /** `POST /groups`: 201 (`displayName`, `mailEnabled`, `mailNickname`, `securityEnabled` required; `members@odata.bind` optional). */

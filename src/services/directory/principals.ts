@@ -12,8 +12,9 @@ import { parseFilter } from '../../core/odata/index.ts';
 import { errors } from '../../core/errors/index.ts';
 import { isUuid, newUuid } from '../../core/ids.ts';
 import { fromJson, isUniqueViolation } from '../../store/db.ts';
-import { allow, applicationPermissions, assignmentPermissions, filterOf, objectBody, option, pageOf, send, sendOne, sendPage, type DirRequest } from './request.ts';
-import { appByAppId, directoryWrite, dropAppDependents, grantsOfApp, grantsOnAudience, pageRows, principalRow, principalRows, type AppRow, type Db } from './store.ts';
+import { allow, applicationPermissions, assignmentPermissions, objectBody, option, send, sendOne, sendPage, type DirRequest } from './request.ts';
+import { appByAppId, directoryWrite, dropAppDependents, grantsOfApp, grantsOnAudience, principalRow, principalRows, type AppRow, type Db } from './store.ts';
+import { listCollection } from './list.ts';
 import { renderResourcePrincipal, resourceOfFamily, resourcePrincipal, resourcePrincipals, type ResourcePrincipal } from './resources.ts';
 
 const principalFields: FieldMap = {
@@ -92,14 +93,24 @@ async function requirePrincipal(dr: DirRequest, id: string, db: Db = dr.ctx.stor
 
 /** `GET /servicePrincipals`: the built-in resource principals (first page) then the tenant's. */
 export async function listPrincipals(dr: DirRequest): Promise<unknown> {
-  allow(dr, applicationPermissions, 'read');
-  const filter = filterOf(dr, principalFields, 'ServicePrincipal');
-  const { top, after } = pageOf(dr);
   const text = option(dr.q, 'filter');
-  const builtIn = after === undefined ? resourcePrincipals.filter((r) => (text === undefined ? true : matchesResource(r, parseFilter(text)))) : [];
-  const page = await pageRows((limit, a) => principalRows(dr.ctx.store.db, dr.principal.tenantId, filter, limit, a), top, after);
-  const items = [...builtIn.map((r) => renderResourcePrincipal(r, dr.principal.tenantId)), ...page.rows.map(renderPrincipal)];
-  return sendPage(dr, 'servicePrincipals', items, 'servicePrincipal', page.next);
+  const builtIn = (): ResourcePrincipal[] => {
+    try {
+      return resourcePrincipals.filter((r) => (text === undefined ? true : matchesResource(r, parseFilter(text))));
+    } catch {
+      return []; // the listing itself answers the filter's 400
+    }
+  };
+  return listCollection(dr, {
+    permissions: applicationPermissions,
+    fields: principalFields,
+    resource: 'ServicePrincipal',
+    type: 'servicePrincipal',
+    fragment: 'servicePrincipals',
+    rows: (filter, limit, after) => principalRows(dr.ctx.store.db, dr.principal.tenantId, filter, limit, after),
+    render: (r) => renderPrincipal(r),
+    first: builtIn().map((r) => renderResourcePrincipal(r, dr.principal.tenantId)),
+  });
 }
 
 /** `POST /servicePrincipals {appId}`: 201. @throws ApiError 400 unknown appId, 409 when it has one */

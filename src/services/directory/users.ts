@@ -12,8 +12,9 @@ import { hashSecret } from '../../core/identity/directory.ts';
 import { newUuid } from '../../core/ids.ts';
 import { nowIso } from '../../core/clock.ts';
 import { bool, fromJson, isUniqueViolation } from '../../store/db.ts';
-import { allow, boolProp, countAsked, filterOf, groupPermissions, objectBody, onlyProps, pageOf, sendOne, sendPage, send, stringProp, userPermissions, type DirRequest } from './request.ts';
-import { countRows, directoryWrite, dropMemberships, memberOfRows, pageRows, upnTaken, userRow, userRows, type Db } from './store.ts';
+import { allow, boolProp, filterOf, groupPermissions, objectBody, onlyProps, sendOne, sendPage, send, stringProp, userPermissions, type DirRequest } from './request.ts';
+import { countRows, directoryWrite, dropMemberships, memberOfRows, upnTaken, userRow, userRows, type Db } from './store.ts';
+import { listCollection } from './list.ts';
 import { renderGroup } from './groups.ts';
 
 /** Users' `$filter` properties. */
@@ -100,12 +101,18 @@ function mergedProps(previous: string | undefined, body: Record<string, unknown>
 
 /** `GET /users`: a page of the tenant's users. */
 export async function listUsers(dr: DirRequest): Promise<unknown> {
-  allow(dr, userPermissions, 'read');
-  const filter = filterOf(dr, userFields, 'User');
-  const { top, after } = pageOf(dr);
-  const count = countAsked(dr) ? await countRows(dr.ctx.store.db, 'directory_users', dr.principal.tenantId, filter) : undefined;
-  const page = await pageRows((limit, a) => userRows(dr.ctx.store.db, dr.principal.tenantId, filter, limit, a), top, after);
-  return sendPage(dr, 'users', page.rows.map(renderUser), 'user', page.next, count);
+  const { db } = dr.ctx.store;
+  const tenant = dr.principal.tenantId;
+  return listCollection(dr, {
+    permissions: userPermissions,
+    fields: userFields,
+    resource: 'User',
+    type: 'user',
+    fragment: 'users',
+    rows: (filter, limit, after) => userRows(db, tenant, filter, limit, after),
+    count: (filter) => countRows(db, 'directory_users', tenant, filter),
+    render: renderUser,
+  });
 }
 
 /** `GET /users/$count` (needs `ConsistencyLevel: eventual`): the number as text. */
