@@ -66,6 +66,16 @@ test('directory pages list users, groups and members, applications with secret h
   const index = await page('/directory');
   assert.match(index, /Users<\/a>: \d+/);
 
+  // The request log shows the addPassword answer with its secret redacted, and the new user's password too.
+  const log = (await (await s.control('/_stratus/requests?limit=200')).json()) as any;
+  const entries: any[] = log.requests ?? log.value ?? log;
+  const added = entries.find((e) => String(e.url).endsWith('/addPassword'));
+  assert.ok(added, 'the addPassword call is logged');
+  assert.match(added.responseBody, /"secretText":"\[redacted\]"/);
+  assert.ok(!added.responseBody.includes(secret.secretText));
+  const createdUser = entries.find((e) => e.method === 'POST' && String(e.url).endsWith('/v1.0/users'));
+  assert.match(createdUser.requestBody, /"password":"\[redacted\]"/);
+
   const anonymous = await fetch(`${s.url}/_stratus/console/directory/users`);
   assert.equal(anonymous.status, 401);
   await anonymous.arrayBuffer();

@@ -17,7 +17,7 @@ const secretHeaders = new Set(['authorization', 'cookie', 'set-cookie', 'proxy-a
 export function redactText(text: string, controlKey: string, contentType = ''): string {
   let out = text;
   if (/json/i.test(contentType) || /^\s*[[{]/.test(text)) {
-    out = out.replace(/("(?:client_secret|password|access_token|refresh_token|id_token|assertion|client_assertion|code_verifier|device_code|secret)"\s*:\s*)"(?:[^"\\]|\\.)*"/gi, '$1"[redacted]"');
+    out = out.replace(/("(?:client_secret|password|access_token|refresh_token|id_token|assertion|client_assertion|code_verifier|device_code|secret|secretText)"\s*:\s*)"(?:[^"\\]|\\.)*"/gi, '$1"[redacted]"');
   }
   // HTML: the hidden fields of a form_post authorization response, and secret URLs in attributes.
   if (/html/i.test(contentType) || /<input\b/i.test(out)) {
