@@ -10,6 +10,7 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, type TestServer } from './helpers/server.ts';
+import { armFetch } from './helpers/arm.ts';
 import { identities, userToken } from './helpers/auth.ts';
 import { demoSubscription, demoUser } from '../src/seed/demo.ts';
 
@@ -21,11 +22,7 @@ const reader = 'acdd72a7-3385-48ef-bd42-f606fba81ae7';
 const skus = `${sub}/providers/Vendor.Compute/skus?api-version=2021-07-01&$filter=${encodeURIComponent("location eq 'westus'")}`;
 const accounts = `${rg}/providers/Vendor.DataShare/accounts?api-version=2020-09-01`;
 
-async function call(base: string, method: string, path: string, token: string, body?: unknown): Promise<{ status: number; body: any }> {
-  const res = await fetch(base + path, { method, headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) }, body: body === undefined ? undefined : JSON.stringify(body) });
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : undefined };
-}
+const call = armFetch;
 
 describe('role assignments on two instances of one PostgreSQL schema', { skip: skipReason }, () => {
   let a: TestServer;

@@ -12,6 +12,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { AuthorizationManagementClient, type RoleAssignment } from '@azure/arm-authorization';
 import { startTestServer, type TestServer } from './helpers/server.ts';
+import { armFetch, collect } from './helpers/arm.ts';
 import { appToken, identities, staticCredential, userToken } from './helpers/auth.ts';
 import { demoAdmin, demoManagedIdentity, demoServicePrincipal, demoSubscription, demoTenant, demoUser } from '../src/seed/demo.ts';
 import { roleStore } from '../src/services/arm/role-store.ts';
@@ -37,17 +38,9 @@ function client(token: string): AuthorizationManagementClient {
   return new AuthorizationManagementClient(staticCredential(async () => token), sub, { endpoint: s.url });
 }
 
-async function all<T>(it: AsyncIterable<T>): Promise<T[]> {
-  const out: T[] = [];
-  for await (const x of it) out.push(x);
-  return out;
-}
+const all = collect;
 
-async function call(method: string, path: string, token: string, body?: unknown) {
-  const res = await fetch(`${s.url}${path}`, { method, headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) }, body: body === undefined ? undefined : JSON.stringify(body) });
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : undefined };
-}
+const call = (method: string, path: string, token: string, body?: unknown) => armFetch(s.url, method, path, token, body);
 
 const assignmentPath = (scope: string, name: string) => `${scope === '/' ? '' : scope}/providers/Vendor.Authorization/roleAssignments/${name}?api-version=${api}`;
 

@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { AuthorizationManagementClient, type RoleDefinition } from '@azure/arm-authorization';
 import { startTestServer, type TestServer } from './helpers/server.ts';
+import { armFetch, collect } from './helpers/arm.ts';
 import { identities, staticCredential, userToken } from './helpers/auth.ts';
 import { demoSubscription, demoTenant, demoUser } from '../src/seed/demo.ts';
 
@@ -36,17 +37,9 @@ let adminToken: string;
 let userTok: string;
 let admin: AuthorizationManagementClient;
 
-async function all<T>(it: AsyncIterable<T>): Promise<T[]> {
-  const out: T[] = [];
-  for await (const x of it) out.push(x);
-  return out;
-}
+const all = collect;
 
-async function call(method: string, path: string, token: string, body?: unknown) {
-  const res = await fetch(`${s.url}${path}`, { method, headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) }, body: body === undefined ? undefined : JSON.stringify(body) });
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : undefined };
-}
+const call = (method: string, path: string, token: string, body?: unknown) => armFetch(s.url, method, path, token, body);
 
 before(async () => {
   s = await startTestServer({ env: { STRATUS_PROVIDER_NAMESPACE_ALIASES: 'Microsoft.' } });
