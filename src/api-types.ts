@@ -62,5 +62,8 @@ export interface ReadyInfo {
   /** Whether the store is thrown away at stop. */
   ephemeral: boolean;
   pid: number;
+  /** World files the server loaded (`--world`/`STRATUS_WORLD`); empty for the demo world. */
+  world: string[];
+  /** The demo world's identities (with a world file, the credentials are the file's own). */
   identities: StratusIdentities;
 }

@@ -59,7 +59,8 @@ serverFlags(program.command('serve', { isDefault: true }).description('start the
   .action(async (flags: ConfigFlags & { ephemeral?: boolean; json?: boolean; exitWithStdin?: boolean }) => {
     let ephemeral: EphemeralStore | undefined;
     if (flags.ephemeral || /^(1|true|yes|on)$/i.test(process.env.STRATUS_EPHEMERAL ?? '')) {
-      ephemeral = await makeEphemeralStore();
+      // The seeded template is the demo world's, on SQLite.
+      ephemeral = await makeEphemeralStore(process.env, { template: !flags.world?.length && !flags.databaseUrl });
       process.on('exit', () => ephemeral!.remove());
     }
     const config = loadConfig(ephemeral ? { ...flags, dataDir: ephemeral.dataDir } : flags);
@@ -72,8 +73,12 @@ serverFlags(program.command('serve', { isDefault: true }).description('start the
       ephemeral?.remove();
       throw e;
     }
-    // A first ephemeral start of this build keeps its freshly seeded store for the next ones.
-    if (ephemeral && server.ctx.store.dialect === 'sqlite') await ephemeral.saveTemplate(server.ctx.store.db);
+    if (ephemeral) {
+      // A first ephemeral start of this build keeps its freshly seeded store for the next ones.
+      if (server.ctx.store.dialect === 'sqlite') await ephemeral.saveTemplate(server.ctx.store.db);
+      // The machine's CA file outlives the temporary folder: name it.
+      if (server.tls) server.tls.caFile = ephemeral.caFile;
+    }
     process.stdout.write((flags.json ? JSON.stringify(readyLine(server, ephemeral?.caFile)) : banner(server)) + '\n');
     let stopping = false;
     const stop = async (signal: string) => {

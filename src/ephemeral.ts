@@ -98,15 +98,17 @@ export interface EphemeralStore {
 }
 
 /**
- * Makes a temporary data folder holding a copy of the machine's TLS material (made when missing).
+ * Makes a temporary data folder holding a copy of the machine's TLS material (made when missing)
+ * and, when `opts.template` is not false and one applies, of this build's seeded template (the
+ * caller says false for a `--world` or `--database-url` flag, which the environment does not show).
  * @throws Error when the temporary or cache folder cannot be written.
  */
-export async function makeEphemeralStore(env: NodeJS.ProcessEnv = process.env): Promise<EphemeralStore> {
+export async function makeEphemeralStore(env: NodeJS.ProcessEnv = process.env, opts: { template?: boolean } = {}): Promise<EphemeralStore> {
   const tlsDir = await ensureMachineTls(env);
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'stratus-ephemeral-'));
   fs.mkdirSync(path.join(dataDir, 'tls'));
   for (const f of ['ca.pem', 'server.pem', 'server-key.pem']) fs.copyFileSync(path.join(tlsDir, f), path.join(dataDir, 'tls', f));
-  const template = templateFile(env);
+  const template = opts.template === false ? undefined : templateFile(env);
   let fromTemplate = false;
   if (template && fs.existsSync(template)) {
     try {

@@ -21,6 +21,7 @@ export function readyLine(server: RunningServer, machineCaFile?: string): ReadyI
     dataDir: server.ctx.config.dataDir,
     ephemeral: machineCaFile !== undefined,
     pid: process.pid,
+    world: server.ctx.config.world ?? [],
     identities: {
       tenant,
       tenants: [tenant, { id: otherTenant.id, domain: otherTenant.domain }],
