@@ -6,13 +6,17 @@
  * PATCH, DELETE, the 400s of bad input), `/me`, groups and members (`$ref` add / remove,
  * `memberOf`), the organization; a created user signs in with its password at once and reads
  * `/me`; a deleted or disabled user is refused a token and its refresh token; a user without a
- * directory role is refused writes (403 in the mail envelope).
+ * directory role is refused writes (403 in the mail envelope). The Kiota-based
+ * `@microsoft/msgraph-sdk` (users package) creates, reads, lists and deletes a user too.
  */
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { UsernamePasswordCredential, type TokenCredential } from '@azure/identity';
 import { Client } from '@microsoft/microsoft-graph-client';
 import { TokenCredentialAuthenticationProvider } from '@microsoft/microsoft-graph-client/authProviders/azureTokenCredentials/index.js';
+import { AzureIdentityAuthenticationProvider } from '@microsoft/kiota-authentication-azure';
+import { createGraphServiceClient, GraphRequestAdapter } from '@microsoft/msgraph-sdk';
+import '@microsoft/msgraph-sdk-users';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 import { tokenRequest } from './helpers/auth.ts';
 import { demoAdmin, demoPublicClient, demoTenant, demoUser } from '../src/seed/demo.ts';
@@ -212,6 +216,23 @@ describe('directory users and groups through the official mail client', () => {
       }
     }
     assert.ok(n > 400);
+  });
+
+  test('the Kiota-based @microsoft/msgraph-sdk (users package) creates, reads, lists and deletes a user', async () => {
+    const authProvider = new AzureIdentityAuthenticationProvider(new UsernamePasswordCredential(demoTenant.id, demoPublicClient.appId, demoAdmin.userPrincipalName, demoAdmin.password, options()), undefined, undefined, new Set([host]));
+    const adapter = new GraphRequestAdapter(authProvider);
+    adapter.baseUrl = `${s.url}/v1.0`;
+    const kiota = createGraphServiceClient(adapter);
+    const created = await kiota.users.post({ accountEnabled: true, displayName: 'Kiota User', mailNickname: 'kiota', userPrincipalName: `kiota@${demoTenant.domain}`, passwordProfile: { password: 'Kiota-Pass-1', forceChangePasswordNextSignIn: false } });
+    assert.equal(created?.userPrincipalName, `kiota@${demoTenant.domain}`);
+    const got = await kiota.users.byUserId(created!.id!).get();
+    assert.equal(got?.displayName, 'Kiota User');
+    const listed = await kiota.users.get({ queryParameters: { filter: "startswith(displayName,'Kiota')", select: ['id', 'displayName'] } });
+    assert.deepEqual(listed?.value?.map((u) => u.id), [created!.id]);
+    const ms = await kiota.users.byUserId(created!.id!).memberOf.get();
+    assert.deepEqual(ms?.value, []);
+    await kiota.users.byUserId(created!.id!).delete();
+    await assert.rejects(kiota.users.byUserId(created!.id!).get(), (e: any) => e.responseStatusCode === 404);
   });
 
   test('the mailbox routes of the mail area are untouched by the directory routes', async () => {
