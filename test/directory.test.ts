@@ -65,7 +65,7 @@ describe('directory users and groups through the official mail client', () => {
     assert.equal(me['@odata.context'], `${s.url}/v1.0/$metadata#users/$entity`);
   });
 
-  test('a created user is listed, found by id and UPN, signs in at once and reads /me and its mailbox', async () => {
+  test('a created user is listed, found by id and UPN, signs in at once, reads /me and its mailbox, receives mail', async () => {
     const created = await admin.api('/users').post(newUser('alice', { givenName: 'Alice', jobTitle: 'Tester' }));
     assert.match(created.id, /^[0-9a-f-]{36}$/);
     assert.equal(created.userPrincipalName, `alice@${demoTenant.domain}`);
@@ -87,6 +87,10 @@ describe('directory users and groups through the official mail client', () => {
     const inbox = await fetch(`${s.url}/v1.0/me/mailFolders/inbox/messages`, { headers: { authorization: `Bearer ${t.body.access_token}` } });
     assert.equal(inbox.status, 200);
     assert.deepEqual((await inbox.json()).value, []);
+    // Mail from the administrator is delivered into the new user's mailbox.
+    await admin.api('/me/sendMail').post({ message: { subject: 'Welcome Alice', body: { contentType: 'Text', content: 'Hello' }, toRecipients: [{ emailAddress: { address: `alice@${demoTenant.domain}` } }] } });
+    const after = await fetch(`${s.url}/v1.0/me/mailFolders/inbox/messages?$select=subject`, { headers: { authorization: `Bearer ${t.body.access_token}` } });
+    assert.deepEqual((await after.json()).value.map((m: any) => m.subject), ['Welcome Alice']);
   });
 
   test('paging with $top and next links, $count with ConsistencyLevel', async () => {
