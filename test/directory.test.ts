@@ -93,7 +93,7 @@ describe('directory users and groups through the official mail client', () => {
     assert.deepEqual((await after.json()).value.map((m: any) => m.subject), ['Welcome Alice']);
   });
 
-  test('paging with $top and next links, $count with ConsistencyLevel', async () => {
+  test('paging with $top and next links, $orderby, $count with ConsistencyLevel', async () => {
     for (const n of ['pg1', 'pg2', 'pg3']) await admin.api('/users').post(newUser(n));
     const seen: string[] = [];
     let page = await admin.api('/users').filter("startswith(mailNickname,'pg')").top(2).get();
@@ -104,6 +104,14 @@ describe('directory users and groups through the official mail client', () => {
     seen.push(...page.value.map((u: any) => u.mailNickname));
     assert.equal(page['@odata.nextLink'], undefined);
     assert.deepEqual(seen.sort(), ['pg1', 'pg2', 'pg3']);
+    // $orderby: pages in that order (offset skip tokens).
+    const ordered: string[] = [];
+    let sorted = await admin.api('/users').filter("startswith(mailNickname,'pg')").orderby('displayName desc').top(2).get();
+    ordered.push(...sorted.value.map((u: any) => u.mailNickname));
+    sorted = await admin.api(sorted['@odata.nextLink']).get();
+    ordered.push(...sorted.value.map((u: any) => u.mailNickname));
+    assert.deepEqual(ordered, ['pg3', 'pg2', 'pg1']);
+    await assert.rejects(admin.api('/applications').orderby('displayName').get(), (e: any) => e.statusCode === 400 && e.code === 'Request_UnsupportedQuery');
     const counted = await admin.api('/users').header('ConsistencyLevel', 'eventual').count(true).filter("startswith(mailNickname,'pg')").get();
     assert.equal(counted['@odata.count'], 3);
     await assert.rejects(admin.api('/users').count(true).get(), (e: any) => e.statusCode === 400 && e.code === 'Request_BadRequest');

@@ -129,7 +129,7 @@ export async function listApplications(dr: DirRequest): Promise<unknown> {
     resource: 'Application',
     type: 'application',
     fragment: 'applications',
-    rows: (filter, limit, after) => applicationRows(db, dr.principal.tenantId, filter, limit, after),
+    rows: (filter, w) => applicationRows(db, dr.principal.tenantId, filter, w),
     render: (r) => renderApplication(db, r),
   });
 }

@@ -94,7 +94,8 @@ export async function listGroups(dr: DirRequest): Promise<unknown> {
     resource: 'Group',
     type: 'group',
     fragment: 'groups',
-    rows: (filter, limit, after) => groupRows(db, tenant, filter, limit, after),
+    sortable: true,
+    rows: (filter, w) => groupRows(db, tenant, filter, w),
     count: (filter) => countRows(db, 'directory_groups', tenant, filter),
     render: renderGroup,
   });
@@ -177,7 +178,7 @@ export async function listMembers(dr: DirRequest, id: string): Promise<unknown> 
   const g = await requireGroup(dr, id);
   const { top, after } = pageOf(dr);
   const db = dr.ctx.store.db;
-  const page = await pageRows((limit, a) => memberRows(db, g.id, limit, a), top, after);
+  const page = await pageRows((w) => memberRows(db, g.id, w), top, { after });
   const items: Record<string, unknown>[] = [];
   for (const m of page.rows) {
     if (m.member_type === 'user') {

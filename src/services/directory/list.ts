@@ -1,12 +1,13 @@
 /**
  * The one shape of a directory collection read (users, groups, applications, service
- * principals): the read permission, `$filter` over the collection's fields, `$top` and
- * `$skiptoken`, `$count` when the collection counts, a keyset page, each row rendered.
+ * principals): the read permission, `$filter` over the collection's fields, `$orderby` where
+ * the collection sorts (then offset pages), `$top` and `$skiptoken`, `$count` when the
+ * collection counts, a keyset page in id order otherwise, each row rendered.
  */
 import type { Expression, SqlBool } from 'kysely';
 import type { FieldMap } from '../../core/odata/index.ts';
-import { allow, countAsked, filterOf, pageOf, sendPage, type DirRequest, type PermissionSet } from './request.ts';
-import { pageRows } from './store.ts';
+import { allow, countAsked, filterOf, orderOf, pageOf, sendPage, type DirRequest, type PermissionSet } from './request.ts';
+import { pageRows, type Window } from './store.ts';
 
 /** How one collection is read. */
 export interface Collection<R extends { id: string }> {
@@ -17,8 +18,10 @@ export interface Collection<R extends { id: string }> {
   type: string;
   /** `@odata.context` fragment (`users`). */
   fragment: string;
-  /** Up to `limit` rows in id order after `after`, filtered. */
-  rows(filter: Expression<SqlBool> | undefined, limit: number, after: string | undefined): Promise<R[]>;
+  /** The rows of a window, filtered. */
+  rows(filter: Expression<SqlBool> | undefined, w: Window): Promise<R[]>;
+  /** Whether `$orderby` (over `fields`) is answered; otherwise it is refused as unsupported. */
+  sortable?: boolean;
   /** How many rows match (collections that answer `$count`). */
   count?(filter: Expression<SqlBool> | undefined): Promise<number>;
   /** The resource of a row. */
@@ -31,10 +34,11 @@ export interface Collection<R extends { id: string }> {
 export async function listCollection<R extends { id: string }>(dr: DirRequest, c: Collection<R>): Promise<unknown> {
   allow(dr, c.permissions, 'read');
   const filter = filterOf(dr, c.fields, c.resource);
-  const { top, after } = pageOf(dr);
+  const { top, after, skip } = pageOf(dr);
+  const order = c.sortable ? orderOf(dr, c.fields, c.resource) : orderOf(dr, {}, c.resource);
   const count = c.count && countAsked(dr) ? await c.count(filter) : undefined;
-  const page = await pageRows((limit, a) => c.rows(filter, limit, a), top, after);
-  const items = [...(after === undefined ? (c.first ?? []) : [])];
+  const page = await pageRows((w) => c.rows(filter, w), top, { after: order ? undefined : after, skip: order ? skip : undefined, order });
+  const items = [...(after === undefined && !skip ? (c.first ?? []) : [])];
   for (const r of page.rows) items.push(await c.render(r));
   return sendPage(dr, c.fragment, items, c.type, page.next, count);
 }

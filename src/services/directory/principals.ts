@@ -107,7 +107,7 @@ export async function listPrincipals(dr: DirRequest): Promise<unknown> {
     resource: 'ServicePrincipal',
     type: 'servicePrincipal',
     fragment: 'servicePrincipals',
-    rows: (filter, limit, after) => principalRows(dr.ctx.store.db, dr.principal.tenantId, filter, limit, after),
+    rows: (filter, w) => principalRows(dr.ctx.store.db, dr.principal.tenantId, filter, w),
     render: (r) => renderPrincipal(r),
     first: builtIn().map((r) => renderResourcePrincipal(r, dr.principal.tenantId)),
   });

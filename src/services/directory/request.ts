@@ -11,7 +11,7 @@ import type { AppContext } from '../../context.ts';
 import { errors } from '../../core/errors/index.ts';
 import type { Principal } from '../../core/identity/identity.ts';
 import { absoluteUrl, decodeToken, encodeToken } from '../../core/paging.ts';
-import { compileFilter, ODataError, parseFilter, type FieldMap } from '../../core/odata/index.ts';
+import { compileFilter, compileOrderBy, ODataError, parseFilter, parseOrderBy, type CompiledOrderBy, type FieldMap } from '../../core/odata/index.ts';
 import { mailPrincipal } from '../mail/request.ts';
 
 /** What every directory handler gets. */
@@ -107,18 +107,34 @@ export function filterOf(dr: DirRequest, fields: FieldMap, resource: string): Ex
   }
 }
 
-/** `$top` (1–999, default 100) and the id after which the page starts (`$skiptoken`). @throws ApiError 400 */
-export function pageOf(dr: DirRequest): { top: number; after?: string } {
+/** Where a page continues (`$skiptoken`): after an id (id order), or after `skip` rows (`$orderby`). */
+export type PageState = { after: string } | { skip: number };
+
+/** `$top` (1–999, default 100) and where the page starts (`$skiptoken`). @throws ApiError 400 */
+export function pageOf(dr: DirRequest): { top: number; after?: string; skip?: number } {
   const top = option(dr.q, 'top');
   if (top !== undefined && (!/^\d{1,3}$/.test(top) || Number(top) < 1)) throw errors.directory.dirBadTop({ value: top });
   const token = option(dr.q, 'skiptoken');
-  let after: string | undefined;
+  let state: { after?: unknown; skip?: unknown } | undefined = {};
   if (token !== undefined) {
-    const state = decodeToken<{ after?: unknown }>(token);
-    if (!state || typeof state.after !== 'string') throw errors.directory.dirBadSkipToken({ value: token.slice(0, 100) });
-    after = state.after;
+    state = decodeToken<{ after?: unknown; skip?: unknown }>(token);
+    const ok = state && (typeof state.after === 'string' || (typeof state.skip === 'number' && Number.isSafeInteger(state.skip) && state.skip >= 0 && state.skip <= 1_000_000));
+    if (!ok) throw errors.directory.dirBadSkipToken({ value: token.slice(0, 100) });
   }
-  return { top: top === undefined ? 100 : Number(top), after };
+  return { top: top === undefined ? 100 : Number(top), after: state?.after as string | undefined, skip: state?.skip as number | undefined };
+}
+
+/** The compiled `$orderby` over `fields`, or undefined without one. @throws ApiError 400 */
+export function orderOf(dr: DirRequest, fields: FieldMap, resource: string): CompiledOrderBy[] | undefined {
+  const text = option(dr.q, 'orderby');
+  if (text === undefined) return undefined;
+  try {
+    return compileOrderBy(parseOrderBy(text), fields);
+  } catch (e) {
+    if (!(e instanceof ODataError)) throw e;
+    if (e.kind === 'unknown_property' || e.kind === 'unsupported') throw errors.directory.dirUnsupportedQuery({ property: e.property ?? text, resource });
+    throw errors.directory.dirBadFilter({ reason: e.message });
+  }
 }
 
 /** Whether `$count=true` was asked (needs `ConsistencyLevel: eventual`). @throws ApiError 400 */
@@ -149,17 +165,17 @@ export function selectOf(dr: DirRequest, type: string): ((o: Record<string, unkn
 
 /**
  * Sends a collection page: `value` (each item through `$select`), `@odata.count` when asked,
- * `@odata.nextLink` when `nextAfter` is set (the same query with `$skiptoken`).
+ * `@odata.nextLink` when `next` is set (the same query with `$skiptoken`).
  */
-export function sendPage(dr: DirRequest, fragment: string, items: Record<string, unknown>[], type: string, nextAfter: string | undefined, count?: number): unknown {
+export function sendPage(dr: DirRequest, fragment: string, items: Record<string, unknown>[], type: string, next: PageState | undefined, count?: number): unknown {
   const select = selectOf(dr, type);
   const body: Record<string, unknown> = { '@odata.context': contextUrl(dr, select ? `${fragment}(${option(dr.q, 'select')})` : fragment) };
   if (count !== undefined) body['@odata.count'] = count;
   body.value = select ? items.map(select) : items;
-  if (nextAfter !== undefined) {
+  if (next !== undefined) {
     const query: Record<string, string> = {};
     for (const [k, v] of dr.q) if (k.toLowerCase() !== '$skiptoken') query[k] = v;
-    query.$skiptoken = encodeToken({ after: nextAfter });
+    query.$skiptoken = encodeToken(next);
     body['@odata.nextLink'] = absoluteUrl(dr.ctx.origin(), dr.path, query);
   }
   return send(dr, 200, body);

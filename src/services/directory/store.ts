@@ -10,7 +10,8 @@
  * manager's group memberships and kept access decisions, on every instance, see it on the very
  * next request; no operation can forget the invalidation.
  */
-import type { Expression, Kysely, SqlBool } from 'kysely';
+import { sql, type Expression, type Kysely, type SqlBool } from 'kysely';
+import type { CompiledOrderBy } from '../../core/odata/index.ts';
 import type { AppContext } from '../../context.ts';
 import type { Database } from '../../store/database.ts';
 
@@ -27,24 +28,41 @@ export async function directoryWrite<T>(ctx: AppContext, raw: object | undefined
   return ctx.store.transaction(fn);
 }
 
-/** A keyset page of rows: at most `top`, in id order after `after`, and whether more follow. */
-export async function pageRows<R extends { id: string }>(
-  rows: (limit: number, after: string | undefined) => Promise<R[]>,
-  top: number,
-  after: string | undefined,
-): Promise<{ rows: R[]; next?: string }> {
-  const got = await rows(top + 1, after);
-  if (got.length <= top) return { rows: got };
-  const page = got.slice(0, top);
-  return { rows: page, next: page[page.length - 1]!.id };
+/** Which rows a page reads: `limit` rows in id order after `after`, or (with `order`, `$orderby`) after `skip` rows in that order, then id. */
+export interface Window {
+  limit: number;
+  after?: string;
+  skip?: number;
+  order?: CompiledOrderBy[];
 }
 
-/** Users of a tenant: a page in id order, filtered. */
-export async function userRows(db: Db, tenantId: string, filter: Expression<SqlBool> | undefined, limit: number, after: string | undefined) {
+/** A page of rows: at most `top` of the window, and where the next page starts when more follow. */
+export async function pageRows<R extends { id: string }>(rows: (w: Window) => Promise<R[]>, top: number, w: Omit<Window, 'limit'>): Promise<{ rows: R[]; next?: { after: string } | { skip: number } }> {
+  const got = await rows({ ...w, limit: top + 1 });
+  if (got.length <= top) return { rows: got };
+  const page = got.slice(0, top);
+  return { rows: page, next: w.order ? { skip: (w.skip ?? 0) + top } : { after: page[page.length - 1]!.id } };
+}
+
+/** Applies a {@link Window} to a query over a table whose id column is `idColumn`. */
+function windowed<Q extends { where: any; orderBy: any; offset: any; limit: any }>(q: Q, w: Window, idColumn: string): Q {
+  let out = q;
+  if (w.order) {
+    for (const o of w.order) out = out.orderBy(sql.ref(o.column), o.direction);
+    out = out.orderBy(sql.ref(idColumn), 'asc');
+    if (w.skip) out = out.offset(w.skip);
+  } else {
+    if (w.after !== undefined) out = out.where(sql.ref(idColumn), '>', w.after);
+    out = out.orderBy(sql.ref(idColumn), 'asc');
+  }
+  return out.limit(w.limit);
+}
+
+/** Users of a tenant: a window, filtered. */
+export async function userRows(db: Db, tenantId: string, filter: Expression<SqlBool> | undefined, w: Window) {
   let q = db.selectFrom('directory_users').selectAll().where('tenant_id', '=', tenantId);
   if (filter) q = q.where(filter);
-  if (after !== undefined) q = q.where('id', '>', after);
-  return q.orderBy('id').limit(limit).execute();
+  return windowed(q, w, 'id').execute();
 }
 
 /** How many users of a tenant match. */
@@ -72,12 +90,11 @@ export async function upnTaken(db: Db, upn: string, exceptId?: string): Promise<
   return (await q.executeTakeFirst()) !== undefined;
 }
 
-/** Groups of a tenant: a page in id order, filtered. */
-export async function groupRows(db: Db, tenantId: string, filter: Expression<SqlBool> | undefined, limit: number, after: string | undefined) {
+/** Groups of a tenant: a window, filtered. */
+export async function groupRows(db: Db, tenantId: string, filter: Expression<SqlBool> | undefined, w: Window) {
   let q = db.selectFrom('directory_groups').selectAll().where('tenant_id', '=', tenantId);
   if (filter) q = q.where(filter);
-  if (after !== undefined) q = q.where('id', '>', after);
-  return q.orderBy('id').limit(limit).execute();
+  return windowed(q, w, 'id').execute();
 }
 
 /** A group of the tenant by id. */
@@ -85,11 +102,10 @@ export async function groupRow(db: Db, tenantId: string, id: string) {
   return db.selectFrom('directory_groups').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id.toLowerCase()).executeTakeFirst();
 }
 
-/** Direct members of a group (ids and kinds), a page in id order. */
-export async function memberRows(db: Db, groupId: string, limit: number, after: string | undefined) {
-  let q = db.selectFrom('directory_group_members').select(['member_id as id', 'member_type']).where('group_id', '=', groupId);
-  if (after !== undefined) q = q.where('member_id', '>', after);
-  return q.orderBy('member_id').limit(limit).execute();
+/** Direct members of a group (ids and kinds), a window in member-id order. */
+export async function memberRows(db: Db, groupId: string, w: Window) {
+  const q = db.selectFrom('directory_group_members').select(['member_id as id', 'member_type']).where('group_id', '=', groupId);
+  return windowed(q, { ...w, order: undefined }, 'member_id').execute();
 }
 
 /** The groups an object is a direct member of. */
@@ -108,12 +124,11 @@ export async function dropMemberships(db: Db, memberId: string): Promise<void> {
   await db.deleteFrom('directory_group_members').where('member_id', '=', memberId).execute();
 }
 
-/** Application registrations of a tenant (those with an application object): a page in application-id order, filtered. */
-export async function applicationRows(db: Db, tenantId: string, filter: Expression<SqlBool> | undefined, limit: number, after: string | undefined) {
+/** Application registrations of a tenant (those with an application object): a window in application-id order, filtered. */
+export async function applicationRows(db: Db, tenantId: string, filter: Expression<SqlBool> | undefined, w: Window) {
   let q = db.selectFrom('directory_apps').selectAll().select('application_id as id').where('tenant_id', '=', tenantId).where('application_id', 'is not', null);
   if (filter) q = q.where(filter);
-  if (after !== undefined) q = q.where('application_id', '>', after);
-  return (await q.orderBy('application_id').limit(limit).execute()) as (AppRow & { id: string })[];
+  return (await windowed(q, w, 'application_id').execute()) as (AppRow & { id: string })[];
 }
 
 /** The stored row of an application registration. */
@@ -129,12 +144,11 @@ export async function appByAppId(db: Db, tenantId: string, appId: string) {
   return db.selectFrom('directory_apps').selectAll().where('tenant_id', '=', tenantId).where('app_id', '=', appId.toLowerCase()).executeTakeFirst();
 }
 
-/** Service principals of a tenant: a page in object-id order, filtered. */
-export async function principalRows(db: Db, tenantId: string, filter: Expression<SqlBool> | undefined, limit: number, after: string | undefined) {
+/** Service principals of a tenant: a window in object-id order, filtered. */
+export async function principalRows(db: Db, tenantId: string, filter: Expression<SqlBool> | undefined, w: Window) {
   let q = db.selectFrom('directory_apps').selectAll().select('object_id as id').where('tenant_id', '=', tenantId).where('has_sp', '=', 1);
   if (filter) q = q.where(filter);
-  if (after !== undefined) q = q.where('object_id', '>', after);
-  return (await q.orderBy('object_id').limit(limit).execute()) as (AppRow & { id: string })[];
+  return (await windowed(q, w, 'object_id').execute()) as (AppRow & { id: string })[];
 }
 
 /** A service principal by object id. */

@@ -109,7 +109,8 @@ export async function listUsers(dr: DirRequest): Promise<unknown> {
     resource: 'User',
     type: 'user',
     fragment: 'users',
-    rows: (filter, limit, after) => userRows(db, tenant, filter, limit, after),
+    sortable: true,
+    rows: (filter, w) => userRows(db, tenant, filter, w),
     count: (filter) => countRows(db, 'directory_users', tenant, filter),
     render: renderUser,
   });
