@@ -45,7 +45,7 @@ before(async () => {
   child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve'], { env: { ...env, STRATUS_HTTPS_PORT: '0', STRATUS_HTTP_PORT: '0' }, stdio: ['ignore', 'pipe', 'pipe'] });
   child.stderr!.resume();
   let out = '';
-  await new Promise<void>((resolve, reject) => {
+  const listening = new Promise<void>((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`serve exited ${code}: ${out}`)));
     child.stdout!.on('data', (d: Buffer) => {
       out += d.toString();
@@ -56,6 +56,7 @@ before(async () => {
       }
     });
   });
+  await withDeadline(listening, 'stratus serve to print its banner (public URL and control key)', 120_000);
 });
 
 after(async () => {
