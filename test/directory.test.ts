@@ -127,6 +127,7 @@ describe('directory users and groups through the official mail client', () => {
     await bad({ ...newUser('x'), userPrincipalName: 'x@elsewhere.test' }, 'Request_BadRequest', /domain portion/);
     await bad({ ...newUser('weak'), passwordProfile: { password: 'short' } }, 'Request_BadRequest', /complexity/);
     await bad({ ...newUser('odd'), favouriteColour: 'blue' }, 'Request_BadRequest', /favouriteColour/);
+    await assert.rejects(admin.api('/users').search('"displayName:x"').get(), (e: any) => e.statusCode === 400 && e.code === 'Request_UnsupportedQuery' && /\$search/.test(e.message));
     await assert.rejects(admin.api('/users').filter('nosuch eq 1').get(), (e: any) => e.statusCode === 400 && e.code === 'Request_UnsupportedQuery');
     await assert.rejects(admin.api('/users/00000000-0000-4000-8000-000000000000').get(), (e: any) => e.statusCode === 404 && e.code === 'Request_ResourceNotFound');
     // Concurrent creates of one UPN: exactly one wins, the others get the 400 (never a 500).

@@ -42,6 +42,7 @@ export const directory = defineErrors('mail', {
   },
   dirRefInvalid: { status: 400, code: 'Request_BadRequest', message: "Invalid object identifier '{id}'.", when: 'A `$ref` body names no directory object by `@odata.id`.' },
   dirUnsupportedQuery: { status: 400, code: 'Request_UnsupportedQuery', message: "Unsupported or invalid query filter clause specified for property '{property}' of resource '{resource}'.", when: '`$filter` names a property that cannot be filtered.' },
+  dirUnsupportedOption: { status: 400, code: 'Request_UnsupportedQuery', message: "The query option '{option}' is not supported by the directory of this server.", when: '`$expand`, `$search`, `$skip` or `$format` on a directory path.' },
   dirBadFilter: { status: 400, code: 'BadRequest', message: "Invalid filter clause: {reason}", when: '`$filter` does not parse.' },
   dirBadSelect: { status: 400, code: 'BadRequest', message: "Parsing OData Select and Expand failed: Could not find a property named '{property}' on type 'vendor.graph.{type}'.", when: '`$select` names an unknown property.' },
   dirBadTop: { status: 400, code: 'Request_BadRequest', message: "Invalid page size specified: '{value}'. Must be between 1 and 999 inclusive.", when: '`$top` is not an integer from 1 to 999.' },

@@ -103,6 +103,8 @@ async function handle(ctx: AppContext, req: FastifyRequest, reply: FastifyReply)
   const segs = segmentsOf(path);
   const principal = await directoryPrincipal(ctx, req);
   checkRequestInput(segs, q, req.body);
+  // Options the directory does not answer are refused rather than ignored (an ignored `$search` would list everything).
+  for (const k of q.keys()) if (['$expand', '$search', '$skip', '$format'].includes(k.toLowerCase())) throw errors.directory.dirUnsupportedOption({ option: k });
   const dr: DirRequest = { ctx, req, reply, principal, segs, q, path, body: req.body };
   const key = Object.keys(route).find((k) => eq(segs[0], k));
   const out = key ? route[key]!(dr, req.method.toUpperCase(), segs) : undefined;
