@@ -43,7 +43,9 @@ before(async () => {
       const st = db.prepare(text);
       return st.reader ? st.all(...values) : (st.run(...values), []);
     };
-    closeOutside = async () => db.close();
+    closeOutside = async () => {
+      db.close();
+    };
   }
 });
 after(async () => {
