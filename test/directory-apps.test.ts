@@ -191,7 +191,7 @@ describe('directory applications and service principals', () => {
         method: 'POST',
         redirect: 'manual',
         headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({ client_id: app.appId, redirect_uri: redirectUri, response_type: 'code', scope: 'api://stratus/mail/User.Read', username: demoAdmin.userPrincipalName, password: demoAdmin.password }).toString(),
+        body: new URLSearchParams({ client_id: app.appId, redirect_uri: redirectUri, response_type: 'code', scope: 'api://stratus/mail/User.Read offline_access', username: demoAdmin.userPrincipalName, password: demoAdmin.password }).toString(),
       });
     const before = await authorize('https://app.example/second');
     assert.notEqual(before.status, 302, 'not registered yet');
@@ -206,6 +206,14 @@ describe('directory applications and service principals', () => {
     const shown = await admin.api(`/applications/${app.id}`).get();
     assert.deepEqual(shown.publicClient.redirectUris, ['https://app.example/first', 'https://app.example/second']);
     assert.equal(shown.isFallbackPublicClient, true);
+    // Deleted: the refresh token it was issued and a new sign-in are refused.
+    assert.equal(typeof t.body.refresh_token, 'string');
+    await admin.api(`/applications/${app.id}`).delete();
+    const refresh = await tokenRequest(s.url, { grant_type: 'refresh_token', client_id: app.appId, refresh_token: t.body.refresh_token });
+    assert.equal(refresh.status, 400);
+    const again = await authorize('https://app.example/second');
+    assert.notEqual(again.status, 302, 'no code for a deleted application');
+    assert.match(await again.text(), /AADSTS700016/);
   });
 
   test('a role assignment to a group grants its members a resource-manager read; removing the member takes it away', async () => {

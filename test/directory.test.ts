@@ -201,6 +201,23 @@ describe('directory users and groups through the official mail client', () => {
     await assert.rejects(plainUser.api('/groups').post({ displayName: 'X', mailEnabled: false, mailNickname: 'x', securityEnabled: true }), (e: any) => e.statusCode === 403);
   });
 
+  test('tenants are isolated: the other tenant\'s administrator sees and changes only its own directory', async () => {
+    const eveToken = (await tokenRequest(s.url, { grant_type: 'password', client_id: demoPublicClient.appId, username: 'eve@other.test', password: 'Eve-Pass-1', scope: 'api://stratus/mail/.default' }, 'other.test')).body.access_token;
+    const get = (path: string, init: RequestInit = {}) => fetch(`${s.url}/v1.0${path}`, { ...init, headers: { authorization: `Bearer ${eveToken}`, 'content-type': 'application/json', ...(init.headers ?? {}) } });
+    const list = await (await get('/users')).json();
+    assert.deepEqual(list.value.map((u: any) => u.userPrincipalName), ['eve@other.test']);
+    assert.equal((await get(`/users/${demoAdmin.id}`)).status, 404);
+    assert.equal((await get(`/users/${demoAdmin.userPrincipalName}`)).status, 404);
+    assert.equal((await get(`/users/${demoUser.id}`, { method: 'DELETE' })).status, 404);
+    const apps = await (await get('/applications')).json();
+    assert.deepEqual(apps.value, []);
+    const foreignUpn = await get('/users', { method: 'POST', body: JSON.stringify(newUser('eve2')) });
+    assert.equal(foreignUpn.status, 400, "a UPN in the demo tenant's domain is not the other tenant's");
+    const own = await get('/users', { method: 'POST', body: JSON.stringify({ ...newUser('eve2'), userPrincipalName: 'eve2@other.test' }) });
+    assert.equal(own.status, 201);
+    assert.equal((await admin.api('/users').filter("userPrincipalName eq 'eve2@other.test'").get()).value.length, 0, 'not visible to the demo tenant');
+  });
+
   test('malformed input on every directory route answers 4xx in the mail envelope, never 5xx', async () => {
     const token = (await tokenRequest(s.url, { grant_type: 'password', client_id: demoPublicClient.appId, username: demoAdmin.userPrincipalName, password: demoAdmin.password, scope: 'api://stratus/mail/.default' })).body.access_token;
     const g = await admin.api('/groups').post({ displayName: 'Fuzz', mailEnabled: false, mailNickname: 'fuzz', securityEnabled: true });
