@@ -187,6 +187,11 @@ describe('directory users and groups through the official mail client', () => {
     await assert.rejects(admin.api(`/groups/${g.id}/members/$ref`).post({ '@odata.id': `${s.url}/v1.0/directoryObjects/not-a-guid` }), (e: any) => e.statusCode === 400);
     const members = await admin.api(`/groups/${g.id}/members`).get();
     assert.deepEqual(members.value.map((m: any) => [m['@odata.type'], m.id]), [['#vendor.graph.user', u.id]]);
+    const asObject = await admin.api(`/directoryObjects/${u.id}`).get();
+    assert.equal(asObject['@odata.type'], '#vendor.graph.user');
+    const byIds = await admin.api('/directoryObjects/getByIds').post({ ids: [g.id, u.id, '00000000-0000-4000-8000-000000000000'], types: ['user', 'group'] });
+    assert.deepEqual(byIds.value.map((o: any) => [o['@odata.type'], o.id]), [['#vendor.graph.group', g.id], ['#vendor.graph.user', u.id]]);
+    await assert.rejects(admin.api('/directoryObjects/00000000-0000-4000-8000-000000000000').get(), (e: any) => e.statusCode === 404);
     const memberOf = await admin.api(`/users/${u.id}/memberOf`).get();
     assert.deepEqual(memberOf.value.map((x: any) => x.id), [g.id]);
     const found = await admin.api('/groups').filter(`displayName eq 'Readers'`).get();
@@ -223,7 +228,7 @@ describe('directory users and groups through the official mail client', () => {
     const g = await admin.api('/groups').post({ displayName: 'Fuzz', mailEnabled: false, mailNickname: 'fuzz', securityEnabled: true });
     const a = await admin.api('/applications').post({ displayName: 'Fuzz app' });
     const victim = await admin.api('/users').post(newUser('fuzzvictim'));
-    const paths = ['/users', `/users/${victim.id}`, '/groups', `/groups/${g.id}`, `/groups/${g.id}/members/$ref`, '/applications', `/applications/${a.id}`, `/applications/${a.id}/addPassword`, `/applications/${a.id}/removePassword`, '/servicePrincipals', `/servicePrincipals/${demoUser.id}/appRoleAssignments`, '/me', '/organization', '/users/%E0%A4%A'];
+    const paths = ['/directoryObjects/getByIds', `/directoryObjects/${victim.id}`, '/users', `/users/${victim.id}`, '/groups', `/groups/${g.id}`, `/groups/${g.id}/members/$ref`, '/applications', `/applications/${a.id}`, `/applications/${a.id}/addPassword`, `/applications/${a.id}/removePassword`, '/servicePrincipals', `/servicePrincipals/${demoUser.id}/appRoleAssignments`, '/me', '/organization', '/users/%E0%A4%A'];
     const bodies = ['[]', '"x"', 'null', '{"displayName": 5}', '{"displayName": ""}', '{"web": {"redirectUris": ["::"]}}', '{"keyCredentials": [{"type": "AsymmetricX509Cert", "usage": "Verify", "key": 7}]}', '{"passwordProfile": {"password": 12}}', '{"@odata.id": 12}', '{"keyId": "nope"}', '{"appId": "x"}', '{"principalId": "x"}', '{not json', '{"passwordCredential": {"endDateTime": "soon"}}'];
     const queries = ['', '?$top=0', '?$top=abc', '?$filter=(', "?$filter=accountEnabled eq 'x'", '?$select=nosuch', '?$skiptoken=bad', '?$count=maybe'];
     let n = 0;

@@ -2,7 +2,8 @@
  * The route table of the directory API (issue 27 item 6): `/v1.0/organization`, `/v1.0/me`,
  * `/v1.0/users[/{id}[/memberOf]]`, `/v1.0/groups[/{id}[/members[/$ref | /{id}/$ref]]]`,
  * `/v1.0/applications[/{id}[/addPassword | /removePassword]]`,
- * `/v1.0/servicePrincipals[/{id}[/appRoleAssignments[/{id}] | /appRoleAssignedTo[/{id}]]]`.
+ * `/v1.0/servicePrincipals[/{id}[/appRoleAssignments[/{id}] | /appRoleAssignedTo[/{id}]]]`,
+ * `/v1.0/directoryObjects/{id}`, `/v1.0/directoryObjects/getByIds`.
  * Same origin, audience (mail) and error envelope as the mail API, whose `/v1.0/me/…` and
  * `/v1.0/users/{id}/…` mailbox paths stay with it (the router prefers these exact routes to the
  * mail area's wildcards). One handler opens the request (token, input) and dispatches by the raw
@@ -17,6 +18,7 @@ import * as users from './users.ts';
 import * as groups from './groups.ts';
 import * as apps from './applications.ts';
 import * as sps from './principals.ts';
+import { getByIds, getDirectoryObject } from './objects.ts';
 
 type Handler = (dr: DirRequest, method: string, s: string[]) => Promise<unknown> | undefined;
 
@@ -75,6 +77,11 @@ const route: Record<string, Handler> = {
     if (s.length === 3 && eq(action, 'removePassword')) return m === 'POST' ? apps.removeApplicationPassword(dr, s[1]!) : Promise.reject(notAllowed(m));
     return undefined;
   },
+  directoryObjects: (dr, m, s) => {
+    if (s.length !== 2) return undefined;
+    if (eq(s[1], 'getByIds') || eq(s[1], 'vendor.graph.getByIds')) return m === 'POST' ? getByIds(dr) : Promise.reject(notAllowed(m));
+    return m === 'GET' ? getDirectoryObject(dr, s[1]!) : Promise.reject(notAllowed(m));
+  },
   servicePrincipals: (dr, m, s) => {
     if (s.length === 1) return m === 'GET' ? sps.listPrincipals(dr) : m === 'POST' ? sps.createPrincipal(dr) : Promise.reject(notAllowed(m));
     if (s.length === 2) return m === 'GET' ? sps.getPrincipal(dr, s[1]!) : m === 'DELETE' ? sps.deletePrincipal(dr, s[1]!) : Promise.reject(notAllowed(m));
@@ -125,6 +132,7 @@ export function registerDirectoryRoutes(app: FastifyInstance, ctx: AppContext): 
     '/v1.0/groups/*',
     '/v1.0/applications',
     '/v1.0/applications/*',
+    '/v1.0/directoryObjects/*',
     '/v1.0/servicePrincipals',
     '/v1.0/servicePrincipals/*',
   ];
