@@ -25,7 +25,7 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const dist = path.join(root, 'dist');
 const stamp = path.join(dist, '.build-stamp');
 /** Data folders read at run time: source → destination under dist/ (relative to the bundle). */
-const assets = [['src/services/compute/data', 'data']];
+const assets = [['src/services/compute/data', 'data'], ['src/world/worlds', 'worlds']];
 const external = ['better-sqlite3', 'pg', 'node-forge', 'cli-progress'];
 
 /** Newest modification time (ms) of src/ and the files that shape the build. */

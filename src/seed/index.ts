@@ -1,11 +1,15 @@
 /**
- * The demo data set: the directory (tenants, users, applications) and every area's part.
- * Loaded into an empty store at first start and again by `POST /_stratus/reset`.
+ * The demo data set: the demo world file (directory and resource-manager hierarchy) and every
+ * other area's part (their seed code). Loaded into an empty store at first start; kept as the
+ * world snapshot that `POST /_stratus/reset` restores.
  */
 import { sql } from 'kysely';
 import type { AppContext, ServiceModule } from '../context.ts';
 import { directoryTables } from '../core/identity/directory.ts';
-import { demoAdmin, demoManagedIdentity, demoPublicClient, demoSecretHashes, demoServicePrincipal, demoTenant, demoUser, otherTenant, otherUser } from './demo.ts';
+import { demoSecretHashes } from './demo.ts';
+import { readWorld } from '../world/file.ts';
+import { loadWorld } from '../world/load.ts';
+import { demoWorldFile } from '../world/demo.ts';
 
 const seededKey = 'demo_seeded_at';
 
@@ -14,29 +18,13 @@ export async function isSeeded(ctx: AppContext): Promise<boolean> {
   return (await ctx.identity.directory.getMeta(seededKey)) !== undefined;
 }
 
-/** Loads the directory part of the demo data set. */
-async function seedDirectory(ctx: AppContext): Promise<void> {
-  const d = ctx.identity.directory;
-  await d.addTenant(demoTenant);
-  await d.addTenant(otherTenant);
-  // The demo credentials' hashes are precomputed (`demoSecretHashes`); one missing there is hashed on the thread pool, all at once.
-  await Promise.all([
-    d.addUser({ ...demoAdmin, tenantId: demoTenant.id, mail: demoAdmin.userPrincipalName, isTenantAdmin: true }, demoAdmin.password, demoSecretHashes[demoAdmin.password]),
-    d.addUser({ ...demoUser, tenantId: demoTenant.id, mail: demoUser.userPrincipalName, isTenantAdmin: false }, demoUser.password, demoSecretHashes[demoUser.password]),
-    d.addUser({ ...otherUser, tenantId: otherTenant.id, mail: otherUser.userPrincipalName, isTenantAdmin: true }, otherUser.password, demoSecretHashes[otherUser.password]),
-    d.addApp(
-      { ...demoServicePrincipal, tenantId: demoTenant.id, kind: 'ServicePrincipal', redirectUris: [] },
-      demoServicePrincipal.secret,
-      [
-        { audience: 'mail', role: 'Mail.Read' },
-        { audience: 'mail', role: 'Mail.ReadWrite' },
-        { audience: 'mail', role: 'Mail.Send' },
-      ],
-      demoSecretHashes[demoServicePrincipal.secret],
-    ),
-    d.addApp({ ...demoManagedIdentity, tenantId: demoTenant.id, kind: 'ManagedIdentity', redirectUris: [] }, demoManagedIdentity.secret, [], demoSecretHashes[demoManagedIdentity.secret]),
-    d.addApp({ ...demoPublicClient, redirectUris: [...demoPublicClient.redirectUris], tenantId: demoTenant.id, kind: 'PublicClient' }, undefined),
-  ]);
+/**
+ * Loads the directory and resource-manager part of the demo data set: the shipped demo world
+ * file (`src/world/worlds/demo.yaml`). The demo credentials' hashes are precomputed
+ * (`demoSecretHashes`), so none is hashed at load.
+ */
+async function seedDirectory(ctx: AppContext, modules: ServiceModule[]): Promise<void> {
+  await loadWorld(ctx, modules, readWorld([demoWorldFile]), demoSecretHashes);
 }
 
 /** Loads the whole demo data set (directory first, then each area in order) and marks the store seeded. */
@@ -48,7 +36,7 @@ export async function seedAll(ctx: AppContext, modules: ServiceModule[]): Promis
   const prev = sqlite ? Number((await sql<{ synchronous: number }>`pragma synchronous`.execute(ctx.store.db)).rows[0]?.synchronous ?? 2) : 0;
   if (sqlite) await sql`pragma synchronous = NORMAL`.execute(ctx.store.db);
   try {
-    await seedDirectory(ctx);
+    await seedDirectory(ctx, modules);
     for (const m of modules) if (m.seed) await m.seed(ctx);
   } finally {
     if (sqlite) await sql.raw(`pragma synchronous = ${prev}`).execute(ctx.store.db);

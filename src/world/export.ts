@@ -25,15 +25,18 @@ const byKey = <T>(key: (x: T) => string) => (a: T, b: T) => (key(a) < key(b) ? -
 
 /** The state of `db` as a world document (JSON-ready; the caller writes it as YAML or JSON). */
 export async function exportWorld(db: Kysely<Database>): Promise<WorldFileData> {
-  const [tenants, users, apps, grants, subs, groups, assignments] = await Promise.all([
+  const [tenants, users, apps, grants, subs, groups, assignments, mgs] = await Promise.all([
     db.selectFrom('tenants').select(['id', 'domain', 'display_name']).orderBy('domain').execute(),
     db.selectFrom('directory_users').select(['id', 'tenant_id', 'upn', 'display_name', 'mail', 'password_hash', 'is_tenant_admin', 'account_enabled']).orderBy('upn_lower').execute(),
     db.selectFrom('directory_apps').select(['app_id', 'object_id', 'tenant_id', 'display_name', 'kind', 'secret_hash', 'redirect_uris']).orderBy('app_id').execute(),
     db.selectFrom('app_role_grants').select(['app_id', 'audience', 'role']).orderBy('app_id').orderBy('audience').orderBy('role').execute(),
-    db.selectFrom('arm_subscriptions').select(['subscription_id', 'tenant_id', 'display_name', 'state']).orderBy('subscription_id').execute(),
+    db.selectFrom('arm_subscriptions').select(['subscription_id', 'tenant_id', 'display_name', 'state', 'management_group_lower']).orderBy('subscription_id').execute(),
     db.selectFrom('arm_resource_groups').select(['subscription_id', 'name', 'location', 'tags']).orderBy('subscription_id').orderBy('name_lower').execute(),
     db.selectFrom('arm_role_assignments').select(['scope', 'role_definition_id', 'principal_id']).orderBy('scope_lower').orderBy('role_definition_id').orderBy('principal_id').execute(),
+    db.selectFrom('arm_management_groups').select(['name', 'name_lower', 'tenant_id', 'display_name', 'parent_name_lower']).orderBy('name_lower').execute(),
   ]);
+  const mgName = new Map(mgs.map((g) => [g.name_lower, g.name]));
+  const mgPrefix = '/providers/vendor.management/managementgroups/';
   const principalName = new Map<string, string>();
   for (const u of users) principalName.set(u.id, u.upn);
   for (const a of apps) principalName.set(a.object_id, a.display_name);
@@ -70,6 +73,13 @@ export async function exportWorld(db: Kysely<Database>): Promise<WorldFileData> 
             ...(roles.length ? { appRoles: roles } : {}),
           };
         }),
+      managementGroups: mgs
+        .filter((g) => g.tenant_id === t.id && g.name_lower !== t.id.toLowerCase())
+        .map((g) => ({ name: g.name, displayName: g.display_name, ...(g.parent_name_lower && g.parent_name_lower !== t.id.toLowerCase() ? { parent: mgName.get(g.parent_name_lower) ?? g.parent_name_lower } : {}) })),
+      roleAssignments: assignments
+        .filter((a) => roleNames[a.role_definition_id] !== undefined && principalName.has(a.principal_id) && a.scope.toLowerCase().startsWith(mgPrefix) && mgs.some((g) => g.tenant_id === t.id && g.name_lower === a.scope.slice(mgPrefix.length).toLowerCase()))
+        .map((a) => ({ principal: principalName.get(a.principal_id)!, role: roleNames[a.role_definition_id]!, scope: `managementGroups/${mgName.get(a.scope.slice(mgPrefix.length).toLowerCase())}` }))
+        .sort(byKey((x) => `${x.scope}\u0000${x.role}\u0000${x.principal}`)),
       subscriptions: tenantSubs.map((s) => {
         const base = `/subscriptions/${s.subscription_id}`.toLowerCase();
         const rel = (scope: string) => scope.slice(base.length).replace(/^\/+/, '');
@@ -77,6 +87,7 @@ export async function exportWorld(db: Kysely<Database>): Promise<WorldFileData> 
           subscriptionId: s.subscription_id,
           displayName: s.display_name,
           state: s.state as 'Enabled',
+          ...(s.management_group_lower !== t.id.toLowerCase() ? { managementGroup: mgName.get(s.management_group_lower) ?? s.management_group_lower } : {}),
           resourceGroups: groups.filter((g) => g.subscription_id === s.subscription_id).map((g) => ({ name: g.name, location: g.location, tags: fromJson<Record<string, string>>(g.tags) ?? {} })),
           // Built-in roles at the subscription or one of its groups to a user or app of the world (others are not in the format yet).
           roleAssignments: assignments

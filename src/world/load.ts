@@ -55,8 +55,13 @@ export interface ResolvedTenant {
   displayName: string;
   users: ResolvedUser[];
   apps: ResolvedApp[];
+  /** Management groups below the root, parents first. */
+  managementGroups: { name: string; displayName: string; parent: string }[];
+  /** Role assignments at management groups. */
+  assignments: { id: string; scope: string; role: string; principalId: string; principalType: 'User' | 'ServicePrincipal' }[];
   subscriptions: {
     id: string;
+    managementGroup: string;
     displayName: string;
     state: 'Enabled' | 'Disabled' | 'Warned' | 'PastDue';
     groups: { name: string; location: string; tags: Record<string, string> }[];
@@ -91,6 +96,17 @@ export function resolveWorld(world: World): ResolvedWorld {
   // Principals by tenant: every name they may be referred to by.
   const principals = new Map<ResolvedTenant, Map<string, { id: string; type: 'User' | 'ServicePrincipal' }>>();
   const pending: { tenant: ResolvedTenant; run: () => void }[] = [];
+  // Management groups by tenant: lower-case name → name (the root group is named by the tenant id).
+  const groupsOf = new Map<ResolvedTenant, Map<string, string>>();
+  const mgScope = (name: string) => `/providers/Vendor.Management/managementGroups/${name}`;
+  /** The principal and role of an assignment, or undefined after noting the problems. */
+  const who = (tenant: ResolvedTenant, r: { principal: string; role: string }, where: string) => {
+    const principal = principals.get(tenant)!.get(r.principal.toLowerCase());
+    if (!principal) problems.push(`${where}/principal: no user or application '${r.principal}' in tenant ${tenant.domain}`);
+    const role = roleByName[r.role.toLowerCase()] ?? (Object.values(roleIds) as string[]).find((x) => x === r.role.toLowerCase());
+    if (!role) problems.push(`${where}/role: no role '${r.role}' (Owner, Contributor, Reader, User Access Administrator or a built-in role id)`);
+    return principal && role ? { principal, role } : undefined;
+  };
 
   for (const t of world.tenants) {
     const at = (p: string) => `${t.from.at(`/tenants/${t.index}${p}`)}: /tenants/${t.index}${p}`;
@@ -100,7 +116,8 @@ export function resolveWorld(world: World): ResolvedWorld {
     if (tenant && t.id && t.id.toLowerCase() !== tenant.id) problems.push(`${at('/id')}: tenant ${domain} has id ${tenant.id} in another file`);
     if (!tenant) {
       dup(tenantIds, id, at(''), `tenant id ${id}`);
-      tenant = { id, domain, displayName: t.displayName ?? domain, users: [], apps: [], subscriptions: [] };
+      tenant = { id, domain, displayName: t.displayName ?? domain, users: [], apps: [], managementGroups: [], assignments: [], subscriptions: [] };
+      groupsOf.set(tenant, new Map([[id, id]]));
       byDomain.set(domain, tenant);
       principals.set(tenant, new Map());
     }
@@ -130,7 +147,17 @@ export function resolveWorld(world: World): ResolvedWorld {
       const sid = (s.subscriptionId ?? stableUuid('world-subscription', tenant.id, s.displayName)).toLowerCase();
       dup(subIds, sid, at(`/subscriptions/${i}`), `subscription id ${sid}`);
       const groups = new Map<string, string>();
-      const sub: ResolvedTenant['subscriptions'][number] = { id: sid, displayName: s.displayName, state: s.state ?? 'Enabled', groups: [], assignments: [] };
+      const sub: ResolvedTenant['subscriptions'][number] = { id: sid, managementGroup: tenant.id, displayName: s.displayName, state: s.state ?? 'Enabled', groups: [], assignments: [] };
+      if (s.managementGroup !== undefined) {
+        pending.push({
+          tenant,
+          run: () => {
+            const mg = groupsOf.get(tenant)!.get(s.managementGroup!.toLowerCase());
+            if (!mg) problems.push(`${at(`/subscriptions/${i}/managementGroup`)}: no management group '${s.managementGroup}' in tenant ${tenant.domain}`);
+            else sub.managementGroup = mg;
+          },
+        });
+      }
       (s.resourceGroups ?? []).forEach((g, j) => {
         dup(groups, g.name.toLowerCase(), at(`/subscriptions/${i}/resourceGroups/${j}`), `resource group ${g.name}`);
         sub.groups.push({ name: g.name, location: g.location, tags: g.tags ?? {} });
@@ -142,10 +169,7 @@ export function resolveWorld(world: World): ResolvedWorld {
         run: () =>
           (s.roleAssignments ?? []).forEach((r, j) => {
             const where = at(`/subscriptions/${i}/roleAssignments/${j}`);
-            const principal = principals.get(tenant)!.get(r.principal.toLowerCase());
-            if (!principal) problems.push(`${where}/principal: no user or application '${r.principal}' in tenant ${tenant.domain}`);
-            const role = roleByName[r.role.toLowerCase()] ?? (Object.values(roleIds) as string[]).find((x) => x === r.role.toLowerCase());
-            if (!role) problems.push(`${where}/role: no role '${r.role}' (Owner, Contributor, Reader, User Access Administrator or a built-in role id)`);
+            const found = who(tenant, r, where);
             const rel = (r.scope ?? '').replace(/^\/+|\/+$/g, '');
             const base = `/subscriptions/${sid}`;
             let scope = base;
@@ -154,23 +178,62 @@ export function resolveWorld(world: World): ResolvedWorld {
               if (!groups.has(m[1]!.toLowerCase())) problems.push(`${where}/scope: no resource group '${m[1]}' in subscription ${s.displayName}`);
               scope = `${base}/resourceGroups/${m[1]}`;
             } else if (rel !== '') problems.push(`${where}/scope: '${r.scope}' is not '' or 'resourceGroups/<name>'`);
-            if (principal && role) sub.assignments.push({ id: stableUuid('assignment', scope, role, principal.id), scope, role, principalId: principal.id, principalType: principal.type });
+            if (found) sub.assignments.push({ id: stableUuid('assignment', scope, found.role, found.principal.id), scope, role: found.role, principalId: found.principal.id, principalType: found.principal.type });
           }),
+      });
+    });
+    (t.managementGroups ?? []).forEach((g, i) => {
+      const mgs = groupsOf.get(tenant)!;
+      if (mgs.has(g.name.toLowerCase())) problems.push(`${at(`/managementGroups/${i}/name`)}: duplicate management group ${g.name}`);
+      mgs.set(g.name.toLowerCase(), g.name);
+      const entry = { name: g.name, displayName: g.displayName, parent: g.parent ?? tenant.id };
+      tenant.managementGroups.push(entry);
+      pending.unshift({
+        tenant,
+        run: () => {
+          const parent = mgs.get(entry.parent.toLowerCase());
+          if (!parent) problems.push(`${at(`/managementGroups/${i}/parent`)}: no management group '${entry.parent}' in tenant ${tenant.domain}`);
+          else entry.parent = parent;
+        },
+      });
+    });
+    (t.roleAssignments ?? []).forEach((r, j) => {
+      const where = at(`/roleAssignments/${j}`);
+      pending.push({
+        tenant,
+        run: () => {
+          const found = who(tenant, r, where);
+          const mg = groupsOf.get(tenant)!.get(r.scope.slice('managementGroups/'.length).toLowerCase());
+          if (!mg) problems.push(`${where}/scope: no management group '${r.scope.slice('managementGroups/'.length)}' in tenant ${tenant.domain}`);
+          if (found && mg) tenant.assignments.push({ id: stableUuid('assignment', mgScope(mg), found.role, found.principal.id), scope: mgScope(mg), role: found.role, principalId: found.principal.id, principalType: found.principal.type });
+        },
       });
     });
     // Next kinds (mailboxes, workspaces, billing accounts, …): resolve and check here.
   }
   for (const p of pending) p.run();
+  for (const t of byDomain.values()) {
+    // Parents first; a group whose parents never reach the root is in a cycle.
+    const placed = new Set([t.id]);
+    const ordered: ResolvedTenant['managementGroups'] = [];
+    for (let progress = true; progress; ) {
+      progress = false;
+      for (const g of t.managementGroups) if (!placed.has(g.name) && placed.has(g.parent)) (placed.add(g.name), ordered.push(g), (progress = true));
+    }
+    for (const g of t.managementGroups) if (!placed.has(g.name) && groupsOf.get(t)!.has(g.parent.toLowerCase())) problems.push(`tenant ${t.domain}: management group ${g.name} is in a cycle of parents`);
+    t.managementGroups = ordered;
+  }
   if (problems.length) throw new WorldError(problems);
   return { clockMs: world.clock === undefined ? null : Date.parse(world.clock), tenants: [...byDomain.values()] };
 }
 
 /**
  * Empties every world table and writes `world` (resolved first: nothing is written when it does
- * not resolve). The caller keeps it as the world snapshot.
+ * not resolve). The caller keeps it as the world snapshot. `knownHashes`: stored hashes of
+ * published secrets by their text (the demo's), so they are not hashed again at every load.
  * @throws WorldError when the world does not resolve.
  */
-export async function loadWorld(ctx: AppContext, modules: readonly ServiceModule[], world: World): Promise<ResolvedWorld> {
+export async function loadWorld(ctx: AppContext, modules: readonly ServiceModule[], world: World, knownHashes: Readonly<Record<string, string>> = {}): Promise<ResolvedWorld> {
   const resolved = resolveWorld(world);
   const db = ctx.store.db;
   for (const t of worldTables(modules)) await db.deleteFrom(t as 'tenants').execute();
@@ -179,15 +242,17 @@ export async function loadWorld(ctx: AppContext, modules: readonly ServiceModule
   for (const t of resolved.tenants) {
     await d.addTenant({ id: t.id, domain: t.domain, displayName: t.displayName });
     await Promise.all([
-      ...t.users.map((u) => d.addUser({ id: u.id, tenantId: t.id, userPrincipalName: u.upn, displayName: u.displayName, mail: u.mail, isTenantAdmin: u.tenantAdmin, accountEnabled: u.accountEnabled }, u.password ?? '', u.passwordHash)),
-      ...t.apps.map((a) => d.addApp({ appId: a.appId, objectId: a.objectId, tenantId: t.id, displayName: a.displayName, kind: a.kind, redirectUris: a.redirectUris }, a.secret ?? (a.secretHash ? '(kept hash)' : undefined), a.grants, a.secretHash)),
+      ...t.users.map((u) => d.addUser({ id: u.id, tenantId: t.id, userPrincipalName: u.upn, displayName: u.displayName, mail: u.mail, isTenantAdmin: u.tenantAdmin, accountEnabled: u.accountEnabled }, u.password ?? '', u.passwordHash ?? knownHashes[u.password ?? ''])),
+      ...t.apps.map((a) => d.addApp({ appId: a.appId, objectId: a.objectId, tenantId: t.id, displayName: a.displayName, kind: a.kind, redirectUris: a.redirectUris }, a.secret ?? (a.secretHash ? '(kept hash)' : undefined), a.grants, a.secretHash ?? knownHashes[a.secret ?? ''])),
     ]);
     await arm.addManagementGroup({ name: t.id, tenantId: t.id, displayName: 'Tenant Root Group' });
+    for (const g of t.managementGroups) await arm.addManagementGroup({ name: g.name, tenantId: t.id, displayName: g.displayName, parentName: g.parent });
     for (const s of t.subscriptions) {
-      await arm.addSubscription({ subscriptionId: s.id, tenantId: t.id, displayName: s.displayName, state: s.state, managementGroup: t.id });
+      await arm.addSubscription({ subscriptionId: s.id, tenantId: t.id, displayName: s.displayName, state: s.state, managementGroup: s.managementGroup });
       for (const g of s.groups) await arm.addResourceGroup({ subscriptionId: s.id, name: g.name, location: g.location, tags: g.tags });
       for (const a of s.assignments) await arm.addAssignment({ id: a.id, tenantId: t.id, scope: a.scope, roleDefinitionId: a.role, principalId: a.principalId, principalType: a.principalType });
     }
+    for (const a of t.assignments) await arm.addAssignment({ id: a.id, tenantId: t.id, scope: a.scope, roleDefinitionId: a.role, principalId: a.principalId, principalType: a.principalType });
     // Next kinds: write them here through their area's store functions.
   }
   await ctx.cache.changed(db);

@@ -74,12 +74,33 @@ export const WorldResourceGroup = Type.Object(
   strict,
 );
 
+/** A management group below the tenant's root group (named by the tenant id, made for every tenant). */
+export const WorldManagementGroup = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 90, pattern: '^[-\\w.()]+$' }),
+    displayName: Type.String({ minLength: 1, maxLength: 256 }),
+    parent: Type.Optional(Type.String({ minLength: 1, maxLength: 90, description: "The parent group's name (default: the root group)." })),
+  },
+  strict,
+);
+
+/** A role assignment at a management group: scope `managementGroups/<name>` (the root group is named by the tenant id). */
+export const WorldTenantRoleAssignment = Type.Object(
+  {
+    principal: Type.String({ minLength: 1, maxLength: 256 }),
+    role: Type.String({ minLength: 1, maxLength: 128 }),
+    scope: Type.String({ minLength: 1, maxLength: 1000, pattern: '^managementGroups/[^/]+$' }),
+  },
+  strict,
+);
+
 /** A subscription with its resource groups and role assignments. */
 export const WorldSubscription = Type.Object(
   {
     subscriptionId: Type.Optional(guid),
     displayName: Type.String({ minLength: 1, maxLength: 256 }),
     state: Type.Optional(Type.Union([Type.Literal('Enabled'), Type.Literal('Disabled'), Type.Literal('Warned'), Type.Literal('PastDue')])),
+    managementGroup: Type.Optional(Type.String({ minLength: 1, maxLength: 90, description: "The management group's name (default: the tenant's root group)." })),
     resourceGroups: Type.Optional(Type.Array(WorldResourceGroup, { maxItems: 10_000 })),
     roleAssignments: Type.Optional(Type.Array(WorldRoleAssignment, { maxItems: 10_000 })),
   },
@@ -94,7 +115,9 @@ export const WorldTenant = Type.Object(
     displayName: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
     users: Type.Optional(Type.Array(WorldUser, { maxItems: 100_000 })),
     applications: Type.Optional(Type.Array(WorldApplication, { maxItems: 10_000 })),
+    managementGroups: Type.Optional(Type.Array(WorldManagementGroup, { maxItems: 1000 })),
     subscriptions: Type.Optional(Type.Array(WorldSubscription, { maxItems: 1000 })),
+    roleAssignments: Type.Optional(Type.Array(WorldTenantRoleAssignment, { maxItems: 10_000, description: 'Role assignments at management groups.' })),
   },
   strict,
 );

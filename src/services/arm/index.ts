@@ -1,13 +1,11 @@
 /**
- * The resource-manager hierarchy as a service module: its tables and the demo management
- * groups, subscriptions, resource groups and role assignments.
+ * The resource-manager hierarchy as a service module: its tables (the demo management groups,
+ * subscriptions, resource groups and role assignments are in the demo world file).
  */
 import type { ServiceModule } from '../../context.ts';
 import { armMigrations, armTables, ArmStore } from './store.ts';
-import { stableUuid } from '../../core/ids.ts';
-import { demoAdmin, demoServicePrincipal, demoSubscription, demoTenant, otherSubscription, otherTenant, otherUser } from '../../seed/demo.ts';
 
-/** Role ids used by the demo assignments. */
+/** Built-in role definition ids (the demo world's assignments use them). */
 export const roleIds = {
   owner: '8e3af657-a8ff-443c-a75c-2fe8c4bcb635',
   contributor: 'b24988ac-6180-42a0-ab88-20f7382dd24c',
@@ -20,23 +18,7 @@ export const armModule: ServiceModule = {
   name: 'arm',
   migrations: armMigrations,
   tables: armTables,
-  async seed(ctx) {
-    const s = new ArmStore(ctx.store.db, ctx.cache);
-    await s.addManagementGroup({ name: demoTenant.id, tenantId: demoTenant.id, displayName: 'Tenant Root Group' });
-    await s.addManagementGroup({ name: 'stratus-platform', tenantId: demoTenant.id, displayName: 'Stratus Platform', parentName: demoTenant.id });
-    await s.addSubscription({ subscriptionId: demoSubscription.id, tenantId: demoTenant.id, displayName: demoSubscription.displayName, state: 'Enabled', managementGroup: 'stratus-platform' });
-    await s.addResourceGroup({ subscriptionId: demoSubscription.id, name: demoSubscription.resourceGroup, location: demoSubscription.location, tags: {} });
-    await s.addResourceGroup({ subscriptionId: demoSubscription.id, name: 'stratus-network', location: 'westus2', tags: { env: 'dev' } });
-    await s.addManagementGroup({ name: otherTenant.id, tenantId: otherTenant.id, displayName: 'Tenant Root Group' });
-    await s.addSubscription({ subscriptionId: otherSubscription.id, tenantId: otherTenant.id, displayName: otherSubscription.displayName, state: 'Enabled', managementGroup: otherTenant.id });
-    await s.addResourceGroup({ subscriptionId: otherSubscription.id, name: otherSubscription.resourceGroup, location: otherSubscription.location, tags: {} });
-    const assign = async (tenantId: string, scope: string, role: string, principalId: string, principalType: 'User' | 'ServicePrincipal') =>
-      s.addAssignment({ id: stableUuid('assignment', scope, role, principalId), tenantId, scope, roleDefinitionId: role, principalId, principalType });
-    await assign(demoTenant.id, `/subscriptions/${demoSubscription.id}`, roleIds.owner, demoAdmin.id, 'User');
-    await assign(demoTenant.id, `/providers/Vendor.Management/managementGroups/${demoTenant.id}`, roleIds.owner, demoAdmin.id, 'User');
-    await assign(demoTenant.id, `/subscriptions/${demoSubscription.id}`, roleIds.contributor, demoServicePrincipal.objectId, 'ServicePrincipal');
-    await assign(otherTenant.id, `/subscriptions/${otherSubscription.id}`, roleIds.owner, otherUser.id, 'User');
-  },
+  // The demo hierarchy (management groups, subscriptions, groups, assignments) is in the demo world file (src/world/worlds/demo.yaml).
   register() {},
   // Runs last of the group delete's hooks (modules in reverse order): the other areas' rows below
   // the group's resources are gone when these rows go.
