@@ -235,3 +235,25 @@ test('console world page: clock set and advance, snapshot save/restore/delete, r
   assert.match(download.headers.get('content-disposition') ?? '', /attachment; filename="world.yaml"/);
   assert.equal(parse(await download.text()).tenants[0].domain, 'contoso.test');
 });
+
+test('the demo world round trip: its export starts a server whose export is the same (management groups and their assignments included)', async () => {
+  const demo = await startTestServer();
+  let first: { text: string; doc: any };
+  try {
+    first = await exported(demo, 'yaml');
+  } finally {
+    await demo.close();
+  }
+  const stratus = first.doc.tenants.find((t: any) => t.domain === 'stratus.test');
+  assert.deepEqual(stratus.managementGroups, [{ name: 'stratus-platform', displayName: 'Stratus Platform' }]);
+  assert.deepEqual(stratus.roleAssignments, [{ principal: 'admin@stratus.test', role: 'Owner', scope: `managementGroups/${stratus.id}` }]);
+  assert.equal(stratus.subscriptions[0].managementGroup, 'stratus-platform');
+  const file = path.join(dir, 'demo-export.yaml');
+  fs.writeFileSync(file, first.text);
+  const again = await startTestServer({ env: { STRATUS_WORLD: file } });
+  try {
+    assert.deepEqual((await exported(again, 'json')).doc, first.doc);
+  } finally {
+    await again.close();
+  }
+});
