@@ -130,7 +130,7 @@ storeFlags(program.command('token').description('print an access token for a dev
     }
   });
 
-storeFlags(program.command('reset').description('empty the store and load the demo data set again')).action(async (flags: ConfigFlags) => {
+storeFlags(program.command('reset').description('put back the world the store was loaded with (rows, clock, caches of every instance)')).action(async (flags: ConfigFlags) => {
   const config = loadConfig(flags);
   const built = await buildApp({ ...config, httpsPort: -1, logLevel: 'silent' });
   try {
