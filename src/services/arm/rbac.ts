@@ -67,9 +67,9 @@ async function ancestorsOf(store: ArmStore, s: string): Promise<ReadonlySet<stri
  * of the tenant it is a member of, directly or through nested groups (breadth first, at most
  * {@link maxGroupsPerPrincipal}). THE one place group membership enters authorization: an
  * assignment to any of these ids grants the principal. Memberships are read through the
- * `directory` cache area; every directory write (`services/directory/store.ts`
- * `directoryWrite`) bumps both the `directory` and the `arm` areas, so these lists and the
- * decisions cached in `gateway.ts` are emptied on every instance by a membership change.
+ * `directory` cache area; the group tables are cached tables of both the `directory` and the
+ * `arm` areas (`core/cache-tables.ts`), so a membership change empties these lists and the
+ * decisions cached in `gateway.ts` on every instance.
  */
 export async function principalIdsFor(store: ArmStore, tenantId: string, objectId: string): Promise<readonly string[]> {
   const id = objectId.toLowerCase();

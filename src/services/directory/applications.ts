@@ -144,7 +144,7 @@ export async function createApplication(dr: DirRequest): Promise<unknown> {
   applyBody(b, undefined, set);
   const id = newUuid();
   const appId = newUuid();
-  const row = await directoryWrite(dr.ctx, dr.req.raw, async (db) => {
+  const row = await directoryWrite(dr.ctx, async (db) => {
     await db
       .insertInto('directory_apps')
       .values({
@@ -180,7 +180,7 @@ export async function patchApplication(dr: DirRequest, id: string): Promise<unkn
   allow(dr, applicationPermissions, 'write');
   const b = objectBody(dr);
   onlyProps(b, writable, readOnly);
-  await directoryWrite(dr.ctx, dr.req.raw, async (db) => {
+  await directoryWrite(dr.ctx, async (db) => {
     const r = await requireApplication(dr, id, db);
     const set: Record<string, string | number> = {};
     applyBody(b, r, set);
@@ -193,7 +193,7 @@ export async function patchApplication(dr: DirRequest, id: string): Promise<unkn
 /** `DELETE /applications/{id}`: 204, with its service principal, credentials, grants and refresh tokens. */
 export async function deleteApplication(dr: DirRequest, id: string): Promise<unknown> {
   allow(dr, applicationPermissions, 'write');
-  await directoryWrite(dr.ctx, dr.req.raw, async (db) => {
+  await directoryWrite(dr.ctx, async (db) => {
     const r = await requireApplication(dr, id, db);
     await dropAppDependents(db, r.app_id, r.object_id);
     await db.deleteFrom('auth_codes').where('app_id', '=', r.app_id).execute();
@@ -207,7 +207,7 @@ export async function deleteApplication(dr: DirRequest, id: string): Promise<unk
 export async function addApplicationPassword(dr: DirRequest, id: string): Promise<unknown> {
   allow(dr, applicationPermissions, 'write');
   const b = dr.body === undefined || dr.body === null || dr.body === '' ? {} : objectBody(dr);
-  const out = await directoryWrite(dr.ctx, dr.req.raw, async (db) => addPassword(db, (await requireApplication(dr, id, db)).app_id, b));
+  const out = await directoryWrite(dr.ctx, async (db) => addPassword(db, (await requireApplication(dr, id, db)).app_id, b));
   return send(dr, 200, { '@odata.context': `${dr.ctx.origin()}/v1.0/$metadata#vendor.graph.passwordCredential`, ...out });
 }
 
@@ -215,7 +215,7 @@ export async function addApplicationPassword(dr: DirRequest, id: string): Promis
 export async function removeApplicationPassword(dr: DirRequest, id: string): Promise<unknown> {
   allow(dr, applicationPermissions, 'write');
   const b = objectBody(dr);
-  await directoryWrite(dr.ctx, dr.req.raw, async (db) => {
+  await directoryWrite(dr.ctx, async (db) => {
     const r = await requireApplication(dr, id, db);
     await removePassword(db, r.app_id, b);
     await db.deleteFrom('refresh_tokens').where('app_id', '=', r.app_id).execute();

@@ -117,7 +117,7 @@ export async function createGroup(dr: DirRequest): Promise<unknown> {
   if (binds !== undefined && (!Array.isArray(binds) || binds.length > 20)) throw errors.directory.dirInvalidValue({ property: 'members@odata.bind', resource: 'Group' });
   const props = mergedProps(undefined, b);
   const id = newUuid();
-  const row = await directoryWrite(dr.ctx, dr.req.raw, async (db) => {
+  const row = await directoryWrite(dr.ctx, async (db) => {
     await db
       .insertInto('directory_groups')
       .values({ id, tenant_id: dr.principal.tenantId, display_name: displayName!, mail_nickname: mailNickname!, security_enabled: securityEnabled ? 1 : 0, mail_enabled: mailEnabled ? 1 : 0, created_at: nowIso(), props })
@@ -152,7 +152,7 @@ export async function patchGroup(dr: DirRequest, id: string): Promise<unknown> {
   if (sec !== undefined) set.security_enabled = sec ? 1 : 0;
   const me = boolProp(b, 'mailEnabled', 'Group');
   if (me !== undefined) set.mail_enabled = me ? 1 : 0;
-  await directoryWrite(dr.ctx, dr.req.raw, async (db) => {
+  await directoryWrite(dr.ctx, async (db) => {
     const r = await requireGroup(dr, id, db);
     set.props = mergedProps(r.props, b);
     await db.updateTable('directory_groups').set(set).where('id', '=', r.id).execute();
@@ -163,7 +163,7 @@ export async function patchGroup(dr: DirRequest, id: string): Promise<unknown> {
 /** `DELETE /groups/{id}`: 204, with its memberships (as group and as member). */
 export async function deleteGroup(dr: DirRequest, id: string): Promise<unknown> {
   allow(dr, groupPermissions, 'write');
-  await directoryWrite(dr.ctx, dr.req.raw, async (db) => {
+  await directoryWrite(dr.ctx, async (db) => {
     const r = await requireGroup(dr, id, db);
     await db.deleteFrom('directory_group_members').where('group_id', '=', r.id).execute();
     await db.deleteFrom('directory_group_members').where('member_id', '=', r.id).execute();
@@ -199,7 +199,7 @@ export async function listMembers(dr: DirRequest, id: string): Promise<unknown> 
 export async function addMember(dr: DirRequest, id: string): Promise<unknown> {
   allow(dr, groupPermissions, 'write');
   const b = objectBody(dr);
-  await directoryWrite(dr.ctx, dr.req.raw, async (db) => {
+  await directoryWrite(dr.ctx, async (db) => {
     const g = await requireGroup(dr, id, db);
     const m = await resolveRef(dr, db, b['@odata.id']);
     if (m.id === g.id) throw errors.directory.dirRefInvalid({ id: m.id });
@@ -215,7 +215,7 @@ export async function addMember(dr: DirRequest, id: string): Promise<unknown> {
 /** `DELETE /groups/{id}/members/{memberId}/$ref`: 204. @throws ApiError 404 when not a member */
 export async function removeMember(dr: DirRequest, id: string, memberId: string): Promise<unknown> {
   allow(dr, groupPermissions, 'write');
-  await directoryWrite(dr.ctx, dr.req.raw, async (db) => {
+  await directoryWrite(dr.ctx, async (db) => {
     const g = await requireGroup(dr, id, db);
     const r = await db.deleteFrom('directory_group_members').where('group_id', '=', g.id).where('member_id', '=', memberId.toLowerCase()).executeTakeFirst();
     if (Number(r.numDeletedRows) !== 1) throw errors.directory.dirNotFound({ id: memberId });

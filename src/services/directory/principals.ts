@@ -121,7 +121,7 @@ export async function createPrincipal(dr: DirRequest): Promise<unknown> {
   if (appId === undefined) throw errors.directory.dirValueRequired({ property: 'appId', resource: 'ServicePrincipal' });
   if (typeof appId !== 'string' || !isUuid(appId)) throw errors.directory.dirInvalidValue({ property: 'appId', resource: 'ServicePrincipal' });
   if (resourcePrincipal(appId)) throw errors.directory.dirSpExists({ appId });
-  const row = await directoryWrite(dr.ctx, dr.req.raw, async (db) => {
+  const row = await directoryWrite(dr.ctx, async (db) => {
     const app = await appByAppId(db, dr.principal.tenantId, appId);
     if (!app) throw errors.directory.dirAppNotFoundForSp({ appId });
     if (app.has_sp) throw errors.directory.dirSpExists({ appId });
@@ -144,7 +144,7 @@ export async function getPrincipal(dr: DirRequest, id: string): Promise<unknown>
 export async function deletePrincipal(dr: DirRequest, id: string): Promise<unknown> {
   allow(dr, applicationPermissions, 'write');
   if (resourcePrincipal(id)) throw errors.directory.dirResourceReadOnly({ id });
-  await directoryWrite(dr.ctx, dr.req.raw, async (db) => {
+  await directoryWrite(dr.ctx, async (db) => {
     const r = await requirePrincipal(dr, id, db);
     if (r.application_id === null) {
       // A managed identity has no application object: the principal is all there is.
@@ -196,7 +196,7 @@ export async function createAssignment(dr: DirRequest, id: string, direction: 't
   const role = resource?.id === resourceId ? resource.appRoles.find((a) => a.id === (b.appRoleId as string).toLowerCase()) : undefined;
   if (direction === 'to') await requirePrincipal(dr, id);
   if (!resource || !role) throw errors.directory.dirAppRoleNotFound({ resourceId });
-  const out = await directoryWrite(dr.ctx, dr.req.raw, async (db) => {
+  const out = await directoryWrite(dr.ctx, async (db) => {
     const sp = await requirePrincipal(dr, principalId, db);
     const exists = await db.selectFrom('app_role_grants').select('role').where('app_id', '=', sp.app_id).where('audience', '=', resource.family).where('role', '=', role.value).executeTakeFirst();
     if (exists) throw errors.directory.dirAppRoleExists();
@@ -211,7 +211,7 @@ export async function createAssignment(dr: DirRequest, id: string, direction: 't
 /** `DELETE …/appRoleAssignments/{assignmentId}` or `…/appRoleAssignedTo/{assignmentId}`: 204. @throws ApiError 404 */
 export async function deleteAssignment(dr: DirRequest, id: string, assignment: string, direction: 'to' | 'of'): Promise<unknown> {
   allow(dr, assignmentPermissions, 'write');
-  await directoryWrite(dr.ctx, dr.req.raw, async (db) => {
+  await directoryWrite(dr.ctx, async (db) => {
     const builtIn = resourcePrincipal(id);
     const grants =
       builtIn && builtIn.id === id.toLowerCase() && direction === 'of'

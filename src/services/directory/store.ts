@@ -4,11 +4,11 @@
  * `directory_group_members`, `app_password_credentials`, `app_key_credentials`,
  * `app_role_grants`). Every row is scoped by its tenant; lists are keyset pages in id order.
  *
- * **One write path.** Every write goes through {@link directoryWrite}: one transaction. The
- * tables' triggers bump the `directory` cache version in it (the group tables also `arm`:
- * `core/cache-tables.ts`), so the identity provider's cached user look-ups, the resource
- * manager's group memberships and kept access decisions, on every instance, see it on the very
- * next request; no operation can forget the invalidation.
+ * **One write path.** Every write goes through {@link directoryWrite}: one transaction, so a
+ * failed write leaves nothing behind. The caches it affects (the identity provider's user
+ * look-ups, group memberships and the resource manager's kept access decisions, on every
+ * instance) are emptied by the store's triggers on these tables (`src/core/cache-tables.ts`),
+ * not by anything here.
  */
 import { sql, type Expression, type Kysely, type SqlBool } from 'kysely';
 import type { CompiledOrderBy } from '../../core/odata/index.ts';
@@ -18,13 +18,8 @@ import type { Database } from '../../store/database.ts';
 /** The database the directory queries run on (the app's, or a transaction of it). */
 export type Db = Kysely<Database>;
 
-/**
- * Runs a directory write in one transaction (see the file comment). A write request is also
- * marked so that, on PostgreSQL with several live instances, it is answered once every
- * instance applied it.
- */
-export async function directoryWrite<T>(ctx: AppContext, raw: object | undefined, fn: (db: Db) => Promise<T>): Promise<T> {
-  if (raw) ctx.cache.markRequest(raw);
+/** Runs a directory write in one transaction (see the file comment). */
+export async function directoryWrite<T>(ctx: AppContext, fn: (db: Db) => Promise<T>): Promise<T> {
   return ctx.store.transaction(fn);
 }
 

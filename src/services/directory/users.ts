@@ -144,7 +144,7 @@ export async function createUser(dr: DirRequest): Promise<unknown> {
   const props = mergedProps(undefined, b);
   const hash = await hashSecret(password);
   const id = newUuid();
-  const row = await directoryWrite(dr.ctx, dr.req.raw, async (db) => {
+  const row = await directoryWrite(dr.ctx, async (db) => {
     if (await upnTaken(db, upn!)) throw errors.directory.dirUpnInUse();
     return insertUser(db);
   }).catch((e) => {
@@ -215,7 +215,7 @@ export async function patchUser(dr: DirRequest, idOrUpn: string): Promise<unknow
       revoke = true;
     }
   }
-  await directoryWrite(dr.ctx, dr.req.raw, async (db) => {
+  await directoryWrite(dr.ctx, async (db) => {
     const r = await requireUser(dr, idOrUpn, db);
     if (upn !== undefined) {
       if (await upnTaken(db, upn, r.id)) throw errors.directory.dirUpnInUse();
@@ -234,7 +234,7 @@ export async function patchUser(dr: DirRequest, idOrUpn: string): Promise<unknow
 /** `DELETE /users/{id}`: 204; the user can no longer sign in, its refresh tokens and memberships go with it. */
 export async function deleteUser(dr: DirRequest, idOrUpn: string): Promise<unknown> {
   allow(dr, userPermissions, 'write');
-  await directoryWrite(dr.ctx, dr.req.raw, async (db) => {
+  await directoryWrite(dr.ctx, async (db) => {
     const r = await requireUser(dr, idOrUpn, db);
     await db.deleteFrom('directory_users').where('id', '=', r.id).execute();
     await db.deleteFrom('refresh_tokens').where('user_id', '=', r.id).execute();
