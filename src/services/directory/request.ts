@@ -94,17 +94,21 @@ export function option(q: URLSearchParams, name: string): string | undefined {
   return q.get(`$${name}`) ?? q.get(name) ?? undefined;
 }
 
-/** The compiled `$filter` over `fields`, or undefined without one. @throws ApiError 400 `BadRequest` / `Request_UnsupportedQuery` */
-export function filterOf(dr: DirRequest, fields: FieldMap, resource: string): Expression<SqlBool> | undefined {
-  const text = option(dr.q, 'filter');
-  if (text === undefined) return undefined;
+/** Runs an OData parse-and-compile step; its `ODataError` becomes the directory's 400. */
+function odata<T>(text: string, resource: string, step: () => T): T {
   try {
-    return compileFilter(parseFilter(text), fields);
+    return step();
   } catch (e) {
     if (!(e instanceof ODataError)) throw e;
     if (e.kind === 'unknown_property' || e.kind === 'unsupported') throw errors.directory.dirUnsupportedQuery({ property: e.property ?? text, resource });
     throw errors.directory.dirBadFilter({ reason: e.message });
   }
+}
+
+/** The compiled `$filter` over `fields`, or undefined without one. @throws ApiError 400 `BadRequest` / `Request_UnsupportedQuery` */
+export function filterOf(dr: DirRequest, fields: FieldMap, resource: string): Expression<SqlBool> | undefined {
+  const text = option(dr.q, 'filter');
+  return text === undefined ? undefined : odata(text, resource, () => compileFilter(parseFilter(text), fields));
 }
 
 /** Where a page continues (`$skiptoken`): after an id (id order), or after `skip` rows (`$orderby`). */
@@ -127,14 +131,7 @@ export function pageOf(dr: DirRequest): { top: number; after?: string; skip?: nu
 /** The compiled `$orderby` over `fields`, or undefined without one. @throws ApiError 400 */
 export function orderOf(dr: DirRequest, fields: FieldMap, resource: string): CompiledOrderBy[] | undefined {
   const text = option(dr.q, 'orderby');
-  if (text === undefined) return undefined;
-  try {
-    return compileOrderBy(parseOrderBy(text), fields);
-  } catch (e) {
-    if (!(e instanceof ODataError)) throw e;
-    if (e.kind === 'unknown_property' || e.kind === 'unsupported') throw errors.directory.dirUnsupportedQuery({ property: e.property ?? text, resource });
-    throw errors.directory.dirBadFilter({ reason: e.message });
-  }
+  return text === undefined ? undefined : odata(text, resource, () => compileOrderBy(parseOrderBy(text), fields));
 }
 
 /** Whether `$count=true` was asked (needs `ConsistencyLevel: eventual`). @throws ApiError 400 */
