@@ -138,11 +138,12 @@ test('stop() removes the ephemeral store; a parent killed with SIGKILL takes its
   assert.ok(!fs.existsSync(other.dataDir), `${other.dataDir} still there after stop()`);
 
   // A parent process that starts Stratus, prints the server's pid and data folder, and is then killed.
-  const script = `import { start } from ${JSON.stringify(path.join(root, 'src/api.ts'))};
+  // Plain Node on the built entry (dist/api.mjs, built in before()), as an installed package runs.
+  const script = `import { start } from ${JSON.stringify(path.join(root, 'dist/api.mjs'))};
 const s = await start();
 console.log(JSON.stringify({ pid: s.pid, dataDir: s.dataDir }));
 setInterval(() => {}, 1000);`;
-  const parent = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+  const parent = spawn(process.execPath, ['--input-type=module', '-e', script], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   const started = await new Promise<{ pid: number; dataDir: string }>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`the parent printed nothing within 60 s: ${out}`)), 60_000);
