@@ -7,8 +7,7 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile, spawn } from 'node:child_process';
-import { promisify } from 'node:util';
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import https from 'node:https';
@@ -16,6 +15,7 @@ import path from 'node:path';
 import { start, type Stratus } from '../src/api.ts';
 import { dropSchemas } from './helpers/server.ts';
 import { demoSubscription } from '../src/seed/demo.ts';
+import { ensureBuilt } from './helpers/build.ts';
 
 const root = path.resolve(import.meta.dirname, '..');
 const dbUrl = process.env.STRATUS_TEST_DATABASE_URL;
@@ -24,7 +24,7 @@ let s: Stratus;
 
 before(async () => {
   // The child runs the bundle when it is fresh (else src/ through tsx, slower).
-  await promisify(execFile)(process.execPath, ['scripts/build.mjs', '--if-needed'], { cwd: root, timeout: 120_000 });
+  await ensureBuilt();
   s = await start(dbUrl ? { database: dbUrl, databaseSchema: schema } : {});
 });
 after(async () => {

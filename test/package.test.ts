@@ -47,10 +47,17 @@ function httpsGet(url: string, ca: string): Promise<{ status: number; body: stri
 }
 
 test('npm pack → npm install <tarball> into an empty folder → npx stratus --version, serve answers health, start() from the package', { timeout: 600_000 }, async (t) => {
-  // 1. Pack (prepack builds dist/).
+  // 1. Pack (prepack builds dist/) — from a copy of the checkout, so that its build never replaces
+  //    the dist/ other test files are starting servers from.
+  const source = path.join(work, 'source');
+  fs.mkdirSync(source);
+  for (const entry of ['package.json', 'package-lock.json', 'tsconfig.json', 'README.md', 'bin', 'scripts', 'src', 'recipes', 'docs', 'schemas']) {
+    if (fs.existsSync(path.join(root, entry))) fs.cpSync(path.join(root, entry), path.join(source, entry), { recursive: true, filter: (f) => !f.includes('__pycache__') });
+  }
+  fs.symlinkSync(path.join(root, 'node_modules'), path.join(source, 'node_modules'));
   const packDir = path.join(work, 'pack');
   fs.mkdirSync(packDir);
-  const packed = await run('npm', ['pack', '--json', '--pack-destination', packDir], { cwd: root, env: npmEnv, timeout: 120_000, maxBuffer: 16 << 20 });
+  const packed = await run('npm', ['pack', '--json', '--pack-destination', packDir], { cwd: source, env: npmEnv, timeout: 120_000, maxBuffer: 16 << 20 });
   const info = JSON.parse(packed.stdout)[0] as { filename: string; files: { path: string }[] };
   const files = info.files.map((f) => f.path);
   for (const f of ['bin/stratus.mjs', 'dist/stratus.mjs', 'dist/api.mjs', 'dist/api.d.ts', 'recipes/python/stratus_fixture.py', 'package.json']) assert.ok(files.includes(f), `the tarball lacks ${f}; it has ${files.join(', ')}`);

@@ -14,6 +14,7 @@ import { promisify } from 'node:util';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { ensureBuilt } from './helpers/build.ts';
 
 const run = promisify(execFile);
 const sh = promisify(exec);
@@ -32,7 +33,7 @@ function workflowSteps(): string[] {
 const steps = workflowSteps();
 
 before(async () => {
-  await run(process.execPath, ['scripts/build.mjs', '--if-needed'], { cwd: root, timeout: 120_000 });
+  await ensureBuilt();
   fs.writeFileSync(path.join(project, 'package.json'), JSON.stringify({ name: 'my-service', private: true, devDependencies: { 'stratus-cloud': '*', vitest: '*', jest: '*' } }));
   for (const [from, to] of [['node-test', 'node-test'], ['vitest', 'vitest'], ['jest', 'jest'], ['python', 'python']]) fs.cpSync(path.join(root, 'recipes', from!), path.join(project, to!), { recursive: true });
   // node_modules: every package of the checkout linked, stratus-cloud = this checkout, .bin with `stratus`.
