@@ -8,10 +8,7 @@
  * pipeline policy, no scope override, no api-version override: each client sends its own
  * provider namespace, api-version and default scope.
  */
-import { execFile, spawnSync } from 'node:child_process';
-import { promisify } from 'node:util';
-import fs from 'node:fs';
-import path from 'node:path';
+import { assertOperations, runPythonScript } from './helpers/python.ts';
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { ClientSecretCredential, UsernamePasswordCredential } from '@azure/identity';
@@ -196,35 +193,20 @@ test('STRATUS_PROVIDER_NAMESPACE_ALIASES: parsing, and only resource-manager URL
 });
 
 test('Python: azure-mgmt-compute, -authorization, -billing, -datashare, -automation with azure-identity', async () => {
-  const script = path.resolve('test/python/compat_arm.py');
-  const python = fs.existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3';
-  const probe = spawnSync(python, ['-c', 'import azure.mgmt.compute, azure.mgmt.authorization, azure.mgmt.billing, azure.mgmt.datashare, azure.mgmt.automation, azure.identity'], { encoding: 'utf8' });
-  // .ci/run installs them (apt-get install python3-azure python3-msal).
-  assert.equal(probe.status, 0, `python3-azure is needed: ${probe.stderr}`);
-  // Asynchronous: the server under test runs in this process.
-  const r = await promisify(execFile)(python, [script], {
-    encoding: 'utf8',
-    timeout: 240_000,
-    env: {
-      ...process.env,
-      REQUESTS_CA_BUNDLE: path.resolve('.stratus-test/tls/ca.pem'),
-      STRATUS_URL: s.url,
-      STRATUS_TENANT: demoTenant.domain,
-      STRATUS_SUBSCRIPTION: sub,
-      STRATUS_RESOURCE_GROUP: rg,
-      STRATUS_SP_ID: demoServicePrincipal.appId,
-      STRATUS_SP_SECRET: demoServicePrincipal.secret,
-      STRATUS_PUBLIC_CLIENT_ID: demoPublicClient.appId,
-      STRATUS_ADMIN_USER: demoAdmin.userPrincipalName,
-      STRATUS_ADMIN_PASSWORD: demoAdmin.password,
-      STRATUS_MI_ID: demoManagedIdentity.appId,
-      STRATUS_MI_SECRET: demoManagedIdentity.secret,
-      STRATUS_SKU_COUNT: String(loadCatalog().filter((x) => shapeSku(x, false) !== undefined).length),
-      STRATUS_SYNC_COUNT: String(demoSynchronizationCount),
-    },
+  const results = await runPythonScript('compat_arm.py', ['azure.mgmt.compute', 'azure.mgmt.authorization', 'azure.mgmt.billing', 'azure.mgmt.datashare', 'azure.mgmt.automation', 'azure.identity'], {
+    STRATUS_URL: s.url,
+    STRATUS_TENANT: demoTenant.domain,
+    STRATUS_SUBSCRIPTION: sub,
+    STRATUS_RESOURCE_GROUP: rg,
+    STRATUS_SP_ID: demoServicePrincipal.appId,
+    STRATUS_SP_SECRET: demoServicePrincipal.secret,
+    STRATUS_PUBLIC_CLIENT_ID: demoPublicClient.appId,
+    STRATUS_ADMIN_USER: demoAdmin.userPrincipalName,
+    STRATUS_ADMIN_PASSWORD: demoAdmin.password,
+    STRATUS_MI_ID: demoManagedIdentity.appId,
+    STRATUS_MI_SECRET: demoManagedIdentity.secret,
+    STRATUS_SKU_COUNT: String(loadCatalog().filter((x) => shapeSku(x, false) !== undefined).length),
+    STRATUS_SYNC_COUNT: String(demoSynchronizationCount),
   });
-  const results = JSON.parse(r.stdout.trim().split('\n').pop()!) as Record<string, unknown>;
-  for (const op of ['compute.resource_skus.list', 'compute.resource_skus.list(filter)', 'authorization.role_management_policies.list_for_scope', 'authorization.role_management_policies.update', 'billing.transactions.list_by_invoice', 'datashare.shares.list_synchronizations', 'datashare.accounts.begin_delete', 'automation.webhook.get']) {
-    assert.ok(op in results, `${op} missing from ${JSON.stringify(results)}`);
-  }
+  assertOperations(results, ['compute.resource_skus.list', 'compute.resource_skus.list(filter)', 'authorization.role_management_policies.list_for_scope', 'authorization.role_management_policies.update', 'billing.transactions.list_by_invoice', 'datashare.shares.list_synchronizations', 'datashare.accounts.begin_delete', 'automation.webhook.get']);
 });

@@ -7,10 +7,7 @@
  * (test/python/resources.py, run from here). The long-running group delete is driven by
  * moving the Stratus clock, never by waiting. Bodies are compared with the published examples.
  */
-import { execFile, spawnSync } from 'node:child_process';
-import { promisify } from 'node:util';
-import fs from 'node:fs';
-import path from 'node:path';
+import { assertOperations, runPythonScript } from './helpers/python.ts';
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { ClientSecretCredential } from '@azure/identity';
@@ -174,29 +171,16 @@ test('arm-resources: providers list/get/register/unregister (client namespace), 
 });
 
 test('Python: azure-mgmt-resource ResourceManagementClient and SubscriptionClient with azure-identity', async () => {
-  const script = path.resolve('test/python/resources.py');
-  const python = fs.existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3';
-  const probe = spawnSync(python, ['-c', 'import azure.mgmt.resource, azure.identity'], { encoding: 'utf8' });
-  assert.equal(probe.status, 0, `python3-azure is needed: ${probe.stderr}`);
-  const r = await promisify(execFile)(python, [script], {
-    encoding: 'utf8',
-    timeout: 240_000,
-    env: {
-      ...process.env,
-      REQUESTS_CA_BUNDLE: path.resolve('.stratus-test/tls/ca.pem'),
-      STRATUS_URL: s.url,
-      STRATUS_CONTROL_KEY: s.controlKey,
-      STRATUS_TENANT: demoTenant.domain,
-      STRATUS_TENANT_ID: demoTenant.id,
-      STRATUS_SUBSCRIPTION: sub,
-      STRATUS_RESOURCE_GROUP: demoSubscription.resourceGroup,
-      STRATUS_SP_ID: demoServicePrincipal.appId,
-      STRATUS_SP_SECRET: demoServicePrincipal.secret,
-      STRATUS_DELETE_SECONDS: String(deleteSeconds),
-    },
+  const results = await runPythonScript('resources.py', ['azure.mgmt.resource', 'azure.identity'], {
+    STRATUS_URL: s.url,
+    STRATUS_CONTROL_KEY: s.controlKey,
+    STRATUS_TENANT: demoTenant.domain,
+    STRATUS_TENANT_ID: demoTenant.id,
+    STRATUS_SUBSCRIPTION: sub,
+    STRATUS_RESOURCE_GROUP: demoSubscription.resourceGroup,
+    STRATUS_SP_ID: demoServicePrincipal.appId,
+    STRATUS_SP_SECRET: demoServicePrincipal.secret,
+    STRATUS_DELETE_SECONDS: String(deleteSeconds),
   });
-  const results = JSON.parse(r.stdout.trim().split('\n').pop()!) as Record<string, unknown>;
-  for (const op of ['subscriptions.list', 'subscriptions.get', 'subscriptions.list_locations', 'tenants.list', 'resource_groups.create_or_update', 'resource_groups.check_existence', 'resource_groups.get', 'resource_groups.list(filter)', 'resource_groups.update', 'resource_groups.begin_delete', 'providers.list', 'providers.get', 'providers.register', 'resources.list']) {
-    assert.ok(op in results, `${op} missing from ${JSON.stringify(results)}`);
-  }
+  assertOperations(results, ['subscriptions.list', 'subscriptions.get', 'subscriptions.list_locations', 'tenants.list', 'resource_groups.create_or_update', 'resource_groups.check_existence', 'resource_groups.get', 'resource_groups.list(filter)', 'resource_groups.update', 'resource_groups.begin_delete', 'providers.list', 'providers.get', 'providers.register', 'resources.list']);
 });

@@ -6,10 +6,7 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import path from 'node:path';
-import { execFile, spawnSync } from 'node:child_process';
-import { promisify } from 'node:util';
+import { assertOperations, runPythonScript } from './helpers/python.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 import { demoAdmin, demoPublicClient, demoSubscription, demoTenant, demoUser } from '../src/seed/demo.ts';
 
@@ -23,28 +20,18 @@ after(async () => {
 });
 
 test('Python azure-mgmt-authorization: role definitions and role assignments', async () => {
-  const python = fs.existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3';
-  const probe = spawnSync(python, ['-c', 'import azure.mgmt.authorization, azure.identity'], { encoding: 'utf8' });
-  assert.equal(probe.status, 0, `python3-azure is needed: ${probe.stderr}`);
-  const r = await promisify(execFile)(python, [path.resolve('test/python/roles.py')], {
-    encoding: 'utf8',
-    timeout: 240_000,
-    env: {
-      ...process.env,
-      REQUESTS_CA_BUNDLE: path.resolve('.stratus-test/tls/ca.pem'),
-      STRATUS_URL: s.url,
-      STRATUS_TENANT: demoTenant.domain,
-      STRATUS_SUBSCRIPTION: demoSubscription.id,
-      STRATUS_RESOURCE_GROUP: demoSubscription.resourceGroup,
-      STRATUS_PUBLIC_CLIENT_ID: demoPublicClient.appId,
-      STRATUS_ADMIN_USER: demoAdmin.userPrincipalName,
-      STRATUS_ADMIN_PASSWORD: demoAdmin.password,
-      STRATUS_USER: demoUser.userPrincipalName,
-      STRATUS_USER_PASSWORD: demoUser.password,
-      STRATUS_USER_ID: demoUser.id,
-    },
+  const results = await runPythonScript('roles.py', ['azure.mgmt.authorization', 'azure.identity'], {
+    STRATUS_URL: s.url,
+    STRATUS_TENANT: demoTenant.domain,
+    STRATUS_SUBSCRIPTION: demoSubscription.id,
+    STRATUS_RESOURCE_GROUP: demoSubscription.resourceGroup,
+    STRATUS_PUBLIC_CLIENT_ID: demoPublicClient.appId,
+    STRATUS_ADMIN_USER: demoAdmin.userPrincipalName,
+    STRATUS_ADMIN_PASSWORD: demoAdmin.password,
+    STRATUS_USER: demoUser.userPrincipalName,
+    STRATUS_USER_PASSWORD: demoUser.password,
+    STRATUS_USER_ID: demoUser.id,
   });
-  const results = JSON.parse(r.stdout.trim().split('\n').pop()!) as Record<string, unknown>;
-  for (const op of ['role_definitions.list', 'role_definitions.create_or_update/delete', 'role_assignments.create', 'role_assignments.list_*', 'role_assignments.delete']) assert.ok(op in results, `${op} missing from ${JSON.stringify(results)}`);
+  assertOperations(results, ['role_definitions.list', 'role_definitions.create_or_update/delete', 'role_assignments.create', 'role_assignments.list_*', 'role_assignments.delete']);
   assert.ok((results['role_definitions.list'] as number) >= 5);
 });
