@@ -13,7 +13,7 @@ import { startTestServer, type TestServer } from './helpers/server.ts';
 import { appToken, identities, userToken } from './helpers/auth.ts';
 import { examplesDir, readExample } from './helpers/reference.ts';
 import { demoSubscription } from '../src/seed/demo.ts';
-import { demoWebhookToken } from '../src/services/automation/seed.ts';
+import { demoWebhookToken } from '../src/seed/demo.ts';
 import { automationPageSize, jobRunMs } from '../src/services/automation/rules.ts';
 
 const api = '2024-10-23';

@@ -16,7 +16,7 @@ import type { AddressInfo } from 'node:net';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 import { appToken, identities, tokenRequest, userToken } from './helpers/auth.ts';
 import { call as platformCall, definition, uniqueName } from './helpers/platform.ts';
-import { platformDemoWorkspace } from '../src/services/platform/seed.ts';
+import { platformDemoWorkspace } from '../src/seed/demo.ts';
 import { graphClient, mailScopes } from './helpers/mail.ts';
 import { demoSubscription, demoUser, demoTenant } from '../src/seed/demo.ts';
 import { withDeadline } from './helpers/wait.ts';

@@ -13,7 +13,7 @@ import { startTestServer, type TestServer } from './helpers/server.ts';
 import { appToken, identities, userToken } from './helpers/auth.ts';
 import { examplesDir, readExample } from './helpers/reference.ts';
 import { demoSubscription, otherSubscription } from '../src/seed/demo.ts';
-import { demoSynchronizations } from '../src/services/datashare/seed.ts';
+import { demoSynchronizations } from './helpers/demo-world.ts';
 import { synchronizationPageSize } from '../src/services/datashare/consumer.ts';
 
 const api = '2021-08-01';

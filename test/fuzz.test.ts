@@ -18,7 +18,7 @@ import fc from 'fast-check';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 import { identities, userToken } from './helpers/auth.ts';
 import { demoSubscription, demoTenant } from '../src/seed/demo.ts';
-import { platformDemoWorkspace } from '../src/services/platform/seed.ts';
+import { platformDemoWorkspace } from '../src/seed/demo.ts';
 import { familyOfPath } from '../src/core/family.ts';
 import { isControlPath, isPublicControlRoute, normalizePath } from '../src/core/control-key.ts';
 import type { Family } from '../src/core/errors/index.ts';

@@ -11,7 +11,7 @@ import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 import { appToken } from './helpers/auth.ts';
-import { platformDemoWorkspace } from '../src/services/platform/seed.ts';
+import { platformDemoWorkspace } from '../src/seed/demo.ts';
 import { assertPlatformError, b64, call, definition, toCall, uniqueName, type Call } from './helpers/platform.ts';
 
 const ws = platformDemoWorkspace.id;

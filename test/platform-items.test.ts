@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 import { appToken, identities, userToken } from './helpers/auth.ts';
-import { platformDemoFolder, platformDemoWorkspace, platformSandboxWorkspace } from '../src/services/platform/seed.ts';
+import { platformDemoFolder, platformDemoWorkspace, platformSandboxWorkspace } from '../src/seed/demo.ts';
 import { listPageSize } from '../src/services/platform/routes.ts';
 import { advance, assertPlatformError, b64, call, definition, uniqueName } from './helpers/platform.ts';
 

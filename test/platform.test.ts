@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 import { appToken, identities, userToken } from './helpers/auth.ts';
 import { demoAdmin, demoManagedIdentity, demoServicePrincipal } from '../src/seed/demo.ts';
-import { platformDemoFolder, platformDemoWorkspace, platformLabels, platformSandboxFolder, platformSandboxWorkspace } from '../src/services/platform/seed.ts';
+import { platformDemoFolder, platformDemoWorkspace, platformLabels, platformSandboxFolder, platformSandboxWorkspace } from '../src/seed/demo.ts';
 import { advance, assertPlatformError, b64, call, definition, topology, uniqueName } from './helpers/platform.ts';
 
 const ws = platformDemoWorkspace.id;

@@ -19,7 +19,7 @@ import { appToken, identities, userToken } from './helpers/auth.ts';
 import { mailScopes } from './helpers/mail.ts';
 import { advance, call, uniqueName } from './helpers/platform.ts';
 import { ArmStore } from '../src/services/arm/store.ts';
-import { platformDemoWorkspace } from '../src/services/platform/seed.ts';
+import { platformDemoWorkspace } from '../src/seed/demo.ts';
 import { demoAdmin, demoSubscription, demoTenant, demoUser } from '../src/seed/demo.ts';
 import { roleIds } from '../src/services/arm/index.ts';
 import { withDeadline } from './helpers/wait.ts';

@@ -78,3 +78,30 @@ export const demoSecretHashes: Readonly<Record<string, string>> = {
   'stratus-dev-secret': 'scrypt$5InNWfFZYcoU+OPo8whfeQ==$pN/DP3CXkgE6b9T694d7wGCT9tEw///yqUiI+V0N4QA=',
   'stratus-mi-secret': 'scrypt$qkv5AMFKgEgyH8bdY2QYrQ==$TY4Usqz5fDe5CURC6o516aGq4nJ2M0zKVxEUjBsqjDU=',
 };
+
+/** Names of the demo automation resources (in `stratus-rg` of the default subscription; `src/world/worlds/demo.yaml`). */
+export const demoAutomation = { account: 'stratus-automation', runbook: 'nightly-report', webhook: 'nightly-hook', location: 'eastus' } as const;
+/** The demo webhook's URI token (development only): `POST {origin}/automation/webhooks?token=<demoWebhookToken>`. */
+export const demoWebhookToken = 'stratus-demo-nightly-hook-token-0000000000000000';
+
+/** Names of the demo data share account and share (in `stratus-rg`), and the number of demo runs of `sales`. */
+export const demoDataShare = { account: 'stratus-share', share: 'sales', location: 'eastus' } as const;
+/** Number of demo synchronization runs of the share `sales` (listed in the demo world file). */
+export const demoSynchronizationCount = 45;
+
+/** The demo data platform workspace (same id and name as the analytics area's). */
+export const platformDemoWorkspace = { id: '7d0c6f2e-3a1b-4c5d-8e9f-0a1b2c3d4e5f', displayName: 'Stratus Demo' } as const;
+/** The folder `Streams` of the demo workspace. */
+export const platformDemoFolder = { id: '2f8c4a6e-1b3d-4e5f-9a7b-6c8d0e2f4a61', displayName: 'Streams' } as const;
+/** A second workspace where the demo user is Contributor and the administrator Admin. */
+export const platformSandboxWorkspace = { id: '5e1a7c3b-9d2f-4a6e-8b0c-3d5f7a9b1c82', displayName: 'Stratus Sandbox' } as const;
+/** A folder of the sandbox workspace (not a folder of the demo workspace). */
+export const platformSandboxFolder = { id: '6a2b8d4c-0e3f-4b7a-9c1d-4e6a8b0c2d93', displayName: 'Drafts' } as const;
+/** A workspace of the second tenant, where its user is Admin. */
+export const platformOtherWorkspace = { id: '9b3c5d7e-2f4a-4c6b-8d0e-5f7a9b1c3d04', displayName: 'Other Workspace' } as const;
+/** The demo sensitivity labels (`Highly Confidential` is published only to the administrator). */
+export const platformLabels = {
+  confidential: { id: '4e1c9a2b-7f3d-4b8e-9c6a-5d2f0e1b3a47', name: 'Confidential' },
+  general: { id: '8a5d2c7f-3e1b-4f9a-b6c0-7d4e1f2a9b58', name: 'General' },
+  highlyConfidential: { id: 'c7e3f1a9-5b2d-4c8e-a0f6-9b1d3e5f7a26', name: 'Highly Confidential' },
+} as const;

@@ -13,6 +13,7 @@ import { nowIso } from '../core/clock.ts';
 import { fromJson } from '../store/db.ts';
 import { roleIds } from '../services/arm/index.ts';
 import type { WorldFileData } from './schema.ts';
+import { exportData } from './data.ts';
 
 const roleNames: Record<string, string> = {
   [roleIds.owner]: 'Owner',
@@ -98,5 +99,6 @@ export async function exportWorld(db: Kysely<Database>): Promise<WorldFileData> 
       }),
     });
   }
+  await exportData(db, out);
   return out;
 }

@@ -15,6 +15,7 @@ import { ArmStore } from '../services/arm/store.ts';
 import { roleIds } from '../services/arm/index.ts';
 import { WorldError, type World } from './file.ts';
 import { worldTables } from './snapshots.ts';
+import { resolveTenantData, type DataWrite } from './data.ts';
 
 /** Built-in role definitions by lower-case name. */
 const roleByName: Record<string, string> = {
@@ -67,6 +68,8 @@ export interface ResolvedTenant {
     groups: { name: string; location: string; tags: Record<string, string> }[];
     assignments: { id: string; scope: string; role: string; principalId: string; principalType: 'User' | 'ServicePrincipal' }[];
   }[];
+  /** Writes of the data kinds (`data.ts`), run after the directory and the hierarchy. */
+  writes: DataWrite[];
 }
 
 /** A world ready to write. */
@@ -116,7 +119,7 @@ export function resolveWorld(world: World): ResolvedWorld {
     if (tenant && t.id && t.id.toLowerCase() !== tenant.id) problems.push(`${at('/id')}: tenant ${domain} has id ${tenant.id} in another file`);
     if (!tenant) {
       dup(tenantIds, id, at(''), `tenant id ${id}`);
-      tenant = { id, domain, displayName: t.displayName ?? domain, users: [], apps: [], managementGroups: [], assignments: [], subscriptions: [] };
+      tenant = { id, domain, displayName: t.displayName ?? domain, users: [], apps: [], managementGroups: [], assignments: [], subscriptions: [], writes: [] };
       groupsOf.set(tenant, new Map([[id, id]]));
       byDomain.set(domain, tenant);
       principals.set(tenant, new Map());
@@ -210,6 +213,7 @@ export function resolveWorld(world: World): ResolvedWorld {
       });
     });
     // Next kinds (mailboxes, workspaces, billing accounts, …): resolve and check here.
+    pending.push({ tenant, run: () => tenant.writes.push(...resolveTenantData(world, t, tenant, at, problems, principals.get(tenant)!)) });
   }
   for (const p of pending) p.run();
   for (const t of byDomain.values()) {
@@ -255,6 +259,7 @@ export async function loadWorld(ctx: AppContext, modules: readonly ServiceModule
     for (const a of t.assignments) await arm.addAssignment({ id: a.id, tenantId: t.id, scope: a.scope, roleDefinitionId: a.role, principalId: a.principalId, principalType: a.principalType });
     // Next kinds: write them here through their area's store functions.
   }
+  for (const t of resolved.tenants) for (const w of t.writes) await w(ctx);
   await ctx.cache.changed(db);
   return resolved;
 }

@@ -10,6 +10,9 @@
  * `load.ts` ({@link worldKindsNotYetCovered} lists them for the error message).
  */
 import { Type, type Static } from '@sinclair/typebox';
+import { platformTenantProperties } from './platform.ts';
+import { automationGroupProperties } from './automation.ts';
+import { dataShareGroupProperties } from './datashare.ts';
 
 const guid = Type.String({ pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$', description: 'A GUID.' });
 const strict = { additionalProperties: false } as const;
@@ -70,6 +73,8 @@ export const WorldResourceGroup = Type.Object(
     name: Type.String({ minLength: 1, maxLength: 90, pattern: '^[-\\w._()]+$' }),
     location: Type.String({ minLength: 1, maxLength: 64 }),
     tags: Type.Optional(Type.Record(Type.String({ maxLength: 512 }), Type.String({ maxLength: 256 }))),
+    ...automationGroupProperties,
+    ...dataShareGroupProperties,
   },
   strict,
 );
@@ -118,6 +123,7 @@ export const WorldTenant = Type.Object(
     managementGroups: Type.Optional(Type.Array(WorldManagementGroup, { maxItems: 1000 })),
     subscriptions: Type.Optional(Type.Array(WorldSubscription, { maxItems: 1000 })),
     roleAssignments: Type.Optional(Type.Array(WorldTenantRoleAssignment, { maxItems: 10_000, description: 'Role assignments at management groups.' })),
+    ...platformTenantProperties,
   },
   strict,
 );
@@ -138,4 +144,4 @@ export type WorldFileData = Static<typeof WorldFile>;
 export type WorldTenantData = Static<typeof WorldTenant>;
 
 /** Parts of the issue's world layout that the format does not cover yet (named in the error for such a field). */
-export const worldKindsNotYetCovered = ['groups', 'servicePrincipals', 'mailboxes', 'workspaces', 'billingAccounts', 'dataflows', 'resources', 'dataShareAccounts', 'automationAccounts'];
+export const worldKindsNotYetCovered = ['groups', 'servicePrincipals', 'mailboxes', 'billingAccounts', 'dataflows', 'resources'];

@@ -5,7 +5,6 @@
  */
 import type { ServiceModule } from '../../context.ts';
 import { registerAutomationRoutes } from './routes.ts';
-import { seedAutomation } from './seed.ts';
 import { AutomationStore, automationMigrations, automationTables, listedWebhooks } from './store.ts';
 
 /** The automation module. */
@@ -13,7 +12,6 @@ export const automationModule: ServiceModule = {
   name: 'automation',
   migrations: automationMigrations,
   tables: automationTables,
-  seed: seedAutomation,
   register: registerAutomationRoutes,
   deleteResourceGroup: (ctx, trx, subscriptionId, groupName) => new AutomationStore(trx, ctx.cache).deleteForGroup(subscriptionId, groupName, trx),
   listedResources: listedWebhooks,

@@ -6,7 +6,6 @@
  */
 import type { ServiceModule } from '../../context.ts';
 import { registerDataShareRoutes } from './routes.ts';
-import { seedDataShare } from './seed.ts';
 import { DataShareStore, datashareMigrations, datashareTables } from './store.ts';
 
 /** The datashare module. */
@@ -14,7 +13,6 @@ export const datashareModule: ServiceModule = {
   name: 'datashare',
   migrations: datashareMigrations,
   tables: datashareTables,
-  seed: seedDataShare,
   register: registerDataShareRoutes,
   deleteResourceGroup: (ctx, trx, subscriptionId, groupName) => new DataShareStore(trx, ctx.cache).deleteForGroup(subscriptionId, groupName, trx),
 };

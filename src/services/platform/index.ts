@@ -7,7 +7,6 @@
  */
 import type { ServiceModule } from '../../context.ts';
 import { platformMigrations, platformTables } from './store.ts';
-import { seedPlatform } from './seed.ts';
 import { registerPlatformRoutes } from './routes.ts';
 
 /** The platform module. */
@@ -15,6 +14,5 @@ export const platformModule: ServiceModule = {
   name: 'platform',
   migrations: platformMigrations,
   tables: platformTables,
-  seed: seedPlatform,
   register: registerPlatformRoutes,
 };

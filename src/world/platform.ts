@@ -1,0 +1,141 @@
+/**
+ * The data platform part of a world file: a tenant's `workspaces` (the workspace resource's
+ * `id`, `displayName`, `description`) with their `roleAssignments` (a principal by UPN or
+ * display name and one of Admin, Member, Contributor, Viewer) and `folders` (`id`,
+ * `displayName`, `parentFolder` by display name or id), and its `sensitivityLabels` (`id`,
+ * `name`, `publishedTo`: principals that may apply it; omitted: everyone). Written to the
+ * area's tables (`platform_workspaces`, `platform_role_assignments`, `platform_folders`,
+ * `platform_sensitivity_labels`) with the area's `seedRows`.
+ */
+import { Type } from '@sinclair/typebox';
+import type { Kysely } from 'kysely';
+import { stableUuid } from '../core/ids.ts';
+import type { Database } from '../store/database.ts';
+import { fromJson, toJson } from '../store/db.ts';
+import { seedRows } from '../services/platform/store.ts';
+import type { WorldFileData } from './schema.ts';
+import { byKey, type DataContext } from './data.ts';
+
+const guid = Type.String({ pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$' });
+const strict = { additionalProperties: false } as const;
+const roles = ['Admin', 'Member', 'Contributor', 'Viewer'] as const;
+
+/** A workspace with its role assignments and folders. */
+export const WorldWorkspace = Type.Object(
+  {
+    id: Type.Optional(guid),
+    displayName: Type.String({ minLength: 1, maxLength: 256 }),
+    description: Type.Optional(Type.String({ maxLength: 4000 })),
+    roleAssignments: Type.Optional(
+      Type.Array(Type.Object({ principal: Type.String({ minLength: 1, maxLength: 256, description: "A user's UPN or id, or an application's display name, appId or id." }), role: Type.Union(roles.map((r) => Type.Literal(r))) }, strict), { maxItems: 10_000 }),
+    ),
+    folders: Type.Optional(
+      Type.Array(Type.Object({ id: Type.Optional(guid), displayName: Type.String({ minLength: 1, maxLength: 256 }), parentFolder: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: "The parent folder's id or display name (omitted: the workspace's root)." })) }, strict), { maxItems: 10_000 }),
+    ),
+  },
+  { ...strict, description: 'A data platform workspace (id made from the tenant and display name when omitted).' },
+);
+
+/** A sensitivity label of the tenant. */
+export const WorldSensitivityLabel = Type.Object(
+  {
+    id: Type.Optional(guid),
+    name: Type.String({ minLength: 1, maxLength: 256 }),
+    publishedTo: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 256 }), { maxItems: 10_000, description: 'Principals that may apply it (omitted: everyone).' })),
+  },
+  strict,
+);
+
+/** Tenant-level properties of the platform kinds (spread into the tenant's schema). */
+export const platformTenantProperties = {
+  workspaces: Type.Optional(Type.Array(WorldWorkspace, { maxItems: 10_000 })),
+  sensitivityLabels: Type.Optional(Type.Array(WorldSensitivityLabel, { maxItems: 1000 })),
+};
+
+/** Checks the tenant entry's workspaces and labels and queues their writes. */
+export function resolvePlatform(c: DataContext): void {
+  const t = c.tenant.id;
+  const workspaces: { tenant_id: string; id: string; display_name: string; description: string }[] = [];
+  const assignments: { tenant_id: string; workspace_id: string; principal_id: string; principal_type: string; role: string }[] = [];
+  const folders: { tenant_id: string; id: string; workspace_id: string; display_name: string; parent_folder_id: string | null }[] = [];
+  const labels: { tenant_id: string; id: string; name: string; published_to: string | null }[] = [];
+  (c.data.workspaces ?? []).forEach((w, i) => {
+    const id = (w.id ?? stableUuid('world-workspace', t, w.displayName)).toLowerCase();
+    c.unique('workspace id', id, c.at(`/workspaces/${i}`));
+    c.unique('workspace name', `${t}/${w.displayName.toLowerCase()}`, c.at(`/workspaces/${i}/displayName`));
+    workspaces.push({ tenant_id: t, id, display_name: w.displayName, description: w.description ?? '' });
+    const seen = new Set<string>();
+    (w.roleAssignments ?? []).forEach((r, j) => {
+      const p = c.principal(r.principal);
+      if (!p) return c.problems.push(`${c.at(`/workspaces/${i}/roleAssignments/${j}/principal`)}: no user or application '${r.principal}' in tenant ${c.tenant.domain}`);
+      if (seen.has(p.id)) return c.problems.push(`${c.at(`/workspaces/${i}/roleAssignments/${j}`)}: '${r.principal}' already has a role in workspace ${w.displayName}`);
+      seen.add(p.id);
+      assignments.push({ tenant_id: t, workspace_id: id, principal_id: p.id, principal_type: p.type, role: r.role });
+    });
+    const mine: typeof folders = [];
+    (w.folders ?? []).forEach((f, j) => {
+      const fid = (f.id ?? stableUuid('world-folder', id, f.displayName)).toLowerCase();
+      c.unique('folder id', fid, c.at(`/workspaces/${i}/folders/${j}`));
+      mine.push({ tenant_id: t, id: fid, workspace_id: id, display_name: f.displayName, parent_folder_id: null });
+    });
+    (w.folders ?? []).forEach((f, j) => {
+      if (f.parentFolder === undefined) return;
+      const parent = mine.find((x) => x.id === f.parentFolder!.toLowerCase() || x.display_name === f.parentFolder);
+      if (!parent || parent === mine[j]) c.problems.push(`${c.at(`/workspaces/${i}/folders/${j}/parentFolder`)}: no other folder '${f.parentFolder}' in workspace ${w.displayName}`);
+      else mine[j]!.parent_folder_id = parent.id;
+    });
+    // Parents first (a cycle is refused).
+    const placed = new Set<string | null>([null]);
+    for (let progress = true; progress; ) {
+      progress = false;
+      for (const f of mine) if (!placed.has(f.id) && placed.has(f.parent_folder_id)) (placed.add(f.id), folders.push(f), (progress = true));
+    }
+    if (mine.some((f) => !placed.has(f.id))) c.problems.push(`${c.at(`/workspaces/${i}/folders`)}: folders of workspace ${w.displayName} are in a cycle of parents`);
+  });
+  (c.data.sensitivityLabels ?? []).forEach((l, i) => {
+    const id = (l.id ?? stableUuid('world-label', t, l.name)).toLowerCase();
+    c.unique('sensitivity label id', id, c.at(`/sensitivityLabels/${i}`));
+    const to = (l.publishedTo ?? []).map((n, j) => {
+      const p = c.principal(n);
+      if (!p) c.problems.push(`${c.at(`/sensitivityLabels/${i}/publishedTo/${j}`)}: no user or application '${n}' in tenant ${c.tenant.domain}`);
+      return p?.id ?? '';
+    });
+    labels.push({ tenant_id: t, id, name: l.name, published_to: l.publishedTo === undefined ? null : toJson(to) });
+  });
+  if (workspaces.length + labels.length === 0) return;
+  c.writes.push(async (ctx) => {
+    const db = ctx.store.db;
+    await seedRows(db, 'platform_workspaces', workspaces);
+    await seedRows(db, 'platform_role_assignments', assignments);
+    await seedRows(db, 'platform_folders', folders);
+    await seedRows(db, 'platform_sensitivity_labels', labels);
+  });
+}
+
+/** Adds the workspaces and labels of the store to the exported tenants. */
+export async function exportPlatform(db: Kysely<Database>, out: WorldFileData, names: Map<string, string>): Promise<void> {
+  const [ws, ras, fs, ls] = await Promise.all([
+    db.selectFrom('platform_workspaces').selectAll().orderBy('id').execute(),
+    db.selectFrom('platform_role_assignments').selectAll().orderBy('workspace_id').orderBy('principal_id').execute(),
+    db.selectFrom('platform_folders').selectAll().orderBy('id').execute(),
+    db.selectFrom('platform_sensitivity_labels').selectAll().orderBy('id').execute(),
+  ]);
+  const name = (id: string) => names.get(id.toLowerCase()) ?? id;
+  for (const t of out.tenants ?? []) {
+    const mine = ws.filter((w) => w.tenant_id === t.id);
+    if (mine.length)
+      t.workspaces = mine.map((w) => {
+        const f = fs.filter((x) => x.workspace_id === w.id);
+        const r = ras.filter((x) => x.workspace_id === w.id).map((x) => ({ principal: name(x.principal_id), role: x.role as 'Admin' })).sort(byKey((x) => x.principal));
+        return {
+          id: w.id,
+          displayName: w.display_name,
+          ...(w.description ? { description: w.description } : {}),
+          ...(r.length ? { roleAssignments: r } : {}),
+          ...(f.length ? { folders: f.map((x) => ({ id: x.id, displayName: x.display_name, ...(x.parent_folder_id ? { parentFolder: x.parent_folder_id } : {}) })) } : {}),
+        };
+      });
+    const labels = ls.filter((l) => l.tenant_id === t.id);
+    if (labels.length) t.sensitivityLabels = labels.map((l) => ({ id: l.id, name: l.name, ...(l.published_to === null ? {} : { publishedTo: (fromJson<string[]>(l.published_to) ?? []).map(name) }) }));
+  }
+}
