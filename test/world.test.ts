@@ -191,9 +191,9 @@ test('export round trip: export → a fresh start from it (also on the other dat
 test('PUT /_stratus/world replaces the state; a bad world is a 400 naming line and path and changes nothing', async () => {
   const demo = await startTestServer();
   try {
-    const bad = await demo.control('/_stratus/world', { method: 'PUT', headers: { 'content-type': 'application/yaml' }, body: 'tenants:\n  - domain: x.test\n    mailboxes: []\n' });
+    const bad = await demo.control('/_stratus/world', { method: 'PUT', headers: { 'content-type': 'application/yaml' }, body: 'tenants:\n  - domain: x.test\n    shoeSize: 42\n' });
     assert.equal(bad.status, 400);
-    assert.match(((await bad.json()) as any).detail, /request body:3:\d+: \/tenants\/0\/mailboxes: unknown field 'mailboxes'/);
+    assert.match(((await bad.json()) as any).detail, /request body:3:\d+: \/tenants\/0\/shoeSize: unknown field 'shoeSize'/);
     assert.equal(((await (await demo.control('/_stratus/world')).json()) as any).tenants[0].domain, 'other.test', 'the demo world is untouched');
     const put = await demo.control('/_stratus/world', { method: 'PUT', headers: { 'content-type': 'application/yaml' }, body: fs.readFileSync(worldFile, 'utf8') });
     assert.equal(put.status, 200, await put.text());

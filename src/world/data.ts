@@ -5,7 +5,7 @@
  * `load.ts` and `export.ts` call: {@link resolveTenantData} (after every file's principals are
  * known; returns the writes to run once the directory and hierarchy are written) and
  * {@link exportData}. Each kind lives in its own file (`platform.ts`, `automation.ts`,
- * `datashare.ts`) with its schema, resolution, load through the area's store functions, and
+ * `datashare.ts`, `mail.ts`) with its schema, resolution, load through the area's store functions, and
  * export.
  */
 import type { Kysely } from 'kysely';
@@ -19,6 +19,7 @@ import type { WorldFileData, WorldTenantData } from './schema.ts';
 import { exportPlatform, resolvePlatform } from './platform.ts';
 import { exportAutomation, resolveAutomation } from './automation.ts';
 import { exportDataShare, resolveDataShare } from './datashare.ts';
+import { exportMail, resolveMail } from './mail.ts';
 
 /** A principal of the tenant as a reference names it. */
 export interface DataPrincipal {
@@ -103,6 +104,7 @@ export function resolveTenantData(world: World, t: WorldTenantData, tenant: Reso
     writes: [],
     now: world.clock !== undefined ? new Date(world.clock).toISOString() : nowIso(),
   };
+  resolveMail(c);
   resolvePlatform(c);
   resolveAutomation(c);
   resolveDataShare(c);
@@ -121,6 +123,7 @@ export async function principalNames(db: Kysely<Database>): Promise<Map<string, 
 /** Adds every data kind of the store to the exported document `out` (its tenants and resource groups already written). */
 export async function exportData(db: Kysely<Database>, out: WorldFileData): Promise<void> {
   const names = await principalNames(db);
+  await exportMail(db, out, names);
   await exportPlatform(db, out, names);
   await exportAutomation(db, out);
   await exportDataShare(db, out);

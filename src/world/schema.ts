@@ -13,6 +13,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { platformTenantProperties } from './platform.ts';
 import { automationGroupProperties } from './automation.ts';
 import { dataShareGroupProperties } from './datashare.ts';
+import { mailTenantProperties } from './mail.ts';
 
 const guid = Type.String({ pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$', description: 'A GUID.' });
 const strict = { additionalProperties: false } as const;
@@ -124,6 +125,7 @@ export const WorldTenant = Type.Object(
     subscriptions: Type.Optional(Type.Array(WorldSubscription, { maxItems: 1000 })),
     roleAssignments: Type.Optional(Type.Array(WorldTenantRoleAssignment, { maxItems: 10_000, description: 'Role assignments at management groups.' })),
     ...platformTenantProperties,
+    ...mailTenantProperties,
   },
   strict,
 );
@@ -144,4 +146,4 @@ export type WorldFileData = Static<typeof WorldFile>;
 export type WorldTenantData = Static<typeof WorldTenant>;
 
 /** Parts of the world layout that the format does not cover yet (named in the error for such a field). */
-export const worldKindsNotYetCovered = ['groups', 'servicePrincipals', 'mailboxes', 'billingAccounts', 'dataflows', 'resources'];
+export const worldKindsNotYetCovered = ['groups', 'servicePrincipals', 'billingAccounts', 'dataflows', 'resources'];

@@ -8,7 +8,6 @@ import type { ServiceModule } from '../../context.ts';
 import { mailChangeMigrations, mailChangeTables } from './changes.ts';
 import { mailMigrations, mailTables } from './migrations.ts';
 import { registerMailRoutes } from './routes.ts';
-import { seedMail } from './seed.ts';
 import { registerUploadRoutes } from './upload.ts';
 
 /** The mail module. */
@@ -16,7 +15,6 @@ export const mailModule: ServiceModule = {
   name: 'mail',
   migrations: { ...mailMigrations, ...mailChangeMigrations },
   tables: [...mailChangeTables, ...mailTables],
-  seed: seedMail,
   register(app, ctx) {
     registerMailRoutes(app, ctx);
     registerUploadRoutes(app, ctx);

@@ -1,12 +1,12 @@
 /**
- * Demo mail (deterministic): the administrator's and the user's mailboxes with a few hundred
- * realistic messages each — threads, attachments, flags, categories, importance, read and
- * unread — spread over Inbox, Sent Items, Archive, Drafts, Deleted Items and Junk Email.
- * Also a bulk loader for tests of large mailboxes (real rows through the same columns).
+ * The mail generator (deterministic): realistic messages — threads, attachments, flags,
+ * categories, importance, read and unread — spread over Inbox, Sent Items, Archive, Drafts,
+ * Deleted Items and Junk Email. The demo world's mailboxes use it (`generate` of a world
+ * mailbox, `src/world/mail.ts`), and so do the bulk loader for tests of large mailboxes and
+ * `stratus seed mailbox` (real rows through the same columns).
  */
 import type { Kysely } from 'kysely';
 import type { SeedContext } from '../../context.ts';
-import { demoAdmin, demoTenant, demoUser } from '../../seed/demo.ts';
 import { toJson } from '../../store/db.ts';
 import { conversationIndex, newAttachmentId, newConversationId, newImmutableId, newMessageId } from './ids.ts';
 import { emptyDoc, wrapHtml, type MessageDoc, type MessageRecord, type Recipient } from './message.ts';
@@ -158,16 +158,5 @@ export async function seedBulkMessages(ctx: SeedContext, user: { tenantId: strin
   await ctx.store.transaction((trx) => insertSeedMessages(trx, msgs));
 }
 
-/** Number of demo messages in each demo mailbox. */
+/** Number of demo messages in each demo mailbox (`generate.count` of the demo world's mailboxes). */
 export const demoMailboxSize = 300;
-
-/** The mail part of the demo data set. */
-export async function seedMail(ctx: SeedContext): Promise<void> {
-  const admin = await openMailbox(ctx.store.db, { tenantId: demoTenant.id, id: demoAdmin.id, mail: demoAdmin.userPrincipalName, displayName: demoAdmin.displayName });
-  const user = await openMailbox(ctx.store.db, { tenantId: demoTenant.id, id: demoUser.id, mail: demoUser.userPrincipalName, displayName: demoUser.displayName });
-  const asRecipient = (mb: Mailbox): Recipient => ({ emailAddress: { name: mb.displayName, address: mb.address } });
-  await ctx.store.transaction(async (trx) => {
-    await insertSeedMessages(trx, demoMessages(admin, asRecipient(user), demoMailboxSize, 11));
-    await insertSeedMessages(trx, demoMessages(user, asRecipient(admin), demoMailboxSize, 23));
-  });
-}
