@@ -11,16 +11,10 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../store/database.ts';
 import { nowIso } from '../core/clock.ts';
 import { fromJson } from '../store/db.ts';
-import { roleIds } from '../services/arm/index.ts';
+import { directoryNames, exportDirectory } from './directory.ts';
+import { exportRbac, roleNamesForExport } from './rbac.ts';
 import type { WorldFileData } from './schema.ts';
 import { exportData } from './data.ts';
-
-const roleNames: Record<string, string> = {
-  [roleIds.owner]: 'Owner',
-  [roleIds.contributor]: 'Contributor',
-  [roleIds.reader]: 'Reader',
-  [roleIds.userAccessAdministrator]: 'User Access Administrator',
-};
 
 const byKey = <T>(key: (x: T) => string) => (a: T, b: T) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0);
 
@@ -38,9 +32,10 @@ export async function exportWorld(db: Kysely<Database>): Promise<WorldFileData> 
   ]);
   const mgName = new Map(mgs.map((g) => [g.name_lower, g.name]));
   const mgPrefix = '/providers/vendor.management/managementgroups/';
-  const principalName = new Map<string, string>();
+  const principalName = new Map<string, string>(await directoryNames(db));
   for (const u of users) principalName.set(u.id, u.upn);
   for (const a of apps) principalName.set(a.object_id, a.display_name);
+  const roleNames = await roleNamesForExport(db);
   const out: WorldFileData = { clock: nowIso(), tenants: [] };
   for (const t of tenants) {
     const tenantSubs = subs.filter((s) => s.tenant_id === t.id);
@@ -92,7 +87,7 @@ export async function exportWorld(db: Kysely<Database>): Promise<WorldFileData> 
           resourceGroups: groups.filter((g) => g.subscription_id === s.subscription_id).map((g) => ({ name: g.name, location: g.location, tags: fromJson<Record<string, string>>(g.tags) ?? {} })),
           // Built-in roles at the subscription or one of its groups to a user or app of the world (others are not in the format yet).
           roleAssignments: assignments
-            .filter((a) => roleNames[a.role_definition_id] !== undefined && (a.scope.toLowerCase() === base || /^resourceGroups\/[^/]+$/i.test(rel(a.scope))) && a.scope.toLowerCase().startsWith(base) && principalName.has(a.principal_id))
+            .filter((a) => roleNames[a.role_definition_id] !== undefined && (a.scope.toLowerCase() === base || /^resourceGroups\/[^/]+(\/providers\/[^/]+(\/[^/]+\/[^/]+)+)?$/i.test(rel(a.scope))) && a.scope.toLowerCase().startsWith(base) && principalName.has(a.principal_id))
             .map((a) => ({ principal: principalName.get(a.principal_id)!, role: roleNames[a.role_definition_id]!, ...(rel(a.scope) ? { scope: rel(a.scope) } : {}) }))
             .sort(byKey((x) => `${x.scope ?? ''}\u0000${x.role}\u0000${x.principal}`)),
         };
@@ -100,5 +95,7 @@ export async function exportWorld(db: Kysely<Database>): Promise<WorldFileData> 
     });
   }
   await exportData(db, out);
+  await exportDirectory(db, out);
+  await exportRbac(db, out);
   return out;
 }

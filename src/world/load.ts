@@ -12,18 +12,11 @@ import type { AppContext, ServiceModule } from '../context.ts';
 import { stableUuid } from '../core/ids.ts';
 import type { AppKind } from '../core/identity/directory.ts';
 import { ArmStore } from '../services/arm/store.ts';
-import { roleIds } from '../services/arm/index.ts';
 import { WorldError, type World } from './file.ts';
+import { hasCredentials, loadDirectory, principalOf, resolveDirectory, type ResolvedDirectory } from './directory.ts';
+import { loadRbac, resolveRbac, roleOf, type ResolvedRbac } from './rbac.ts';
 import { worldTables } from './snapshots.ts';
 import { resolveTenantData, type DataWrite } from './data.ts';
-
-/** Built-in role definitions by lower-case name. */
-const roleByName: Record<string, string> = {
-  owner: roleIds.owner,
-  contributor: roleIds.contributor,
-  reader: roleIds.reader,
-  'user access administrator': roleIds.userAccessAdministrator,
-};
 
 /** A user ready to write. */
 interface ResolvedUser {
@@ -59,15 +52,19 @@ export interface ResolvedTenant {
   /** Management groups below the root, parents first. */
   managementGroups: { name: string; displayName: string; parent: string }[];
   /** Role assignments at management groups. */
-  assignments: { id: string; scope: string; role: string; principalId: string; principalType: 'User' | 'ServicePrincipal' }[];
+  assignments: { id: string; scope: string; role: string; principalId: string; principalType: 'User' | 'ServicePrincipal' | 'Group' }[];
   subscriptions: {
     id: string;
     managementGroup: string;
     displayName: string;
     state: 'Enabled' | 'Disabled' | 'Warned' | 'PastDue';
-    groups: { name: string; location: string; tags: Record<string, string> }[];
-    assignments: { id: string; scope: string; role: string; principalId: string; principalType: 'User' | 'ServicePrincipal' }[];
+    groups: { name: string; location: string; tags: Record<string, string>; managedBy?: string }[];
+    assignments: { id: string; scope: string; role: string; principalId: string; principalType: 'User' | 'ServicePrincipal' | 'Group' }[];
   }[];
+  /** Groups, credentials, service principals' app role assignments (`directory.ts`). */
+  directory?: ResolvedDirectory;
+  /** Custom roles and provider registrations (`rbac.ts`). */
+  rbac?: ResolvedRbac;
   /** Writes of the data kinds (`data.ts`), run after the directory and the hierarchy. */
   writes: DataWrite[];
 }
@@ -104,10 +101,9 @@ export function resolveWorld(world: World): ResolvedWorld {
   const mgScope = (name: string) => `/providers/Vendor.Management/managementGroups/${name}`;
   /** The principal and role of an assignment, or undefined after noting the problems. */
   const who = (tenant: ResolvedTenant, r: { principal: string; role: string }, where: string) => {
-    const principal = principals.get(tenant)!.get(r.principal.toLowerCase());
-    if (!principal) problems.push(`${where}/principal: no user or application '${r.principal}' in tenant ${tenant.domain}`);
-    const role = roleByName[r.role.toLowerCase()] ?? (Object.values(roleIds) as string[]).find((x) => x === r.role.toLowerCase());
-    if (!role) problems.push(`${where}/role: no role '${r.role}' (Owner, Contributor, Reader, User Access Administrator or a built-in role id)`);
+    const principal = principalOf(world, tenant, principals.get(tenant)!, r.principal, `${where}/principal`, problems);
+    const role = roleOf(tenant, r.role);
+    if (!role) problems.push(`${where}/role: no role '${r.role}' (a built-in role's name, a custom role of tenant ${tenant.domain}, or a role definition id)`);
     return principal && role ? { principal, role } : undefined;
   };
 
@@ -139,9 +135,9 @@ export function resolveWorld(world: World): ResolvedWorld {
       const objectId = (a.id ?? stableUuid('world-sp', appId)).toLowerCase();
       dup(appIds, appId, at(`/applications/${i}`), `application appId ${appId}`);
       dup(userIds, objectId, at(`/applications/${i}`), `object id ${objectId}`);
-      const kind: AppKind = a.kind ?? (a.secret ? 'ServicePrincipal' : 'PublicClient');
+      const kind: AppKind = a.kind ?? (a.secret || hasCredentials(a) ? 'ServicePrincipal' : 'PublicClient');
       if (a.secret !== undefined && a.secretHash !== undefined) problems.push(`${at(`/applications/${i}`)}: give at most one of secret and secretHash`);
-      if (kind !== 'PublicClient' && !a.secret && !a.secretHash) problems.push(`${at(`/applications/${i}`)}: a ${kind} needs a secret`);
+      if (kind !== 'PublicClient' && !a.secret && !a.secretHash && !hasCredentials(a)) problems.push(`${at(`/applications/${i}`)}: a ${kind} needs a secret`);
       if (names.has(a.displayName.toLowerCase())) problems.push(`${at(`/applications/${i}/displayName`)}: duplicate principal name ${a.displayName}`);
       tenant.apps.push({ appId, objectId, displayName: a.displayName, kind, secret: a.secret, secretHash: a.secretHash, redirectUris: [...(a.web?.redirectUris ?? []), ...(a.publicClient?.redirectUris ?? [])], grants: (a.appRoles ?? []).map((r) => ({ audience: r.api, role: r.role })) });
       for (const n of [a.displayName.toLowerCase(), appId, objectId]) names.set(n, { id: objectId, type: 'ServicePrincipal' });
@@ -163,7 +159,7 @@ export function resolveWorld(world: World): ResolvedWorld {
       }
       (s.resourceGroups ?? []).forEach((g, j) => {
         dup(groups, g.name.toLowerCase(), at(`/subscriptions/${i}/resourceGroups/${j}`), `resource group ${g.name}`);
-        sub.groups.push({ name: g.name, location: g.location, tags: g.tags ?? {} });
+        sub.groups.push({ name: g.name, location: g.location, tags: g.tags ?? {}, ...(g.managedBy ? { managedBy: g.managedBy } : {}) });
       });
       tenant.subscriptions.push(sub);
       // Role assignments are checked once every file's principals are known.
@@ -176,11 +172,11 @@ export function resolveWorld(world: World): ResolvedWorld {
             const rel = (r.scope ?? '').replace(/^\/+|\/+$/g, '');
             const base = `/subscriptions/${sid}`;
             let scope = base;
-            const m = /^resourceGroups\/([^/]+)$/i.exec(rel);
+            const m = /^resourceGroups\/([^/]+)((?:\/providers\/[^/]+(?:\/[^/]+\/[^/]+)+)?)$/i.exec(rel);
             if (m) {
               if (!groups.has(m[1]!.toLowerCase())) problems.push(`${where}/scope: no resource group '${m[1]}' in subscription ${s.displayName}`);
-              scope = `${base}/resourceGroups/${m[1]}`;
-            } else if (rel !== '') problems.push(`${where}/scope: '${r.scope}' is not '' or 'resourceGroups/<name>'`);
+              scope = `${base}/resourceGroups/${m[1]}${m[2]}`;
+            } else if (rel !== '') problems.push(`${where}/scope: '${r.scope}' is not '', 'resourceGroups/<name>' or 'resourceGroups/<name>/providers/<namespace>/<type>/<name>…'`);
             if (found) sub.assignments.push({ id: stableUuid('assignment', scope, found.role, found.principal.id), scope, role: found.role, principalId: found.principal.id, principalType: found.principal.type });
           }),
       });
@@ -213,6 +209,8 @@ export function resolveWorld(world: World): ResolvedWorld {
       });
     });
     // Next kinds (mailboxes, workspaces, billing accounts, …): resolve and check here.
+    resolveDirectory(world, t, tenant, at, problems, names, pending);
+    resolveRbac(world, t, tenant, at, problems, pending);
     pending.push({ tenant, run: () => tenant.writes.push(...resolveTenantData(world, t, tenant, at, problems, principals.get(tenant)!)) });
   }
   for (const p of pending) p.run();
@@ -249,14 +247,16 @@ export async function loadWorld(ctx: AppContext, modules: readonly ServiceModule
       ...t.users.map((u) => d.addUser({ id: u.id, tenantId: t.id, userPrincipalName: u.upn, displayName: u.displayName, mail: u.mail, isTenantAdmin: u.tenantAdmin, accountEnabled: u.accountEnabled }, u.password ?? '', u.passwordHash ?? knownHashes[u.password ?? ''])),
       ...t.apps.map((a) => d.addApp({ appId: a.appId, objectId: a.objectId, tenantId: t.id, displayName: a.displayName, kind: a.kind, redirectUris: a.redirectUris }, a.secret ?? (a.secretHash ? '(kept hash)' : undefined), a.grants, a.secretHash ?? knownHashes[a.secret ?? ''])),
     ]);
+    await loadDirectory(ctx, t);
     await arm.addManagementGroup({ name: t.id, tenantId: t.id, displayName: 'Tenant Root Group' });
     for (const g of t.managementGroups) await arm.addManagementGroup({ name: g.name, tenantId: t.id, displayName: g.displayName, parentName: g.parent });
     for (const s of t.subscriptions) {
       await arm.addSubscription({ subscriptionId: s.id, tenantId: t.id, displayName: s.displayName, state: s.state, managementGroup: s.managementGroup });
-      for (const g of s.groups) await arm.addResourceGroup({ subscriptionId: s.id, name: g.name, location: g.location, tags: g.tags });
+      for (const g of s.groups) await arm.addResourceGroup({ subscriptionId: s.id, ...g });
       for (const a of s.assignments) await arm.addAssignment({ id: a.id, tenantId: t.id, scope: a.scope, roleDefinitionId: a.role, principalId: a.principalId, principalType: a.principalType });
     }
     for (const a of t.assignments) await arm.addAssignment({ id: a.id, tenantId: t.id, scope: a.scope, roleDefinitionId: a.role, principalId: a.principalId, principalType: a.principalType });
+    await loadRbac(ctx, t);
     // Next kinds: write them here through their area's store functions.
   }
   for (const t of resolved.tenants) for (const w of t.writes) await w(ctx);

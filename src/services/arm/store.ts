@@ -227,9 +227,9 @@ export class ArmStore {
     await this.db.insertInto('arm_subscriptions').values({ subscription_id: s.subscriptionId.toLowerCase(), tenant_id: s.tenantId, display_name: s.displayName, state: s.state, management_group_lower: s.managementGroup.toLowerCase() }).execute();
   }
 
-  /** Adds a resource group. */
+  /** Adds a resource group (with `managedBy` when given). */
   async addResourceGroup(g: ResourceGroup): Promise<void> {
-    await this.db.insertInto('arm_resource_groups').values({ subscription_id: g.subscriptionId.toLowerCase(), name_lower: g.name.toLowerCase(), name: g.name, location: g.location, tags: toJson(g.tags) }).execute();
+    await this.db.insertInto('arm_resource_groups').values({ subscription_id: g.subscriptionId.toLowerCase(), name_lower: g.name.toLowerCase(), name: g.name, location: g.location, tags: toJson(g.tags), managed_by: g.managedBy ?? null }).execute();
   }
 
   /** Creates or replaces a resource group (name casing of an existing group kept); returns whether it was created. */

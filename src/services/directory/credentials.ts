@@ -80,8 +80,8 @@ export async function removePassword(db: Db, appId: string, body: Record<string,
   await recountCredentials(db, appId);
 }
 
-/** A certificate from a `key` value: base64 of the DER, or base64 of a PEM text. */
-function certificateOf(key: string): X509Certificate | undefined {
+/** A certificate from a `key` value: base64 of the DER, or base64 of a PEM text (undefined when it is not one; also used by world files, `src/world/directory.ts`). */
+export function certificateOf(key: string): X509Certificate | undefined {
   try {
     const bytes = Buffer.from(key, 'base64');
     const text = bytes.toString('latin1');

@@ -194,3 +194,28 @@ export async function dropAppDependents(db: Db, appId: string, objectId: string)
   await db.deleteFrom('refresh_tokens').where('app_id', '=', appId).execute();
   await dropMemberships(db, objectId);
 }
+
+/**
+ * Store-level inserts for loading a world (`src/world/directory.ts`): rows already checked by
+ * the world's resolution, written in the load's order with no API validation. The caller
+ * recounts the application's credentials ({@link recountCredentials}) after its secrets and
+ * certificates are in.
+ */
+export const worldInserts = {
+  /** A client secret (`app_password_credentials`): stored hash, three-character hint, dates (ISO 8601). */
+  async password(db: Db, r: Database['app_password_credentials']): Promise<void> {
+    await db.insertInto('app_password_credentials').values(r).execute();
+  },
+  /** A certificate key credential (`app_key_credentials`), DER as base64 with its thumbprints. */
+  async key(db: Db, r: Database['app_key_credentials']): Promise<void> {
+    await db.insertInto('app_key_credentials').values(r).execute();
+  },
+  /** A group (`directory_groups`; `props` the JSON of description and groupTypes). */
+  async group(db: Db, r: Omit<Database['directory_groups'], 'security_enabled' | 'mail_enabled' | 'props'> & { security_enabled: number; mail_enabled: number; props: string }): Promise<void> {
+    await db.insertInto('directory_groups').values(r).execute();
+  },
+  /** A direct member of a group (`member_type` `user`, `group` or `servicePrincipal`). */
+  async member(db: Db, groupId: string, memberId: string, memberType: 'user' | 'group' | 'servicePrincipal'): Promise<void> {
+    await db.insertInto('directory_group_members').values({ group_id: groupId, member_id: memberId, member_type: memberType }).execute();
+  },
+};
