@@ -218,6 +218,17 @@ test('bad files (unknown member, unknown role, duplicate group) refuse the start
     s.config.world = [f];
     await assert.rejects(s.restart(), (e: Error) => expected.test(e.message), `${name} refuses the start`);
   }
+  // More checks of the resolution (nothing is written when they fail, as above).
+  const more: [string, RegExp][] = [
+    [`${head}    subscriptions:\n      - displayName: S\n        roleAssignments:\n          - { principal: dana@fabrikam.test, role: Reader }\n          - { principal: dana@fabrikam.test, role: reader }\n`, /:9:\d+: \/tenants\/0\/subscriptions\/0\/roleAssignments\/1: duplicate role assignment/],
+    [`${head}    roleDefinitions:\n      - properties: { roleName: Narrow, permissions: [{ actions: ['*/read'] }], assignableScopes: [/subscriptions/${subscriptionId}/resourceGroups/a-rg] }\n    subscriptions:\n      - subscriptionId: ${subscriptionId}\n        displayName: S\n        resourceGroups: [{ name: a-rg, location: westus }, { name: b-rg, location: westus }]\n        roleAssignments:\n          - { principal: dana@fabrikam.test, role: Narrow, scope: resourceGroups/b-rg }\n`, /roleAssignments\/0\/scope: \S+ is outside the assignable scopes of role 'Narrow'/],
+    [`${head}    applications:\n      - displayName: d\n        keyCredentials: [{ type: AsymmetricX509Cert, usage: Verify, key: bm90IGEgY2VydA== }]\n    servicePrincipals:\n      - appId: d\n        appRoleAssignments: [{ resourceDisplayName: Stratus Mail and Directory API, appRole: Mail.Fly }]\n`, /applications\/0\/keyCredentials\/0\/key: not a base64 X\.509 certificate[\s\S]*servicePrincipals\/0\/appRoleAssignments\/0: Stratus Mail and Directory API has no app role 'Mail\.Fly'/],
+  ];
+  for (const [text, expected] of more) {
+    const f = path.join(dir, 'more.yaml');
+    fs.writeFileSync(f, text);
+    assert.throws(() => resolveWorld(readWorld([f])), (e: Error) => expected.test(e.message), `${expected}`);
+  }
   s.config.world = [worldFile];
   await s.restart();
   assert.equal((await admin.resourceGroups.checkExistence('kept-rg')).body, true, 'the store was not touched by the refused starts');

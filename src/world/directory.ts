@@ -225,7 +225,8 @@ export function resolveDirectory(world: World, t: WorldTenantData, tenant: Resol
     dir.groups.push(entry);
     pending.push({
       tenant,
-      run: () =>
+      run: () => {
+        if (names.has(id)) problems.push(`${where}/id: ${id} is already a user's or service principal's object id`);
         (g.members ?? []).forEach((m, j) => {
           const w = at(`/groups/${i}/members/${j}`);
           const p = principalOf(world, tenant, names, m, w, problems);
@@ -233,7 +234,8 @@ export function resolveDirectory(world: World, t: WorldTenantData, tenant: Resol
           if (p.id === id) return void problems.push(`${w}: a group cannot be its own member`);
           if (entry.members.some((x) => x.id === p.id)) return void problems.push(`${w}: duplicate member '${m}'`);
           entry.members.push({ id: p.id, type: p.type === 'User' ? 'user' : p.type === 'Group' ? 'group' : 'servicePrincipal' });
-        }),
+        });
+      },
     });
   });
   (t.servicePrincipals ?? []).forEach((s, i) => {

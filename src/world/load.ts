@@ -14,7 +14,7 @@ import type { AppKind } from '../core/identity/directory.ts';
 import { ArmStore } from '../services/arm/store.ts';
 import { WorldError, type World } from './file.ts';
 import { hasCredentials, loadDirectory, principalOf, resolveDirectory, type ResolvedDirectory } from './directory.ts';
-import { loadRbac, resolveRbac, roleOf, type ResolvedRbac } from './rbac.ts';
+import { loadRbac, pushAssignment, resolveRbac, roleOf, type ResolvedRbac } from './rbac.ts';
 import { worldTables } from './snapshots.ts';
 import { resolveTenantData, type DataWrite } from './data.ts';
 
@@ -177,7 +177,7 @@ export function resolveWorld(world: World): ResolvedWorld {
               if (!groups.has(m[1]!.toLowerCase())) problems.push(`${where}/scope: no resource group '${m[1]}' in subscription ${s.displayName}`);
               scope = `${base}/resourceGroups/${m[1]}${m[2]}`;
             } else if (rel !== '') problems.push(`${where}/scope: '${r.scope}' is not '', 'resourceGroups/<name>' or 'resourceGroups/<name>/providers/<namespace>/<type>/<name>…'`);
-            if (found) sub.assignments.push({ id: stableUuid('assignment', scope, found.role, found.principal.id), scope, role: found.role, principalId: found.principal.id, principalType: found.principal.type });
+            if (found) pushAssignment(tenant, sub.assignments, { id: stableUuid('assignment', scope, found.role, found.principal.id), scope, role: found.role, principalId: found.principal.id, principalType: found.principal.type }, where, problems);
           }),
       });
     });
@@ -204,7 +204,7 @@ export function resolveWorld(world: World): ResolvedWorld {
           const found = who(tenant, r, where);
           const mg = groupsOf.get(tenant)!.get(r.scope.slice('managementGroups/'.length).toLowerCase());
           if (!mg) problems.push(`${where}/scope: no management group '${r.scope.slice('managementGroups/'.length)}' in tenant ${tenant.domain}`);
-          if (found && mg) tenant.assignments.push({ id: stableUuid('assignment', mgScope(mg), found.role, found.principal.id), scope: mgScope(mg), role: found.role, principalId: found.principal.id, principalType: found.principal.type });
+          if (found && mg) pushAssignment(tenant, tenant.assignments, { id: stableUuid('assignment', mgScope(mg), found.role, found.principal.id), scope: mgScope(mg), role: found.role, principalId: found.principal.id, principalType: found.principal.type }, where, problems);
         },
       });
     });

@@ -175,3 +175,20 @@ export async function exportRbac(db: Kysely<Database>, out: WorldFileData): Prom
     }
   }
 }
+
+/** A resolved role assignment (`load.ts`). */
+type Assignment = { id: string; scope: string; role: string; principalId: string; principalType: 'User' | 'ServicePrincipal' | 'Group' };
+
+/**
+ * Adds assignment `a` to `list` after checking it (noted at `where`): not a repeat of one already
+ * there, and within a custom role's assignable scopes (at or below one of them; management-group
+ * assignable scopes are not followed down the hierarchy: they admit any scope).
+ */
+export function pushAssignment(tenant: ResolvedTenant, list: Assignment[], a: Assignment, where: string, problems: string[]): void {
+  if (list.some((x) => x.id === a.id)) return void problems.push(`${where}: duplicate role assignment (the same principal, role and scope)`);
+  const custom = tenant.rbac?.roles.find((r) => r.id === a.role);
+  const scope = a.scope.toLowerCase();
+  const within = (s: string) => s === '/' || /^\/providers\/vendor\.management\/managementgroups\//i.test(s) || scope === s.toLowerCase() || scope.startsWith(`${s.toLowerCase()}/`);
+  if (custom && !custom.assignableScopes.some(within)) return void problems.push(`${where}/scope: ${a.scope} is outside the assignable scopes of role '${custom.roleName}'`);
+  list.push(a);
+}
