@@ -125,6 +125,10 @@ test('a member reaches the resource group through the group and the custom role;
   for await (const a of authz.roleAssignments.listForScope(`/subscriptions/${subscriptionId}/resourceGroups/ops-rg`, { filter: 'atScope()' })) at.push(a);
   assert.deepEqual(at.filter((a) => a.scope.toLowerCase().endsWith('/ops-rg')).map((a) => [a.principalId, a.principalType, a.roleDefinitionId.split('/').pop()]), [[groupId, 'Group', defs[0].name]], 'the group holds the custom role at ops-rg (atScope() also lists the Owner above)');
 
+  // The console names the roles (custom and built-in) and the principals (group, user, service principal).
+  const page = await (await s.control('/_stratus/console/resources')).text();
+  for (const row of ['<td>Group Reader</td><td>Operators</td><td>Group</td>', '<td>Owner</td><td>admin@fabrikam.test</td><td>User</td>', '<td>Reader</td><td>billing-daemon</td><td>ServicePrincipal</td>']) assert.ok(page.includes(row), row);
+
   // The directory: the group and its member, the application's credentials.
   const authProvider = new TokenCredentialAuthenticationProvider(admin, { scopes: [`${mailAudience}/.default`] });
   const graph = Client.initWithMiddleware({ authProvider, baseUrl: s.url, customHosts: new Set([new URL(s.url).hostname]) });
