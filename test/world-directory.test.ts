@@ -163,21 +163,44 @@ async function exported(server: TestServer): Promise<{ text: string; doc: any }>
 }
 
 test('export round trip: export → a fresh start from it (SQLite and PostgreSQL) → export again gives the same document; the credentials still work', async () => {
+  // Writes through the APIs first: a group with a member, a secret, a custom role assigned to the group, an unregistered namespace.
+  const admin = user('admin@fabrikam.test', 'Admin-Pass-9');
+  const authProvider = new TokenCredentialAuthenticationProvider(admin, { scopes: [`${mailAudience}/.default`] });
+  const graph = Client.initWithMiddleware({ authProvider, baseUrl: s.url, customHosts: new Set([new URL(s.url).hostname]) });
+  const erinId = (await graph.api('/users/erin@fabrikam.test').get()).id;
+  const auditors = await graph.api('/groups').post({ displayName: 'Auditors', mailNickname: 'auditors', mailEnabled: false, securityEnabled: true, visibility: 'Private', 'members@odata.bind': [`${s.url}/v1.0/directoryObjects/${erinId}`] });
+  const daemonObject = (await graph.api('/applications').filter(`appId eq '${daemonAppId}'`).get()).value[0].id;
+  const added = await graph.api(`/applications/${daemonObject}/addPassword`).post({ passwordCredential: { displayName: 'added' } });
+  const authz = new AuthorizationManagementClient(admin, subscriptionId, { endpoint: s.url });
+  const otherRg = `/subscriptions/${subscriptionId}/resourceGroups/other-rg`;
+  const roleId = '0b7c1d2e-3f4a-4b5c-8d6e-7f8a9b0c1d2e';
+  await authz.roleDefinitions.createOrUpdate(otherRg, roleId, { roleName: 'Other Reader', description: 'made through the API', permissions: [{ actions: ['*/read'] }], assignableScopes: [otherRg] });
+  await authz.roleAssignments.create(otherRg, '1c8d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f', { roleDefinitionId: `${otherRg}/providers/Microsoft.Authorization/roleDefinitions/${roleId}`, principalId: auditors.id, principalType: 'Group' });
+  await new ResourceManagementClient(admin, subscriptionId, { endpoint: s.url }).providers.unregister('Microsoft.Automation');
+  const erin = new ResourceManagementClient(user('erin@fabrikam.test', 'Erin-Pass-1'), subscriptionId, { endpoint: s.url });
+  assert.equal((await erin.resourceGroups.get('other-rg')).name, 'other-rg', 'erin reads other-rg through Auditors');
+
   const first = await exported(s);
   const t = first.doc.tenants.find((x: any) => x.domain === 'fabrikam.test');
-  assert.deepEqual(t.groups, [{ id: groupId, displayName: 'Operators', description: 'Runs the billing app', mailNickname: 'Operators', members: ['dana@fabrikam.test'] }]);
+  assert.deepEqual(
+    t.groups,
+    [
+      { id: groupId, displayName: 'Operators', description: 'Runs the billing app', mailNickname: 'Operators', members: ['dana@fabrikam.test'] },
+      { id: auditors.id, displayName: 'Auditors', mailNickname: 'auditors', visibility: 'Private', members: ['erin@fabrikam.test'] },
+    ].sort((a, b) => (a.id < b.id ? -1 : 1)),
+  );
   const daemon = t.applications.find((a: any) => a.displayName === 'billing-daemon');
-  assert.equal(daemon.passwordCredentials[0].hint, 'Bil');
+  assert.deepEqual(daemon.passwordCredentials.map((p: any) => p.hint).sort(), ['Bil', added.secretText.slice(0, 3)].sort());
   assert.match(daemon.passwordCredentials[0].secretHash, /^scrypt\$/);
   assert.equal(daemon.keyCredentials[0].key, cert.derBase64);
   assert.deepEqual(daemon.appRoles, [{ api: 'mail', role: 'Mail.Read' }]);
-  assert.equal(t.roleDefinitions[0].properties.roleName, 'Group Reader');
+  assert.deepEqual(t.roleDefinitions.map((d: any) => [d.properties.roleName, d.properties.assignableScopes]), [['Group Reader', [`/subscriptions/${subscriptionId}`]], ['Other Reader', [otherRg]]]);
   const sub = t.subscriptions[0];
-  assert.deepEqual(sub.providers, [{ namespace: 'vendor.compute', registrationState: 'NotRegistered' }]);
+  assert.deepEqual(sub.providers, [{ namespace: 'vendor.automation', registrationState: 'NotRegistered' }, { namespace: 'vendor.compute', registrationState: 'NotRegistered' }]);
   assert.ok(sub.resourceGroups.find((g: any) => g.name === 'other-rg').managedBy);
   assert.deepEqual(
     sub.roleAssignments.map((a: any) => [a.principal, a.role, a.scope ?? '']).sort(),
-    [['Operators', 'Group Reader', 'resourceGroups/ops-rg'], ['admin@fabrikam.test', 'Owner', ''], ['billing-daemon', 'Reader', vm]].sort(),
+    [['Operators', 'Group Reader', 'resourceGroups/ops-rg'], ['Auditors', 'Other Reader', 'resourceGroups/other-rg'], ['admin@fabrikam.test', 'Owner', ''], ['billing-daemon', 'Reader', vm]].sort(),
   );
   const file = path.join(dir, 'exported.yaml');
   fs.writeFileSync(file, first.text);
@@ -197,6 +220,9 @@ test('export round trip: export → a fresh start from it (SQLite and PostgreSQL
       assert.deepEqual((await exported(fresh)).doc, first.doc, `same document on ${url ? 'PostgreSQL' : 'SQLite'}`);
       const token = await new ClientSecretCredential('fabrikam.test', daemonAppId, 'Billing-Secret-1', options(fresh)).getToken(`${mailAudience}/.default`);
       assert.equal(decodeJwt(token!.token).appid, daemonAppId, 'the kept secret hash signs in');
+      await new ClientSecretCredential('fabrikam.test', daemonAppId, added.secretText, options(fresh)).getToken(`${mailAudience}/.default`);
+      const erinThere = new ResourceManagementClient(user('erin@fabrikam.test', 'Erin-Pass-1', fresh), subscriptionId, { endpoint: fresh.url });
+      assert.equal((await erinThere.resourceGroups.get('other-rg')).name, 'other-rg', 'the group and custom role made through the APIs came along');
       await new ClientCertificateCredential('fabrikam.test', daemonAppId, { certificate: cert.pem }, options(fresh)).getToken(`${mailAudience}/.default`);
       const dana = new ResourceManagementClient(user('dana@fabrikam.test', 'Dana-Pass-1', fresh), subscriptionId, { endpoint: fresh.url });
       assert.equal((await dana.resourceGroups.get('ops-rg')).name, 'ops-rg', 'access through the group again');

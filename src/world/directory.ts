@@ -77,7 +77,8 @@ export const WorldGroup = Type.Object(
     mailNickname: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
     securityEnabled: Type.Optional(Type.Boolean()),
     mailEnabled: Type.Optional(Type.Boolean()),
-    groupTypes: Type.Optional(Type.Array(Type.String({ maxLength: 64 }), { maxItems: 8 })),
+    groupTypes: Type.Optional(Type.Array(Type.Union([Type.Literal('Unified'), Type.Literal('DynamicMembership')]), { maxItems: 2 })),
+    visibility: Type.Optional(Type.Union([Type.Literal('Public'), Type.Literal('Private'), Type.Literal('HiddenMembership')])),
     members: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 256 }), { maxItems: 10_000, description: "Users (UPN or id), groups (displayName or id), applications' service principals (displayName, appId or id)." })),
   },
   { ...strict, description: 'A directory group (v1.0 group resource) and its direct members.' },
@@ -221,6 +222,7 @@ export function resolveDirectory(world: World, t: WorldTenantData, tenant: Resol
     const props: Record<string, unknown> = {};
     if (g.description !== undefined) props.description = g.description;
     if (g.groupTypes !== undefined) props.groupTypes = g.groupTypes;
+    if (g.visibility !== undefined) props.visibility = g.visibility;
     const entry: ResolvedDirectory['groups'][number] = { id, displayName: g.displayName, mailNickname: g.mailNickname ?? (g.displayName.replace(/[^A-Za-z0-9]/g, '') || 'group'), securityEnabled: g.securityEnabled ?? true, mailEnabled: g.mailEnabled ?? false, props, members: [] };
     dir.groups.push(entry);
     pending.push({
@@ -338,7 +340,8 @@ export async function exportDirectory(db: Kysely<Database>, out: WorldFileData):
         mailNickname: g.mail_nickname,
         ...(Number(g.security_enabled) === 1 ? {} : { securityEnabled: false }),
         ...(Number(g.mail_enabled) === 1 ? { mailEnabled: true } : {}),
-        ...(Array.isArray(p.groupTypes) ? { groupTypes: p.groupTypes as string[] } : {}),
+        ...(Array.isArray(p.groupTypes) ? { groupTypes: p.groupTypes as ('Unified' | 'DynamicMembership')[] } : {}),
+        ...(typeof p.visibility === 'string' ? { visibility: p.visibility as 'Public' } : {}),
         ...(ms.length ? { members: ms } : {}),
       };
     });
