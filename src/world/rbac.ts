@@ -185,10 +185,16 @@ type Assignment = { id: string; scope: string; role: string; principalId: string
  * assignable scopes are not followed down the hierarchy: they admit any scope).
  */
 export function pushAssignment(tenant: ResolvedTenant, list: Assignment[], a: Assignment, where: string, problems: string[]): void {
-  if (list.some((x) => x.id === a.id)) return void problems.push(`${where}: duplicate role assignment (the same principal, role and scope)`);
+  let ids = listed.get(list);
+  if (!ids) listed.set(list, (ids = new Set(list.map((x) => x.id))));
+  if (ids.has(a.id)) return void problems.push(`${where}: duplicate role assignment (the same principal, role and scope)`);
   const custom = tenant.rbac?.roles.find((r) => r.id === a.role);
   const scope = a.scope.toLowerCase();
   const within = (s: string) => s === '/' || /^\/providers\/vendor\.management\/managementgroups\//i.test(s) || scope === s.toLowerCase() || scope.startsWith(`${s.toLowerCase()}/`);
   if (custom && !custom.assignableScopes.some(within)) return void problems.push(`${where}/scope: ${a.scope} is outside the assignable scopes of role '${custom.roleName}'`);
   list.push(a);
+  ids.add(a.id);
 }
+
+/** The ids in each assignment list {@link pushAssignment} added to (a look-up, not a scan, per assignment). */
+const listed = new WeakMap<Assignment[], Set<string>>();
