@@ -50,22 +50,23 @@ export const automationGroupProperties = { automationAccounts: Type.Optional(Typ
 export function resolveAutomation(c: DataContext): void {
   for (const g of c.groups) {
     (g.data.automationAccounts ?? []).forEach((a, i) => {
-      const where = (p: string) => c.at(`${g.path}/automationAccounts/${i}${p}`);
+      const rel = (p: string) => `${g.path}/automationAccounts/${i}${p}`;
+      const where = (p: string) => c.at(rel(p));
       const accountId = `${g.id}/providers/Vendor.Automation/automationAccounts/${a.name}`;
-      if (!c.unique('resource', accountId.toLowerCase(), where(''))) return;
+      if (!c.unique('resource', accountId.toLowerCase(), rel(''))) return;
       const location = a.location ?? g.location;
       const account = resourceBody(accountId, automationTypes.account, a, c.now, { tracked: true, location, defaults: { sku: { name: 'Basic' }, state: 'Ok', creationTime: c.now, lastModifiedTime: c.now, publicNetworkAccess: true, disableLocalAuth: false } });
       const runbooks = (a.runbooks ?? []).map((r, j) => {
         const id = `${accountId}/runbooks/${r.name}`;
-        c.unique('resource', id.toLowerCase(), where(`/runbooks/${j}`));
+        c.unique('resource', id.toLowerCase(), rel(`/runbooks/${j}`));
         return resourceBody(id, automationTypes.runbook, r, c.now, { tracked: true, location, defaults: { runbookType: 'PowerShell', state: 'Published', logVerbose: false, logProgress: false, logActivityTrace: 0, jobCount: 0, creationTime: c.now, lastModifiedTime: c.now, provisioningState: 'Succeeded' } });
       });
       const webhooks = (a.webhooks ?? []).flatMap((w, j) => {
         const id = `${accountId}/webhooks/${w.name}`;
-        c.unique('resource', id.toLowerCase(), where(`/webhooks/${j}`));
+        c.unique('resource', id.toLowerCase(), rel(`/webhooks/${j}`));
         if ((w.token === undefined) === (w.tokenHash === undefined)) c.problems.push(`${where(`/webhooks/${j}`)}: give exactly one of token and tokenHash`);
         const hash = w.tokenHash ?? tokenHash(w.token ?? '');
-        c.unique('webhook token', hash, where(`/webhooks/${j}/token`));
+        c.unique('webhook token', hash, rel(`/webhooks/${j}/token`));
         const body = resourceBody(id, automationTypes.webhook, w, c.now, { tracked: false, defaults: { isEnabled: true, expiryTime: new Date(Date.parse(c.now) + 365 * 86_400_000).toISOString(), parameters: {}, runOn: null, creationTime: c.now, lastModifiedTime: c.now } });
         const p = body.properties as { isEnabled?: unknown; expiryTime?: unknown; runbook?: { name?: unknown }; creationTime?: unknown };
         const runbook = typeof p.runbook?.name === 'string' ? p.runbook.name : undefined;
@@ -75,14 +76,16 @@ export function resolveAutomation(c: DataContext): void {
         return runbook ? [{ id, name: w.name, runbook, body, hash, isEnabled: p.isEnabled !== false, expiryTime: String(p.expiryTime), creationTime: String(p.creationTime ?? c.now) }] : [];
       });
       const tenantId = c.tenant.id;
-      c.writes.push(async (ctx) => {
-        const arm = new ArmStore(ctx.store.db, ctx.cache);
-        const store = new AutomationStore(ctx.store.db, ctx.cache);
-        const common = { tenantId, subscriptionId: g.subscriptionId, resourceGroup: g.name };
-        await arm.putResource({ ...common, id: accountId, type: automationTypes.account, name: a.name, parentId: g.id, body: account, ...resourceTimes(account, c.now) });
-        for (const r of runbooks) await arm.putResource({ ...common, id: String(r.id), type: automationTypes.runbook, name: String(r.name), parentId: accountId, body: r, ...resourceTimes(r, c.now) });
-        for (const w of webhooks) {
-          await store.insertWebhook({ id: w.id, tenantId, accountIdLower: accountId.toLowerCase(), name: w.name, runbookName: w.runbook, isEnabled: w.isEnabled, expiryTime: w.expiryTime, creationTime: w.creationTime, lastInvokedTime: null, body: w.body }, w.hash);
+      c.writes.push(async (ctx, trx) => {
+        {
+          const arm = new ArmStore(trx, ctx.cache);
+          const store = new AutomationStore(trx, ctx.cache);
+          const common = { tenantId, subscriptionId: g.subscriptionId, resourceGroup: g.name };
+          await arm.putResource({ ...common, id: accountId, type: automationTypes.account, name: a.name, parentId: g.id, body: account, ...resourceTimes(account, c.now) });
+          for (const r of runbooks) await arm.putResource({ ...common, id: String(r.id), type: automationTypes.runbook, name: String(r.name), parentId: accountId, body: r, ...resourceTimes(r, c.now) });
+          for (const w of webhooks) {
+            await store.insertWebhook({ id: w.id, tenantId, accountIdLower: accountId.toLowerCase(), name: w.name, runbookName: w.runbook, isEnabled: w.isEnabled, expiryTime: w.expiryTime, creationTime: w.creationTime, lastInvokedTime: null, body: w.body }, w.hash, trx);
+          }
         }
       });
     });

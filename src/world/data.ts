@@ -30,6 +30,9 @@ export interface DataPrincipal {
 /** A write of resolved data, run after the directory and the hierarchy are written. */
 export type DataWrite = (ctx: AppContext) => Promise<void>;
 
+/** A kind's write of resolved data, in the transaction `db` that writes the whole tenant's data. */
+export type KindWrite = (ctx: AppContext, db: Kysely<Database>) => Promise<void>;
+
 /** A resource group of the tenant, as the nested resource kinds need it. */
 export interface DataGroup {
   subscriptionId: string;
@@ -57,26 +60,27 @@ export interface DataContext {
   /** The resource groups of this tenant entry. */
   groups: DataGroup[];
   /**
-   * Records `key` of `kind` as seen at `where`; notes a duplicate (with the first place) and
-   * returns false when it was seen before anywhere in the world.
+   * Records `key` of `kind` as seen at `path` (below the tenant entry); notes a duplicate (with
+   * the first place) and returns false when it was seen before anywhere in the world. Positions
+   * are looked up only for a duplicate (a large JSON world has tens of thousands of keys).
    */
-  unique(kind: string, key: string, where: string): boolean;
-  /** The writes to run, in order. */
-  writes: DataWrite[];
+  unique(kind: string, key: string, path: string): boolean;
+  /** The writes to run, in order (in one transaction per tenant entry). */
+  writes: KindWrite[];
   /** The world's time (ISO; its clock, else the time of the load): the default of created and modified times. */
   now: string;
 }
 
-/** Duplicate checks per world (kind → key → first place). */
-const seenByWorld = new WeakMap<World, Map<string, Map<string, string>>>();
+/** Duplicate checks per resolution (keyed by its problems list, one per `resolveWorld` call): kind → key → first place. */
+const seenByWorld = new WeakMap<string[], Map<string, Map<string, { path: string; at: (p: string) => string }>>>();
 
 /**
  * Resolves the data kinds of one tenant entry (called by `resolveWorld` once every file's
  * principals are known) and returns the writes that load them.
  */
 export function resolveTenantData(world: World, t: WorldTenantData, tenant: ResolvedTenant, at: (p: string) => string, problems: string[], principals: Map<string, DataPrincipal>): DataWrite[] {
-  let seen = seenByWorld.get(world);
-  if (!seen) seenByWorld.set(world, (seen = new Map()));
+  let seen = seenByWorld.get(problems);
+  if (!seen) seenByWorld.set(problems, (seen = new Map()));
   const groups: DataGroup[] = [];
   (t.subscriptions ?? []).forEach((s, i) => {
     const sid = (s.subscriptionId ?? stableUuid('world-subscription', tenant.id, s.displayName)).toLowerCase();
@@ -90,15 +94,15 @@ export function resolveTenantData(world: World, t: WorldTenantData, tenant: Reso
     principal: (name) => principals.get(name.toLowerCase()),
     user: (name) => tenant.users.find((u) => u.upn.toLowerCase() === name.toLowerCase() || u.id === name.toLowerCase()),
     groups,
-    unique(kind, key, where) {
+    unique(kind, key, path) {
       let m = seen.get(kind);
       if (!m) seen.set(kind, (m = new Map()));
       const first = m.get(key);
       if (first !== undefined) {
-        problems.push(`${where}: duplicate ${kind} ${key} (first at ${first.split(': ')[0]})`);
+        problems.push(`${at(path)}: duplicate ${kind} ${key} (first at ${first.at(first.path).split(': ')[0]})`);
         return false;
       }
-      m.set(key, where);
+      m.set(key, { path, at });
       return true;
     },
     writes: [],
@@ -108,7 +112,10 @@ export function resolveTenantData(world: World, t: WorldTenantData, tenant: Reso
   resolvePlatform(c);
   resolveAutomation(c);
   resolveDataShare(c);
-  return c.writes;
+  if (!c.writes.length) return [];
+  return [(ctx) => ctx.store.transaction(async (trx) => {
+    for (const w of c.writes) await w(ctx, trx);
+  })];
 }
 
 /** Names of the tenant's principals by id (users by UPN, service principals by display name), for exports. */

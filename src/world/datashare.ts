@@ -61,33 +61,34 @@ export const dataShareGroupProperties = { dataShareAccounts: Type.Optional(Type.
 export function resolveDataShare(c: DataContext): void {
   for (const g of c.groups) {
     (g.data.dataShareAccounts ?? []).forEach((a, i) => {
-      const where = (p: string) => c.at(`${g.path}/dataShareAccounts/${i}${p}`);
+      const rel = (p: string) => `${g.path}/dataShareAccounts/${i}${p}`;
+      const where = (p: string) => c.at(rel(p));
       const accountId = `${g.id}/providers/${accountType}/${a.name}`;
-      if (!c.unique('resource', accountId.toLowerCase(), where(''))) return;
+      if (!c.unique('resource', accountId.toLowerCase(), rel(''))) return;
       const identity = { principalId: stableUuid('datashare-identity', accountId.toLowerCase()), tenantId: c.tenant.id, type: 'SystemAssigned' };
       const account = resourceBody(accountId, accountType, a, c.now, { tracked: true, location: a.location ?? g.location, identity, defaults: { createdAt: c.now, provisioningState: 'Succeeded' } });
       const shares = (a.shares ?? []).map((s, j) => {
         const id = `${accountId}/shares/${s.name}`;
-        c.unique('resource', id.toLowerCase(), where(`/shares/${j}`));
+        c.unique('resource', id.toLowerCase(), rel(`/shares/${j}`));
         const runs: ShareSynchronization[] = (s.synchronizations ?? []).map((r, k) => {
           const synchronizationId = (r.synchronizationId ?? stableUuid('world-synchronization', id.toLowerCase(), String(k))).toLowerCase();
-          c.unique('synchronization id', synchronizationId, where(`/shares/${j}/synchronizations/${k}`));
+          c.unique('synchronization id', synchronizationId, rel(`/shares/${j}/synchronizations/${k}`));
           if (r.endTime !== undefined && Date.parse(r.endTime) < Date.parse(r.startTime)) c.problems.push(`${where(`/shares/${j}/synchronizations/${k}/endTime`)}: before startTime`);
           return { ...r, synchronizationId };
         });
         return { id, body: resourceBody(id, shareType, s, c.now, { tracked: false, defaults: { createdAt: c.now, provisioningState: 'Succeeded', shareKind: 'CopyBased' } }), runs };
       });
       const tenantId = c.tenant.id;
-      c.writes.push(async (ctx) => {
-        const arm = new ArmStore(ctx.store.db, ctx.cache);
-        const store = new DataShareStore(ctx.store.db);
-        const common = { tenantId, subscriptionId: g.subscriptionId, resourceGroup: g.name };
-        await arm.putResource({ ...common, id: accountId, type: accountType, name: a.name, parentId: g.id, body: account, ...resourceTimes(account, c.now) });
-        for (const s of shares) {
-          await arm.putResource({ ...common, id: s.id, type: shareType, name: String(s.body.name), parentId: accountId, body: s.body, ...resourceTimes(s.body, c.now) });
-          await ctx.store.transaction(async (trx) => {
+      c.writes.push(async (ctx, trx) => {
+        {
+          const arm = new ArmStore(trx, ctx.cache);
+          const store = new DataShareStore(trx);
+          const common = { tenantId, subscriptionId: g.subscriptionId, resourceGroup: g.name };
+          await arm.putResource({ ...common, id: accountId, type: accountType, name: a.name, parentId: g.id, body: account, ...resourceTimes(account, c.now) });
+          for (const s of shares) {
+            await arm.putResource({ ...common, id: s.id, type: shareType, name: String(s.body.name), parentId: accountId, body: s.body, ...resourceTimes(s.body, c.now) });
             for (const r of s.runs) await store.addSynchronization({ ...r, tenantId, shareIdLower: s.id.toLowerCase() }, trx);
-          });
+          }
         }
       });
     });

@@ -121,7 +121,7 @@ export function resolveMail(c: DataContext): void {
     const at = (p: string) => c.at(`/mailboxes/${i}${p}`);
     const u = c.user(m.user);
     if (!u) return void c.problems.push(`${at('/user')}: no user '${m.user}' in tenant ${c.tenant.domain}`);
-    if (!c.unique('mailbox', `${c.tenant.id}/${u.id}`, at(''))) return;
+    if (!c.unique('mailbox', `${c.tenant.id}/${u.id}`, `/mailboxes/${i}`)) return;
     const owner = { tenantId: c.tenant.id, id: u.id, mail: u.mail, displayName: u.displayName };
     const wk = new Map(wellKnownFolders.map((f) => [f.name, newFolderId(`${owner.tenantId}/${owner.id}/${f.name}`)]));
     // Folders: well-known by name, the mailbox's own with their ids; then parents checked.
@@ -138,7 +138,7 @@ export function resolveMail(c: DataContext): void {
       }
       if (f.displayName === undefined) return void c.problems.push(`${at(`/folders/${j}`)}: a folder needs a wellKnownName or a displayName`);
       const id = f.id ?? newFolderId(`world/${owner.tenantId}/${owner.id}/${f.displayName}`);
-      c.unique('mail folder id', id, at(`/folders/${j}`));
+      c.unique('mail folder id', id, `/mailboxes/${i}/folders/${j}`);
       names.set(id.toLowerCase(), id);
       if (!names.has(f.displayName.toLowerCase())) names.set(f.displayName.toLowerCase(), id);
       own.push({ id, parentId: '', displayName: f.displayName, hidden: f.isHidden ?? false, path: `/folders/${j}`, parentRef: f.parentFolderId });
@@ -162,12 +162,12 @@ export function resolveMail(c: DataContext): void {
       const folderId = folderOf[j];
       if (!folderId) return;
       (f.messages ?? []).forEach((msg, k) => {
-        const where = at(`/folders/${j}/messages/${k}`);
-        if (msg.parentFolderId !== undefined && names.get(msg.parentFolderId.toLowerCase()) !== folderId) c.problems.push(`${where}/parentFolderId: '${msg.parentFolderId}' is not the folder it is listed in (${f.wellKnownName ?? f.displayName}) of the mailbox of ${u.upn}`);
+        const rel = `/mailboxes/${i}/folders/${j}/messages/${k}`;
+        if (msg.parentFolderId !== undefined && names.get(msg.parentFolderId.toLowerCase()) !== folderId) c.problems.push(`${c.at(`${rel}/parentFolderId`)}: '${msg.parentFolderId}' is not the folder it is listed in (${f.wellKnownName ?? f.displayName}) of the mailbox of ${u.upn}`);
         const id = msg.id ?? newMessageId(`world/${folderId}/${k}`);
-        if (!c.unique('message id', id, where)) return;
+        if (!c.unique('message id', id, rel)) return;
         const immutableId = msg.immutableId ?? newImmutableId(`world/${id}`);
-        c.unique('message id', immutableId, `${where}/immutableId`);
+        c.unique('message id', immutableId, `${rel}/immutableId`);
         const { id: _i, immutableId: _m, changeKey, parentFolderId: _p, createdDateTime, lastModifiedDateTime, receivedDateTime, sentDateTime, isRead, isDraft, attachments: atts, ...fields } = msg;
         const doc = { ...emptyDoc(), ...fields } as MessageDoc;
         const received = iso(receivedDateTime ?? createdDateTime ?? c.now);
@@ -201,14 +201,13 @@ export function resolveMail(c: DataContext): void {
     const gen = m.generate;
     const peer = gen?.peer !== undefined ? c.user(gen.peer) : undefined;
     if (gen?.peer !== undefined && !peer) c.problems.push(`${at('/generate/peer')}: no user '${gen.peer}' in tenant ${c.tenant.domain}`);
-    c.writes.push(async (ctx) => {
-      const db = ctx.store.db;
-      const mb = await openMailbox(db, owner);
-      await ctx.store.transaction(async (trx) => {
+    c.writes.push(async (_ctx, trx) => {
+      const mb = await openMailbox(trx, owner);
+      {
         if (ordered.length) await trx.insertInto('mail_folders').values(ordered.map((f) => ({ id: f.id, tenant_id: owner.tenantId, mailbox_id: owner.id, parent_id: f.parentId, well_known: null, display_name: f.displayName, is_hidden: f.hidden ? 1 : 0, created_at: c.now }))).execute();
         await insertRecords(trx, records, attachments);
         if (gen) await insertSeedMessages(trx, demoMessages(mb, peer ? { emailAddress: { name: peer.displayName, address: peer.mail } } : { emailAddress: { name: 'Bulk Peer', address: 'peer@bulk.example' } }, gen.count, gen.seed));
-      });
+      }
     });
   });
 }

@@ -61,8 +61,8 @@ export function resolvePlatform(c: DataContext): void {
   const labels: { tenant_id: string; id: string; name: string; published_to: string | null }[] = [];
   (c.data.workspaces ?? []).forEach((w, i) => {
     const id = (w.id ?? stableUuid('world-workspace', t, w.displayName)).toLowerCase();
-    c.unique('workspace id', id, c.at(`/workspaces/${i}`));
-    c.unique('workspace name', `${t}/${w.displayName.toLowerCase()}`, c.at(`/workspaces/${i}/displayName`));
+    c.unique('workspace id', id, `/workspaces/${i}`);
+    c.unique('workspace name', `${t}/${w.displayName.toLowerCase()}`, `/workspaces/${i}/displayName`);
     workspaces.push({ tenant_id: t, id, display_name: w.displayName, description: w.description ?? '' });
     const seen = new Set<string>();
     (w.roleAssignments ?? []).forEach((r, j) => {
@@ -75,7 +75,7 @@ export function resolvePlatform(c: DataContext): void {
     const mine: typeof folders = [];
     (w.folders ?? []).forEach((f, j) => {
       const fid = (f.id ?? stableUuid('world-folder', id, f.displayName)).toLowerCase();
-      c.unique('folder id', fid, c.at(`/workspaces/${i}/folders/${j}`));
+      c.unique('folder id', fid, `/workspaces/${i}/folders/${j}`);
       mine.push({ tenant_id: t, id: fid, workspace_id: id, display_name: f.displayName, parent_folder_id: null });
     });
     (w.folders ?? []).forEach((f, j) => {
@@ -94,7 +94,7 @@ export function resolvePlatform(c: DataContext): void {
   });
   (c.data.sensitivityLabels ?? []).forEach((l, i) => {
     const id = (l.id ?? stableUuid('world-label', t, l.name)).toLowerCase();
-    c.unique('sensitivity label id', id, c.at(`/sensitivityLabels/${i}`));
+    c.unique('sensitivity label id', id, `/sensitivityLabels/${i}`);
     const to = (l.publishedTo ?? []).map((n, j) => {
       const p = c.principal(n);
       if (!p) c.problems.push(`${c.at(`/sensitivityLabels/${i}/publishedTo/${j}`)}: no user or application '${n}' in tenant ${c.tenant.domain}`);
@@ -103,8 +103,7 @@ export function resolvePlatform(c: DataContext): void {
     labels.push({ tenant_id: t, id, name: l.name, published_to: l.publishedTo === undefined ? null : toJson(to) });
   });
   if (workspaces.length + labels.length === 0) return;
-  c.writes.push(async (ctx) => {
-    const db = ctx.store.db;
+  c.writes.push(async (_ctx, db) => {
     await seedRows(db, 'platform_workspaces', workspaces);
     await seedRows(db, 'platform_role_assignments', assignments);
     await seedRows(db, 'platform_folders', folders);

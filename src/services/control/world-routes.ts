@@ -61,7 +61,8 @@ export function registerWorldRoutes(app: FastifyInstance, ctx: AppContext, modul
 
   void app.register(async (scope) => {
     scope.addContentTypeParser(['application/yaml', 'application/x-yaml', 'text/yaml', 'text/x-yaml', 'text/plain'], { parseAs: 'string' }, (_req, body, done) => done(null, body));
-    scope.put('/_stratus/world', async (req) => {
+    // A world with mailboxes is larger than the control plane's 1 MiB body limit: the app's 150 MiB.
+    scope.put('/_stratus/world', { bodyLimit: 150 * 1024 * 1024 }, async (req) => {
       const text = typeof req.body === 'string' ? req.body : JSON.stringify(req.body ?? null);
       try {
         await applyWorld(ctx, modules, readWorld(['request body'], [text]));
