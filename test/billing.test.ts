@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 import { appToken, identities, userToken } from './helpers/auth.ts';
 import { examplesDir, readExample } from './helpers/reference.ts';
-import { demoBilling } from '../src/services/billing/seed.ts';
+import { demoBilling } from './helpers/demo-world.ts';
 import type { Transaction } from '../src/services/billing/model.ts';
 
 const api = '2024-04-01';

@@ -16,6 +16,7 @@ import { platformTenantProperties } from './platform.ts';
 import { automationGroupProperties } from './automation.ts';
 import { dataShareGroupProperties } from './datashare.ts';
 import { mailTenantProperties } from './mail.ts';
+import { billingTenantProperties } from './billing.ts';
 
 const guid = Type.String({ pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$', description: 'A GUID.' });
 const strict = { additionalProperties: false } as const;
@@ -133,6 +134,7 @@ export const WorldTenant = Type.Object(
     ...directoryTenantProperties,
     ...rbacTenantProperties,
     ...mailTenantProperties,
+    ...billingTenantProperties,
   },
   strict,
 );
@@ -153,4 +155,4 @@ export type WorldFileData = Static<typeof WorldFile>;
 export type WorldTenantData = Static<typeof WorldTenant>;
 
 /** Parts of the world layout that the format does not cover yet (named in the error for such a field). */
-export const worldKindsNotYetCovered = ['billingAccounts', 'dataflows', 'resources'];
+export const worldKindsNotYetCovered = ['dataflows', 'resources'];

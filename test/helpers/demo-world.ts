@@ -7,6 +7,8 @@ import { parse } from 'yaml';
 import { demoWorldFile } from '../../src/world/demo.ts';
 import type { WorldFileData } from '../../src/world/schema.ts';
 import type { ShareSynchronization } from '../../src/services/datashare/store.ts';
+import type { Transaction } from '../../src/services/billing/model.ts';
+import { invoiceTransactions } from '../../src/services/billing/seed.ts';
 
 let doc: WorldFileData | undefined;
 /** The parsed demo world file. */
@@ -21,4 +23,25 @@ export function demoSynchronizations(): ShareSynchronization[] {
       for (const g of s.resourceGroups ?? [])
         for (const a of g.dataShareAccounts ?? []) for (const sh of a.shares ?? []) if (a.name === 'stratus-share' && sh.name === 'sales') return (sh.synchronizations ?? []) as ShareSynchronization[];
   throw new Error('the demo world has no share stratus-share/sales');
+}
+
+/**
+ * The demo billing accounts' transactions by invoice, in listing order, made by the billing
+ * generator from the demo world's invoices (`generate`), as the server loads them.
+ */
+export function demoBilling(): { name: string; transactions: Record<string, Transaction[]> }[] {
+  const out: { name: string; transactions: Record<string, Transaction[]> }[] = [];
+  for (const t of demoWorld().tenants ?? [])
+    for (const a of t.billingAccounts ?? []) {
+      const sections = (a.billingProfiles ?? []).flatMap((p) => (p.invoiceSections ?? []).map((s) => ({ profileName: p.name, name: s.name, displayName: s.displayName })));
+      const transactions: Record<string, Transaction[]> = {};
+      for (const inv of a.invoices ?? []) {
+        const p = a.billingProfiles!.find((x) => x.name === inv.billingProfile)!;
+        const iso = (s: string) => new Date(s).toISOString().replace(/\.000Z$/, 'Z');
+        const invoice = { name: inv.name, profileName: p.name, invoiceDate: iso(inv.invoiceDate), dueDate: iso(inv.dueDate), invoicePeriodStartDate: iso(inv.invoicePeriodStartDate), invoicePeriodEndDate: iso(inv.invoicePeriodEndDate), status: inv.status, currency: inv.currency };
+        transactions[inv.name] = inv.generate ? invoiceTransactions(a.name, invoice, { name: p.name, displayName: p.displayName, currency: p.currency }, sections, { ...inv.generate, pending: inv.generate.pending ?? 0 }) : [];
+      }
+      out.push({ name: a.name, transactions });
+    }
+  return out;
 }

@@ -8,18 +8,12 @@
 import type { ServiceModule } from '../../context.ts';
 import { billingMigrations, billingTables } from './migrations.ts';
 import { registerBillingRoutes } from './routes.ts';
-import { demoBilling } from './seed.ts';
-import { BillingStore } from './store.ts';
 
 /** The billing module. */
 export const billingModule: ServiceModule = {
   name: 'billing',
   migrations: billingMigrations,
   tables: billingTables,
-  async seed(ctx) {
-    const store = new BillingStore(ctx.store.db);
-    for (const account of demoBilling()) await store.seedAccount(account);
-  },
   register(app, ctx) {
     registerBillingRoutes(app, ctx);
   },

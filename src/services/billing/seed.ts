@@ -1,20 +1,14 @@
 /**
- * The billing part of the demo data set (issue 3 "Demo data names"): billing account
- * `70000001` of the demo tenant (the administrator is its owner, the managed identity
- * `stratus-managed-identity` a reader) with two billing profiles,
- * three invoice sections and the invoices `G000000001` (USD, 256 transactions) and
- * `G000000002` (EUR, 126 transactions); and billing account `70000002` of the second
- * tenant (owned by its user) with invoice `G000000003`, to prove tenant isolation.
- *
- * Transactions come from a deterministic generator (a seeded PRNG), so every start produces
- * the same records and tests can compute expected answers from {@link demoBilling}(). They
- * cover every kind: usage charges, purchases, reservation purchases, third-party
- * (marketplace) purchases, refunds with `refundTransactionDetails`, credits of every
- * `creditType`, and unbilled (`invoice: "pending"`) cancellations; several pricing
- * currencies converted with exchange rates.
+ * The billing area's transaction generator (deterministic: a seeded PRNG), used by the demo
+ * world's invoices (`generate` of an invoice in a world file, `src/world/billing.ts`: account
+ * `70000001` of the demo tenant with invoices `G000000001` (USD, 256 transactions) and
+ * `G000000002` (EUR, 126), account `70000002` of the second tenant with `G000000003`) and by
+ * `stratus seed transactions` (`bulk.ts`). Transactions cover every kind: usage charges,
+ * purchases, reservation purchases, third-party (marketplace) purchases, refunds with
+ * `refundTransactionDetails`, credits of every `creditType`, and unbilled (`invoice: "pending"`)
+ * cancellations; several pricing currencies converted with exchange rates.
  */
 import { stableUuid } from '../../core/ids.ts';
-import { demoAdmin, demoManagedIdentity, demoTenant, otherTenant, otherUser } from '../../seed/demo.ts';
 import { creditTypes } from './fields.ts';
 import type { BillingAccount, BillingProfile, BillingRole, Invoice, InvoiceSection, Transaction, TransactionProperties } from './model.ts';
 import { seededRandom } from '../../core/random.ts';
@@ -288,106 +282,27 @@ export function generateTransactions(c: InvoiceContext): Transaction[] {
   return out.sort((a, b) => a.properties.date!.localeCompare(b.properties.date!) || a.name.localeCompare(b.name));
 }
 
-function buildAccount(spec: {
-  account: BillingAccount;
-  profiles: BillingProfile[];
-  sections: InvoiceSection[];
-  invoices: (Invoice & { billed: number; pending: number; seed: number; customer?: string })[];
-  roles: DemoBillingAccount['roles'];
-}): DemoBillingAccount {
-  const transactions: Record<string, Transaction[]> = {};
-  for (const inv of spec.invoices) {
-    const profile = spec.profiles.find((p) => p.name === inv.profileName)!;
-    const { billed, pending, seed, customer, ...invoice } = inv;
-    transactions[inv.name] = generateTransactions({
-      accountName: spec.account.name,
-      invoice,
-      profile,
-      sections: spec.sections.filter((s) => s.profileName === profile.name),
-      customer: customer ? { id: `/providers/Vendor.Billing/billingAccounts/${spec.account.name}/customers/${stableUuid('billing-customer', customer)}`, displayName: customer } : undefined,
-      billed,
-      pending,
-      seed,
-    });
-  }
-  return {
-    account: spec.account,
-    profiles: spec.profiles,
-    sections: spec.sections,
-    invoices: spec.invoices.map(({ billed: _b, pending: _p, seed: _s, customer: _c, ...inv }) => inv),
-    transactions,
-    roles: spec.roles,
-  };
+/**
+ * The generated transactions of one invoice (a world file's `generate` of an invoice): its
+ * profile's `sections`, the `customer` by display name (its id made from the name), `billed` +
+ * `pending` transactions from `seed`, numbered from `first`.
+ */
+export function invoiceTransactions(
+  accountName: string,
+  invoice: Invoice,
+  profile: BillingProfile,
+  sections: InvoiceSection[],
+  g: { billed: number; pending: number; seed: number; customer?: string; first?: number },
+): Transaction[] {
+  return generateTransactions({
+    accountName,
+    invoice,
+    profile,
+    sections: sections.filter((s) => s.profileName === profile.name),
+    customer: g.customer ? { id: `/providers/Vendor.Billing/billingAccounts/${accountName}/customers/${stableUuid('billing-customer', g.customer)}`, displayName: g.customer } : undefined,
+    billed: g.billed,
+    pending: g.pending,
+    seed: g.seed,
+    first: g.first,
+  });
 }
-
-let demoAccounts: DemoBillingAccount[] | undefined;
-/** The demo billing data (deterministic): account `70000001` of the demo tenant, `70000002` of the second; made at the first call (~80 ms), not at module load. */
-export const demoBilling = (): DemoBillingAccount[] => (demoAccounts ??= buildDemoAccounts());
-const buildDemoAccounts = (): DemoBillingAccount[] => [
-  buildAccount({
-    account: { tenantId: demoTenant.id, name: '70000001', displayName: 'Stratus Demo Billing Account', agreementType: 'CustomerAgreement' },
-    profiles: [
-      { name: 'K7QX-M2PD-BG7-TGB', displayName: 'Stratus Engineering', currency: 'USD' },
-      { name: 'R4WN-T8HC-BG7-TGB', displayName: 'Stratus Europe', currency: 'EUR' },
-    ],
-    sections: [
-      { profileName: 'K7QX-M2PD-BG7-TGB', name: 'QW2E-RT5Y-PJA-TGB', displayName: 'Platform Team' },
-      { profileName: 'K7QX-M2PD-BG7-TGB', name: 'ZX8C-VB3N-PJA-TGB', displayName: 'Data and Analytics' },
-      { profileName: 'R4WN-T8HC-BG7-TGB', name: 'LK9J-HG4F-PJA-TGB', displayName: 'Europe Sales Operations' },
-    ],
-    invoices: [
-      {
-        name: 'G000000001',
-        profileName: 'K7QX-M2PD-BG7-TGB',
-        invoiceDate: '2026-09-01T00:00:00Z',
-        dueDate: '2026-10-01T00:00:00Z',
-        invoicePeriodStartDate: '2026-08-01T00:00:00Z',
-        invoicePeriodEndDate: '2026-08-31T00:00:00Z',
-        status: 'Paid',
-        currency: 'USD',
-        billed: 240,
-        pending: 16,
-        seed: 20260801,
-      },
-      {
-        name: 'G000000002',
-        profileName: 'R4WN-T8HC-BG7-TGB',
-        invoiceDate: '2026-10-01T00:00:00Z',
-        dueDate: '2026-10-31T00:00:00Z',
-        invoicePeriodStartDate: '2026-09-01T00:00:00Z',
-        invoicePeriodEndDate: '2026-09-30T00:00:00Z',
-        status: 'Due',
-        currency: 'EUR',
-        billed: 118,
-        pending: 8,
-        seed: 20260901,
-        customer: 'Northwind Traders',
-      },
-    ],
-    roles: [
-      { principalId: demoAdmin.id, role: 'Billing account owner' },
-      { principalId: demoManagedIdentity.objectId, role: 'Billing account reader' },
-    ],
-  }),
-  buildAccount({
-    account: { tenantId: otherTenant.id, name: '70000002', displayName: 'Other Tenant Billing Account', agreementType: 'CustomerAgreement' },
-    profiles: [{ name: 'P2Q9-OTHR-BG7-TGB', displayName: 'Other Operations', currency: 'USD' }],
-    sections: [{ profileName: 'P2Q9-OTHR-BG7-TGB', name: 'S5D6-OTHR-PJA-TGB', displayName: 'Other Section' }],
-    invoices: [
-      {
-        name: 'G000000003',
-        profileName: 'P2Q9-OTHR-BG7-TGB',
-        invoiceDate: '2026-09-01T00:00:00Z',
-        dueDate: '2026-10-01T00:00:00Z',
-        invoicePeriodStartDate: '2026-08-01T00:00:00Z',
-        invoicePeriodEndDate: '2026-08-31T00:00:00Z',
-        status: 'Paid',
-        currency: 'USD',
-        billed: 12,
-        pending: 0,
-        seed: 7,
-      },
-    ],
-    roles: [{ principalId: otherUser.id, role: 'Billing account owner' }],
-  }),
-];
