@@ -77,6 +77,7 @@ export const demoSecretHashes: Readonly<Record<string, string>> = {
   'Eve-Pass-1': 'scrypt$bg+wqWeYfDRrxWLGyQTwug==$I3bLEU+4Ik+ukE9MyLEzAuT48w5P/RMA1Sf5jKU3Zp0=',
   'stratus-dev-secret': 'scrypt$5InNWfFZYcoU+OPo8whfeQ==$pN/DP3CXkgE6b9T694d7wGCT9tEw///yqUiI+V0N4QA=',
   'stratus-mi-secret': 'scrypt$qkv5AMFKgEgyH8bdY2QYrQ==$TY4Usqz5fDe5CURC6o516aGq4nJ2M0zKVxEUjBsqjDU=',
+  'stratus-tenant-reader-secret': 'scrypt$JJPf26PIPbewgUjuQz6AFg==$LQKm2y/wKAqxdaZY6HY4xCGVBAD4sUe2JpD4aRUHjS8=',
 };
 
 /** Names of the demo automation resources (in `stratus-rg` of the default subscription; `src/world/worlds/demo.yaml`). */
@@ -105,3 +106,18 @@ export const platformLabels = {
   general: { id: '8a5d2c7f-3e1b-4f9a-b6c0-7d4e1f2a9b58', name: 'General' },
   highlyConfidential: { id: 'c7e3f1a9-5b2d-4c8e-a0f6-9b1d3e5f7a26', name: 'Highly Confidential' },
 } as const;
+
+/**
+ * A service principal that holds the analytics application role `Tenant.Read.All`: the admin
+ * dataflow listing refuses its app token (spec §5: those permissions "must not be present" with
+ * service principal authentication). In the demo world file.
+ */
+export const tenantReaderApp = {
+  appId: '2b6e0d4f-9a1c-4e7b-8d3f-5c0a9e1b7d62',
+  objectId: '8f1d3b5a-7c9e-4a2b-b6d8-0e2f4a6c8b73',
+  secret: 'stratus-tenant-reader-secret',
+  displayName: 'Stratus Tenant Reader App',
+} as const;
+
+/** The demo analytics workspace shared with the data platform area (same id as {@link platformDemoWorkspace}). */
+export const demoWorkspace = { id: '7d0c6f2e-3a1b-4c5d-8e9f-0a1b2c3d4e5f', name: 'Stratus Demo' } as const;

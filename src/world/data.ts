@@ -5,7 +5,7 @@
  * `load.ts` and `export.ts` call: {@link resolveTenantData} (after every file's principals are
  * known; returns the writes to run once the directory and hierarchy are written) and
  * {@link exportData}. Each kind lives in its own file (`platform.ts`, `automation.ts`,
- * `datashare.ts`, `mail.ts`, `billing.ts`) with its schema, resolution, load through the area's store functions, and
+ * `datashare.ts`, `mail.ts`, `billing.ts`, `analytics.ts`) with its schema, resolution, load through the area's store functions, and
  * export.
  */
 import type { Kysely } from 'kysely';
@@ -21,6 +21,7 @@ import { exportAutomation, resolveAutomation } from './automation.ts';
 import { exportDataShare, resolveDataShare } from './datashare.ts';
 import { exportMail, resolveMail } from './mail.ts';
 import { exportBilling, resolveBilling } from './billing.ts';
+import { exportAnalytics, resolveAnalytics } from './analytics.ts';
 
 /** A principal of the tenant as a reference names it. */
 export interface DataPrincipal {
@@ -114,6 +115,7 @@ export function resolveTenantData(world: World, t: WorldTenantData, tenant: Reso
   resolveAutomation(c);
   resolveDataShare(c);
   resolveBilling(c);
+  resolveAnalytics(c);
   if (!c.writes.length) return [];
   return [(ctx) => ctx.store.transaction(async (trx) => {
     for (const w of c.writes) await w(ctx, trx);
@@ -137,6 +139,7 @@ export async function exportData(db: Kysely<Database>, out: WorldFileData): Prom
   await exportAutomation(db, out);
   await exportDataShare(db, out);
   await exportBilling(db, out, names);
+  await exportAnalytics(db, out);
 }
 
 /** Sorts by a string key (code-unit order: the same on every machine). */

@@ -17,6 +17,7 @@ import { automationGroupProperties } from './automation.ts';
 import { dataShareGroupProperties } from './datashare.ts';
 import { mailTenantProperties } from './mail.ts';
 import { billingTenantProperties } from './billing.ts';
+import { analyticsTenantProperties } from './analytics.ts';
 
 const guid = Type.String({ pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$', description: 'A GUID.' });
 const strict = { additionalProperties: false } as const;
@@ -135,6 +136,7 @@ export const WorldTenant = Type.Object(
     ...rbacTenantProperties,
     ...mailTenantProperties,
     ...billingTenantProperties,
+    ...analyticsTenantProperties,
   },
   strict,
 );
@@ -155,4 +157,4 @@ export type WorldFileData = Static<typeof WorldFile>;
 export type WorldTenantData = Static<typeof WorldTenant>;
 
 /** Parts of the world layout that the format does not cover yet (named in the error for such a field). */
-export const worldKindsNotYetCovered = ['dataflows', 'resources'];
+export const worldKindsNotYetCovered = ['resources'];

@@ -45,3 +45,23 @@ export function demoBilling(): { name: string; transactions: Record<string, Tran
     }
   return out;
 }
+
+/** One demo dataflow: the admin dataflow's fields plus its tenant and last modification time. */
+export interface DemoDataflow {
+  tenantId: string;
+  objectId: string;
+  name: string;
+  description: string;
+  modelUrl: string;
+  configuredBy: string;
+  workspaceId: string;
+  /** ISO 8601 UTC. */
+  modifiedDateTime: string;
+}
+
+/** The demo dataflows of both tenants, as the demo world lists them. */
+export function demoDataflows(): DemoDataflow[] {
+  return (demoWorld().tenants ?? []).flatMap((t) =>
+    (t.dataflows ?? []).map((d) => ({ tenantId: t.id!, objectId: d.objectId!, name: d.name, description: d.description ?? '', modelUrl: d.modelUrl!, configuredBy: d.configuredBy, workspaceId: d.workspaceId, modifiedDateTime: new Date(d.modifiedDateTime!).toISOString() })),
+  );
+}

@@ -6,7 +6,6 @@
  */
 import type { ServiceModule } from '../../context.ts';
 import { analyticsMigrations, analyticsTables } from './store.ts';
-import { seedAnalytics } from './seed.ts';
 import { registerAnalyticsRoutes } from './routes.ts';
 
 /** The analytics module. */
@@ -14,6 +13,5 @@ export const analyticsModule: ServiceModule = {
   name: 'analytics',
   migrations: analyticsMigrations,
   tables: analyticsTables,
-  seed: seedAnalytics,
   register: registerAnalyticsRoutes,
 };
