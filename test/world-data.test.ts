@@ -2,7 +2,8 @@
  * The data kinds of a world file (issue 28 item 1): a world written in the test with a mailbox
  * (a well-known folder and folders of its own holding messages, one with an attachment), a data
  * platform workspace (role assignments, a folder), an automation account with a runbook and a
- * webhook, and a data share account with a share and its runs, used through the official mail
+ * webhook, a data share account with a share and its runs, a billing account (a declared and
+ * generated transactions) and an analytics dataflow, used through the official mail
  * client and plain HTTPS as the areas' tests do; the export round trip (export → a fresh start
  * from it → export again); bad files (dangling references, duplicate ids) refuse with file, line
  * and path and change nothing. Both databases.
@@ -70,6 +71,28 @@ tenants:
             messages:
               - { subject: Plan, isRead: true, body: { contentType: html, content: "<p>The plan</p>" }, receivedDateTime: 2026-02-26T08:00:00Z }
           - { displayName: Archive 2025, parentFolderId: Projects }
+    billingAccounts:
+      - name: '80000001'
+        displayName: Fabrikam Billing
+        roleAssignments: [{ principal: ann@fabrikam.test, role: Billing account owner }]
+        billingProfiles:
+          - { name: FAB-PROFILE, displayName: Fabrikam Engineering, currency: USD, invoiceSections: [{ name: FAB-SECTION, displayName: Platform }] }
+        invoices:
+          - name: G100000001
+            billingProfile: FAB-PROFILE
+            invoiceDate: 2026-02-01T00:00:00Z
+            dueDate: 2026-03-01T00:00:00Z
+            invoicePeriodStartDate: 2026-01-01T00:00:00Z
+            invoicePeriodEndDate: 2026-01-31T00:00:00Z
+            status: Due
+            currency: USD
+            transactions:
+              - name: 0f1e2d3c-4b5a-4968-8776-a5b4c3d2e1f0
+                properties: { kind: All, date: 2026-01-15T00:00:00Z, invoice: G100000001, transactionType: Purchase, productDescription: Support plan, billingCurrency: USD, transactionAmount: { currency: USD, value: 108 } }
+            generate: { billed: 5, pending: 1, seed: 42 }
+    analyticsWorkspaces: [{ name: Fabrikam BI }]
+    dataflows:
+      - { name: Orders - Daily, configuredBy: ann@fabrikam.test, workspaceId: Fabrikam BI, modifiedDateTime: 2026-02-20T10:00:00Z }
     workspaces:
       - displayName: Fabrikam Analytics
         description: Team analytics.
@@ -159,6 +182,20 @@ test('the workspace, its role assignments and folder; the automation webhook; th
   assert.equal(share.body.properties.terms, 'Internal.');
 });
 
+test('the billing account: its invoice lists the declared and generated transactions; the dataflow is listed', async () => {
+  const annArm = await userToken(s.url, ann, ['api://stratus/arm/user_impersonation']);
+  const txs = await arm('GET', '/providers/Vendor.Billing/billingAccounts/80000001/invoices/G100000001/transactions', annArm, '2024-04-01');
+  assert.equal(txs.status, 200, JSON.stringify(txs.body));
+  assert.equal(txs.body.value.length, 7, 'one declared and six generated');
+  assert.ok(txs.body.value.some((t: any) => t.name === '0f1e2d3c-4b5a-4968-8776-a5b4c3d2e1f0' && t.properties.productDescription === 'Support plan'));
+  const benArm = await userToken(s.url, ben, ['api://stratus/arm/user_impersonation']);
+  assert.equal((await arm('GET', '/providers/Vendor.Billing/billingAccounts/80000001/invoices/G100000001/transactions', benArm, '2024-04-01')).status, 403, 'no billing role: refused');
+  const flows = await fetch(`${s.url}/v1.0/myorg/admin/dataflows`, { headers: { authorization: `Bearer ${await userToken(s.url, ann, ['api://stratus/analytics/Tenant.Read.All'])}` } });
+  assert.equal(flows.status, 200);
+  const body = (await flows.json()) as any;
+  assert.deepEqual(body.value.map((d: any) => [d.name, d.configuredBy, d.workspaceId]), [['Orders - Daily', 'ann@fabrikam.test', stableUuid('world-analytics-workspace', tenantId, 'Fabrikam BI')]]);
+});
+
 /** The export without its volatile field (the clock). */
 async function exported(server: TestServer): Promise<{ text: string; doc: any }> {
   const r = await server.control('/_stratus/world?format=yaml');
@@ -178,6 +215,8 @@ test('export round trip: export → a fresh start from it (also on the other dat
   assert.deepEqual(t.workspaces[0].roleAssignments, [{ principal: 'ann@fabrikam.test', role: 'Admin' }, { principal: 'ben@fabrikam.test', role: 'Viewer' }]);
   assert.deepEqual(t.mailboxes.map((m: any) => m.user), ['ann@fabrikam.test', 'ben@fabrikam.test']);
   assert.equal(t.mailboxes[0].folders.flatMap((f: any) => f.messages ?? []).length, 2);
+  assert.equal(t.billingAccounts[0].invoices[0].transactions.length, 7, 'generated transactions are written out');
+  assert.equal(t.dataflows.length, 1);
   const file = path.join(dir, 'exported.yaml');
   fs.writeFileSync(file, first.text);
   // The other database too: SQLite when this run is on PostgreSQL (and PostgreSQL from SQLite when STRATUS_TEST_OTHER_DATABASE_URL names one).
@@ -217,6 +256,8 @@ test('bad data kinds refuse with file, line and path, and change nothing', async
     [bad('runbook.yaml', (w) => w.replace('runbook: { name: cleanup }', 'runbook: { name: nightly }')), 'a webhook of an unknown runbook', /runbook\.yaml:\d+:\d+: \/tenants\/0\/subscriptions\/0\/resourceGroups\/0\/automationAccounts\/0\/webhooks\/0\/properties\/runbook\/name: no runbook 'nightly'/],
     [bad('dup-ws.yaml', (w) => w + `      - { id: ${workspaceId}, displayName: Copy }\n`), 'a duplicate workspace id', /dup-ws\.yaml:\d+:\d+: \/tenants\/0\/workspaces\/1: duplicate workspace id/],
     [bad('dup-share.yaml', (w) => w.replace('              - name: fab-share\n', '              - name: fab-share\n              - name: FAB-share\n')), 'a duplicate resource', /dup-share\.yaml:\d+:\d+: \/tenants\/0\/subscriptions\/0\/resourceGroups\/0\/dataShareAccounts\/1: duplicate resource/],
+    [bad('profile.yaml', (w) => w.replace('billingProfile: FAB-PROFILE', 'billingProfile: NOPE')), 'an invoice of an unknown billing profile', /profile\.yaml:\d+:\d+: \/tenants\/0\/billingAccounts\/0\/invoices\/0\/billingProfile: no billing profile 'NOPE'/],
+    [bad('dataflow.yaml', (w) => w.replace('workspaceId: Fabrikam BI', 'workspaceId: Nowhere')), 'a dataflow of an unknown workspace', /dataflow\.yaml:\d+:\d+: \/tenants\/0\/dataflows\/0\/workspaceId: no analytics workspace 'Nowhere'/],
     [bad('field.yaml', (w) => w.replace('isRead: true,', 'isRead: true, shoeSize: 42,')), 'an unknown message field', /field\.yaml:\d+:\d+: \/tenants\/0\/mailboxes\/0\/folders\/1\/messages\/0\/shoeSize: unknown field 'shoeSize'/],
   ];
   const before = (await exported(s)).doc;

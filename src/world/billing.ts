@@ -42,7 +42,7 @@ export const WorldBillingAccount = Type.Object(
       Type.Array(
         Type.Object(
           {
-            name,
+            name: Type.String({ pattern: '^(H[0-9]-[A-Z0-9]+)$|^(?:([GHT]|HT){1}[A-Z0-9]{9})$|^(?:[D]{1}[A-Z0-9]{9})$|^(?:E{1}[B-Z0-9]{1}[A-Z0-9]{8})$|^(?:EA[A-Z0-9]{8})$', description: "An invoice name as the API's path takes it (e.g. G000000001)." }),
             billingProfile: Type.String({ minLength: 1, maxLength: 128, description: 'The name of a billing profile of the account.' }),
             invoiceDate: time,
             dueDate: time,
