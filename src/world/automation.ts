@@ -4,14 +4,13 @@
  * `systemData`, `properties`) with its `runbooks` (runbook resources) and `webhooks` (webhook
  * resources, `properties.runbook.name` naming a runbook of the account, and the URI `token` text
  * or its stored `tokenHash`: SHA-256 hex). Accounts and runbooks go to `arm_resources` through
- * `ArmStore.putResource`, webhooks through `AutomationStore.insertWebhook`. Jobs are run-time
+ * `ArmStore.insertResources` (`data.ts`), webhooks through `AutomationStore.insertWebhook`. Jobs are run-time
  * state, not part of a world.
  */
 import { Type } from '@sinclair/typebox';
 import type { Kysely } from 'kysely';
 import type { Database } from '../store/database.ts';
 import { fromJson } from '../store/db.ts';
-import { ArmStore } from '../services/arm/store.ts';
 import { automationTypes } from '../services/automation/rules.ts';
 import { AutomationStore, tokenHash } from '../services/automation/store.ts';
 import type { WorldFileData } from './schema.ts';
@@ -76,18 +75,16 @@ export function resolveAutomation(c: DataContext): void {
         return runbook ? [{ id, name: w.name, runbook, body, hash, isEnabled: p.isEnabled !== false, expiryTime: String(p.expiryTime), creationTime: String(p.creationTime ?? c.now) }] : [];
       });
       const tenantId = c.tenant.id;
-      c.writes.push(async (ctx, trx) => {
-        {
-          const arm = new ArmStore(trx, ctx.cache);
+      const common = { tenantId, subscriptionId: g.subscriptionId, resourceGroup: g.name };
+      c.resources.push({ ...common, id: accountId, type: automationTypes.account, name: a.name, parentId: g.id, body: account, ...resourceTimes(account, c.now) });
+      for (const r of runbooks) c.resources.push({ ...common, id: String(r.id), type: automationTypes.runbook, name: String(r.name), parentId: accountId, body: r, ...resourceTimes(r, c.now) });
+      if (webhooks.length)
+        c.writes.push(async (ctx, trx) => {
           const store = new AutomationStore(trx, ctx.cache);
-          const common = { tenantId, subscriptionId: g.subscriptionId, resourceGroup: g.name };
-          await arm.putResource({ ...common, id: accountId, type: automationTypes.account, name: a.name, parentId: g.id, body: account, ...resourceTimes(account, c.now) });
-          for (const r of runbooks) await arm.putResource({ ...common, id: String(r.id), type: automationTypes.runbook, name: String(r.name), parentId: accountId, body: r, ...resourceTimes(r, c.now) });
           for (const w of webhooks) {
             await store.insertWebhook({ id: w.id, tenantId, accountIdLower: accountId.toLowerCase(), name: w.name, runbookName: w.runbook, isEnabled: w.isEnabled, expiryTime: w.expiryTime, creationTime: w.creationTime, lastInvokedTime: null, body: w.body }, w.hash, trx);
           }
-        }
-      });
+        });
     });
   }
 }

@@ -12,6 +12,7 @@ import type { Kysely } from 'kysely';
 import type { AppContext } from '../context.ts';
 import { stableUuid } from '../core/ids.ts';
 import { nowIso } from '../core/clock.ts';
+import { ArmStore } from '../services/arm/store.ts';
 import type { Database } from '../store/database.ts';
 import type { World } from './file.ts';
 import type { ResolvedTenant } from './load.ts';
@@ -71,6 +72,8 @@ export interface DataContext {
   writes: KindWrite[];
   /** The world's time (ISO; its clock, else the time of the load): the default of created and modified times. */
   now: string;
+  /** Resource-manager resources of the data kinds, written first in batches (`ArmStore.insertResources`). */
+  resources: Parameters<ArmStore['insertResources']>[0];
 }
 
 /** Duplicate checks per resolution (keyed by its problems list, one per `resolveWorld` call): kind → key → first place. */
@@ -109,6 +112,7 @@ export function resolveTenantData(world: World, t: WorldTenantData, tenant: Reso
     },
     writes: [],
     now: world.clock !== undefined ? new Date(world.clock).toISOString() : nowIso(),
+    resources: [],
   };
   resolveMail(c);
   resolvePlatform(c);
@@ -116,10 +120,14 @@ export function resolveTenantData(world: World, t: WorldTenantData, tenant: Reso
   resolveDataShare(c);
   resolveBilling(c);
   resolveAnalytics(c);
-  if (!c.writes.length) return [];
-  return [(ctx) => ctx.store.transaction(async (trx) => {
-    for (const w of c.writes) await w(ctx, trx);
-  })];
+  if (!c.writes.length && !c.resources.length) return [];
+  return [
+    (ctx) =>
+      ctx.store.transaction(async (trx) => {
+        await new ArmStore(trx, ctx.cache).insertResources(c.resources);
+        for (const w of c.writes) await w(ctx, trx);
+      }),
+  ];
 }
 
 /** Names of the tenant's principals by id (users by UPN, service principals by display name), for exports. */

@@ -6,7 +6,7 @@
  * `ShareSynchronization` objects: `synchronizationId`, `synchronizationMode`, `status`,
  * `message`, `startTime`, `endTime`, `durationMs`, `consumerName`, `consumerEmail`,
  * `consumerTenantName`; finished runs), kept in file order. Accounts and shares go to
- * `arm_resources` through `ArmStore.putResource`, runs through
+ * `arm_resources` through `ArmStore.insertResources` (`data.ts`), runs through
  * `DataShareStore.addSynchronization`. Invitations and share subscriptions are not part of a
  * world yet.
  */
@@ -15,7 +15,6 @@ import type { Kysely } from 'kysely';
 import { stableUuid } from '../core/ids.ts';
 import type { Database } from '../store/database.ts';
 import { fromJson } from '../store/db.ts';
-import { ArmStore } from '../services/arm/store.ts';
 import { DataShareStore, type ShareSynchronization } from '../services/datashare/store.ts';
 import type { WorldFileData } from './schema.ts';
 import { byKey, exportedGroups, type DataContext } from './data.ts';
@@ -79,18 +78,14 @@ export function resolveDataShare(c: DataContext): void {
         return { id, body: resourceBody(id, shareType, s, c.now, { tracked: false, defaults: { createdAt: c.now, provisioningState: 'Succeeded', shareKind: 'CopyBased' } }), runs };
       });
       const tenantId = c.tenant.id;
-      c.writes.push(async (ctx, trx) => {
-        {
-          const arm = new ArmStore(trx, ctx.cache);
+      const common = { tenantId, subscriptionId: g.subscriptionId, resourceGroup: g.name };
+      c.resources.push({ ...common, id: accountId, type: accountType, name: a.name, parentId: g.id, body: account, ...resourceTimes(account, c.now) });
+      for (const s of shares) c.resources.push({ ...common, id: s.id, type: shareType, name: String(s.body.name), parentId: accountId, body: s.body, ...resourceTimes(s.body, c.now) });
+      if (shares.some((s) => s.runs.length))
+        c.writes.push(async (_ctx, trx) => {
           const store = new DataShareStore(trx);
-          const common = { tenantId, subscriptionId: g.subscriptionId, resourceGroup: g.name };
-          await arm.putResource({ ...common, id: accountId, type: accountType, name: a.name, parentId: g.id, body: account, ...resourceTimes(account, c.now) });
-          for (const s of shares) {
-            await arm.putResource({ ...common, id: s.id, type: shareType, name: String(s.body.name), parentId: accountId, body: s.body, ...resourceTimes(s.body, c.now) });
-            for (const r of s.runs) await store.addSynchronization({ ...r, tenantId, shareIdLower: s.id.toLowerCase() }, trx);
-          }
-        }
-      });
+          for (const s of shares) for (const r of s.runs) await store.addSynchronization({ ...r, tenantId, shareIdLower: s.id.toLowerCase() }, trx);
+        });
     });
   }
 }

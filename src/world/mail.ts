@@ -215,8 +215,9 @@ export function resolveMail(c: DataContext): void {
 /** Inserts message records with their categories and file attachments, in batches. */
 async function insertRecords(db: Kysely<Database>, records: Parameters<typeof messageColumns>[0][], attachments: { messageId: string; rows: { id: string; name: string; contentType: string | null; size: number; isInline: boolean; modifiedAt: string; doc: Record<string, unknown> }[] }[]): Promise<void> {
   const attsOf = new Map(attachments.map((a) => [a.messageId, a.rows]));
-  for (let s = 0; s < records.length; s += 200) {
-    const batch = records.slice(s, s + 200);
+  // 500 rows × ~30 columns stay below SQLite's 32,766 bound parameters.
+  for (let s = 0; s < records.length; s += 500) {
+    const batch = records.slice(s, s + 500);
     const rows = (await db.insertInto('mail_messages').values(batch.map(messageColumns)).returning(['pk', 'id']).execute()) as { pk: number | string; id: string }[];
     const pkOf = new Map(rows.map((r) => [r.id, Number(r.pk)]));
     const cats = batch.flatMap((m) => m.doc.categories.map((name) => ({ message_pk: pkOf.get(m.id)!, name })));

@@ -344,6 +344,27 @@ export class ArmStore {
     return !existing;
   }
 
+  /**
+   * Inserts new tracked resources in batches, without {@link putResource}'s look-up (a world
+   * load into emptied tables). @throws the driver's unique-constraint error for an id already stored
+   */
+  async insertResources(rows: (Omit<ArmResourceRow, 'resourceGroup'> & { resourceGroup: string })[], db: Kysely<Database> = this.db): Promise<void> {
+    const values = rows.map((row) => ({
+      id_lower: row.id.toLowerCase(),
+      id: row.id,
+      tenant_id: row.tenantId,
+      subscription_id: row.subscriptionId.toLowerCase(),
+      resource_group_lower: row.resourceGroup.toLowerCase(),
+      type_lower: row.type.toLowerCase(),
+      name: row.name,
+      parent_id_lower: row.parentId.toLowerCase(),
+      body: toJson(row.body),
+      created_at: row.createdAt,
+      updated_at: row.updatedAt,
+    }));
+    for (let i = 0; i < values.length; i += 200) await db.insertInto('arm_resources').values(values.slice(i, i + 200)).execute();
+  }
+
   /** Deletes a tracked resource and every resource below it; returns whether it existed. */
   async deleteResource(id: string, db: Kysely<Database> = this.db): Promise<boolean> {
     const lower = id.toLowerCase();
