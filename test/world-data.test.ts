@@ -1,6 +1,7 @@
 /**
  * The data kinds of a world file (issue 28 item 1): a world written in the test with a mailbox
- * (a well-known folder and folders of its own holding messages, one with an attachment), a data
+ * (a well-known folder and folders of its own holding messages, one with an attachment, one
+ * from an `.eml` file), a data
  * platform workspace (role assignments, a folder), an automation account with a runbook and a
  * webhook, a data share account with a share and its runs, a billing account (a declared and
  * generated transactions) and an analytics dataflow, used through the official mail
@@ -71,6 +72,7 @@ tenants:
             messages:
               - { subject: Plan, isRead: true, body: { contentType: html, content: "<p>The plan</p>" }, receivedDateTime: 2026-02-26T08:00:00Z }
           - { displayName: Archive 2025, parentFolderId: Projects }
+          - { displayName: Imported, messages: [{ eml: mail/hello.eml, isRead: true }] }
     billingAccounts:
       - name: '80000001'
         displayName: Fabrikam Billing
@@ -102,6 +104,11 @@ tenants:
         folders: [{ displayName: Reports }]
 `;
 fs.writeFileSync(worldFile, world);
+fs.mkdirSync(path.join(dir, 'mail'));
+fs.writeFileSync(
+  path.join(dir, 'mail', 'hello.eml'),
+  'From: "Carol Vendor" <carol@supplier.example>\r\nTo: Ann <ann@fabrikam.test>\r\nSubject: Hello from an eml file\r\nDate: Tue, 24 Feb 2026 10:30:00 +0000\r\nMessage-ID: <hello-1@supplier.example>\r\nX-Stratus-Test: eml\r\nContent-Type: text/plain\r\n\r\nThe quarterly catalogue is attached.\r\n',
+);
 const tenantId = stableUuid('world-tenant', 'fabrikam.test');
 const subscriptionId = stableUuid('world-subscription', tenantId, 'Fabrikam Dev');
 const workspaceId = stableUuid('world-workspace', tenantId, 'Fabrikam Analytics');
@@ -150,6 +157,12 @@ test('the mailbox: folders of its own and well-known ones hold the messages, att
   assert.deepEqual(plan.value.map((m: any) => [m.subject, m.isRead, m.body.content]), [['Plan', true, '<p>The plan</p>']]);
   const children = await mail.api(`/me/mailFolders/${folders.value[0].id}/childFolders`).get();
   assert.deepEqual(children.value.map((f: any) => f.displayName), ['Archive 2025']);
+  const imported = all.value.find((f: any) => f.displayName === 'Imported');
+  const eml = (await mail.api(`/me/mailFolders/${imported.id}/messages`).select('subject,from,receivedDateTime,internetMessageId,isRead,body').get()).value;
+  assert.deepEqual(
+    eml.map((m: any) => [m.subject, m.from.emailAddress.address, m.from.emailAddress.name, m.receivedDateTime, m.internetMessageId, m.isRead, m.body.content]),
+    [['Hello from an eml file', 'carol@supplier.example', 'Carol Vendor', '2026-02-24T10:30:00Z', '<hello-1@supplier.example>', true, 'The quarterly catalogue is attached.']],
+  );
   // Ben's mailbox is not in the file: it is made on first use, empty.
   const benMail = graphClient(s.url, await userToken(s.url, ben, mailScopes));
   assert.equal((await benMail.api('/me/messages').get()).value.length, 0);
@@ -214,7 +227,7 @@ test('export round trip: export → a fresh start from it (also on the other dat
   assert.equal(group.dataShareAccounts[0].shares[0].synchronizations.length, 2);
   assert.deepEqual(t.workspaces[0].roleAssignments, [{ principal: 'ann@fabrikam.test', role: 'Admin' }, { principal: 'ben@fabrikam.test', role: 'Viewer' }]);
   assert.deepEqual(t.mailboxes.map((m: any) => m.user), ['ann@fabrikam.test', 'ben@fabrikam.test']);
-  assert.equal(t.mailboxes[0].folders.flatMap((f: any) => f.messages ?? []).length, 2);
+  assert.equal(t.mailboxes[0].folders.flatMap((f: any) => f.messages ?? []).length, 3, 'the .eml message is written out as a message');
   assert.equal(t.billingAccounts[0].invoices[0].transactions.length, 7, 'generated transactions are written out');
   assert.equal(t.dataflows.length, 1);
   const file = path.join(dir, 'exported.yaml');
@@ -258,6 +271,7 @@ test('bad data kinds refuse with file, line and path, and change nothing', async
     [bad('dup-share.yaml', (w) => w.replace('              - name: fab-share\n', '              - name: fab-share\n              - name: FAB-share\n')), 'a duplicate resource', /dup-share\.yaml:\d+:\d+: \/tenants\/0\/subscriptions\/0\/resourceGroups\/0\/dataShareAccounts\/1: duplicate resource/],
     [bad('profile.yaml', (w) => w.replace('billingProfile: FAB-PROFILE', 'billingProfile: NOPE')), 'an invoice of an unknown billing profile', /profile\.yaml:\d+:\d+: \/tenants\/0\/billingAccounts\/0\/invoices\/0\/billingProfile: no billing profile 'NOPE'/],
     [bad('dataflow.yaml', (w) => w.replace('workspaceId: Fabrikam BI', 'workspaceId: Nowhere')), 'a dataflow of an unknown workspace', /dataflow\.yaml:\d+:\d+: \/tenants\/0\/dataflows\/0\/workspaceId: no analytics workspace 'Nowhere'/],
+    [bad('eml.yaml', (w) => w.replace('mail/hello.eml', 'mail/missing.eml')), 'an .eml file that is not there', /eml\.yaml:\d+:\d+: \/tenants\/0\/mailboxes\/0\/folders\/3\/messages\/0\/eml: cannot read 'mail\/missing\.eml'/],
     [bad('field.yaml', (w) => w.replace('isRead: true,', 'isRead: true, shoeSize: 42,')), 'an unknown message field', /field\.yaml:\d+:\d+: \/tenants\/0\/mailboxes\/0\/folders\/1\/messages\/0\/shoeSize: unknown field 'shoeSize'/],
   ];
   const before = (await exported(s)).doc;
@@ -265,6 +279,7 @@ test('bad data kinds refuse with file, line and path, and change nothing', async
     assert.throws(() => resolveWorld(readWorld([file])), (e: Error) => expected.test(e.message), name);
     const r = await s.control('/_stratus/world', { method: 'PUT', headers: { 'content-type': 'application/yaml' }, body: fs.readFileSync(file, 'utf8') });
     assert.equal(r.status, 400, name);
+    if (name.includes('.eml')) assert.match(((await r.json()) as any).detail, /a world sent in a request cannot name files/);
   }
   assert.deepEqual((await exported(s)).doc, before, 'nothing changed');
 });

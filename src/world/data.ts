@@ -72,6 +72,8 @@ export interface DataContext {
   writes: KindWrite[];
   /** The world's time (ISO; its clock, else the time of the load): the default of created and modified times. */
   now: string;
+  /** The world file the tenant entry is in (`request body` for a `PUT /_stratus/world`): files it names are relative to it. */
+  file: string;
   /** Resource-manager resources of the data kinds, written first in batches (`ArmStore.insertResources`). */
   resources: Parameters<ArmStore['insertResources']>[0];
 }
@@ -113,6 +115,7 @@ export function resolveTenantData(world: World, t: WorldTenantData, tenant: Reso
     writes: [],
     now: world.clock !== undefined ? new Date(world.clock).toISOString() : nowIso(),
     resources: [],
+    file: (t as World['tenants'][number]).from?.file ?? 'request body',
   };
   resolveMail(c);
   resolvePlatform(c);

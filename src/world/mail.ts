@@ -8,9 +8,13 @@
  * `{count, seed, peer}` deterministic generated messages (the area's bulk generator; the demo
  * world uses it). Written through the area's `openMailbox` (well-known folders), folder rows and
  * `messageColumns` (every derived column; the triggers keep the counts and the search index).
- * Ids omitted are made from the mailbox, folder and position. Not covered yet: `.eml` files,
- * item attachments, extended properties, extensions (an export leaves them out).
+ * A message may come from an `.eml` file (`eml`: a path relative to the world file, read with the
+ * area's MIME reader `mime.ts`; the entry's fields override the file's). Ids omitted are made
+ * from the mailbox, folder and position. Not covered: item attachments, extended properties,
+ * extensions (an export leaves them out; an export writes `.eml` messages as plain messages).
  */
+import fs from 'node:fs';
+import path from 'node:path';
 import { Type } from '@sinclair/typebox';
 import type { Kysely } from 'kysely';
 import type { Database } from '../store/database.ts';
@@ -19,6 +23,7 @@ import { newAttachmentId, newFolderId, newImmutableId, newMessageId } from '../s
 import { emptyDoc, type MessageDoc } from '../services/mail/message.ts';
 import { messageColumns, openMailbox, wellKnownFolders } from '../services/mail/store.ts';
 import { demoMessages, insertSeedMessages } from '../services/mail/seed.ts';
+import { mimeAddresses, parseMime } from '../services/mail/mime.ts';
 import type { WorldFileData } from './schema.ts';
 import { byKey, type DataContext } from './data.ts';
 import { jsonObject } from './resource.ts';
@@ -50,6 +55,7 @@ const WorldAttachment = Type.Object(
 /** A message (the message resource's fields Stratus keeps). */
 export const WorldMessage = Type.Object(
   {
+    eml: Type.Optional(Type.String({ minLength: 1, maxLength: 1000, description: "A MIME file (.eml), relative to the world file: its Subject, From, To, Cc, Date, Message-ID, x- headers and body; the entry's other fields override them." })),
     id: Type.Optional(Type.String({ pattern: '^AAMk[A-Za-z0-9_-]+$' })),
     immutableId: Type.Optional(Type.String({ pattern: '^AAkA[A-Za-z0-9_-]+$', description: 'The immutable id (translateExchangeIds); default made from the id.' })),
     changeKey: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
@@ -168,7 +174,8 @@ export function resolveMail(c: DataContext): void {
         if (!c.unique('message id', id, rel)) return;
         const immutableId = msg.immutableId ?? newImmutableId(`world/${id}`);
         c.unique('message id', immutableId, `${rel}/immutableId`);
-        const { id: _i, immutableId: _m, changeKey, parentFolderId: _p, createdDateTime, lastModifiedDateTime, receivedDateTime, sentDateTime, isRead, isDraft, attachments: atts, ...fields } = msg;
+        const fromFile = msg.eml === undefined ? {} : readEml(c, msg.eml, `${rel}/eml`);
+        const { id: _i, immutableId: _m, eml: _e, changeKey, parentFolderId: _p, createdDateTime, lastModifiedDateTime, receivedDateTime, sentDateTime, isRead, isDraft, attachments: atts, ...fields } = { ...fromFile, ...msg } as typeof msg;
         const doc = { ...emptyDoc(), ...fields } as MessageDoc;
         const received = iso(receivedDateTime ?? createdDateTime ?? c.now);
         const created = iso(createdDateTime ?? received);
@@ -210,6 +217,29 @@ export function resolveMail(c: DataContext): void {
       }
     });
   });
+}
+
+/** The message fields of `.eml` file `name` (relative to the world file), or {} after noting why it cannot be read. */
+function readEml(c: DataContext, name: string, rel: string): Record<string, unknown> {
+  if (c.file === 'request body') return c.problems.push(`${c.at(rel)}: a world sent in a request cannot name files; import it with stratus world import <file> or start with --world`), {};
+  const file = path.resolve(path.dirname(c.file), name);
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (e) {
+    return c.problems.push(`${c.at(rel)}: cannot read '${name}': ${(e as Error).message}`), {};
+  }
+  const parsed = parseMime(text);
+  if (!parsed) return c.problems.push(`${c.at(rel)}: '${name}' is not a MIME message (no blank line after its headers)`), {};
+  const h = parsed.headers;
+  const date = h.get('date') ? Date.parse(h.get('date')!) : NaN;
+  const from = mimeAddresses(h.get('from'))[0];
+  return {
+    ...parsed.input,
+    ...(from ? { from, sender: from } : {}),
+    ...(Number.isNaN(date) ? {} : { receivedDateTime: new Date(date).toISOString(), sentDateTime: new Date(date).toISOString() }),
+    ...(h.get('message-id') ? { internetMessageId: h.get('message-id') } : {}),
+  };
 }
 
 /** Inserts message records with their categories and file attachments, in batches. */

@@ -19,28 +19,15 @@ import * as att from './attachments.ts';
 import { newChangeKey } from './ids.ts';
 import { createUploadSession } from './upload.ts';
 import { keySegment } from './paths.ts';
+import { parseMime } from './mime.ts';
 
 /** Parses a MIME (base64) create body into a message document. @throws ApiError 400 `ErrorMimeContentInvalidBase64String` */
 function mimeToInput(buf: Buffer | string): Record<string, unknown> {
   const text = (typeof buf === 'string' ? buf : buf.toString('utf8')).trim();
   if (!/^[A-Za-z0-9+/=\r\n]+$/.test(text)) throw errors.mail.mimeInvalidBase64();
-  const mime = Buffer.from(text, 'base64').toString('utf8');
-  const split = mime.search(/\r?\n\r?\n/);
-  if (split < 0) throw errors.mail.mimeInvalidBase64();
-  const headers = new Map<string, string>();
-  for (const line of mime.slice(0, split).replace(/\r?\n[ \t]+/g, ' ').split(/\r?\n/)) {
-    const i = line.indexOf(':');
-    if (i > 0) headers.set(line.slice(0, i).trim().toLowerCase(), line.slice(i + 1).trim());
-  }
-  const addrs = (v: string | undefined) => (v ?? '').split(',').map((s) => s.trim()).filter(Boolean).map((s) => {
-    const m = /^(?:"?([^"<]*)"?\s*)?<([^>]+)>$/.exec(s);
-    return { emailAddress: { address: m ? m[2]! : s, name: m?.[1]?.trim() ?? '' } };
-  });
-  const isHtml = /text\/html/i.test(headers.get('content-type') ?? '');
-  const out: Record<string, unknown> = { subject: headers.get('subject') ?? '', body: { contentType: isHtml ? 'html' : 'text', content: mime.slice(split).trim() }, toRecipients: addrs(headers.get('to')), ccRecipients: addrs(headers.get('cc')) };
-  const custom = [...headers].filter(([k]) => k.startsWith('x-')).map(([name, value]) => ({ name, value }));
-  if (custom.length) out.internetMessageHeaders = custom;
-  return out;
+  const parsed = parseMime(Buffer.from(text, 'base64').toString('utf8'));
+  if (!parsed) throw errors.mail.mimeInvalidBase64();
+  return parsed.input;
 }
 
 async function applyExtras(mr: MailRequest, trx: any, m: MessageRecord, parsed: MessageInput): Promise<MessageRecord> {
