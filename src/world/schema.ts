@@ -5,9 +5,10 @@
  * directory's `user` / `application` resources (plus the password or secret text), subscriptions
  * and resource groups as their resource-manager resources (name, location, tags).
  *
- * Kinds not covered yet (mailboxes, workspaces, billing accounts, dataflows, data share, automation
- * and other resources) are refused as unknown fields; add them as a property here and a loader in
- * `load.ts` ({@link worldKindsNotYetCovered} lists them for the error message).
+ * The data kinds (mailboxes, workspaces, automation, data share, billing, analytics) bring their
+ * properties from their own files (`mail.ts`, `platform.ts`, …; loaded through `data.ts`). Kinds
+ * not covered yet (other resources of the areas) are refused as unknown fields; add them as a
+ * property here and a loader ({@link worldKindsNotYetCovered} lists them for the error message).
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { applicationCredentialProperties, directoryTenantProperties } from './directory.ts';
