@@ -15,6 +15,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { startTestServer, type TestServer } from './helpers/server.ts';
+import { bothDatabases, startTestServerOn } from './helpers/databases.ts';
 import { tokenRequest } from './helpers/auth.ts';
 import { graphClient, mailScopes } from './helpers/mail.ts';
 import { call as platformCall } from './helpers/platform.ts';
@@ -232,19 +233,9 @@ test('export round trip: export → a fresh start from it (also on the other dat
   assert.equal(t.dataflows.length, 1);
   const file = path.join(dir, 'exported.yaml');
   fs.writeFileSync(file, first.text);
-  // The other database too: SQLite when this run is on PostgreSQL (and PostgreSQL from SQLite when STRATUS_TEST_OTHER_DATABASE_URL names one).
-  const pg = process.env.STRATUS_TEST_DATABASE_URL;
-  const others: (string | undefined)[] = pg ? [pg, undefined] : [undefined, ...(process.env.STRATUS_TEST_OTHER_DATABASE_URL ? [process.env.STRATUS_TEST_OTHER_DATABASE_URL] : [])];
-  for (const url of others) {
-    if (url) process.env.STRATUS_TEST_DATABASE_URL = url;
-    else delete process.env.STRATUS_TEST_DATABASE_URL;
-    let fresh: TestServer;
-    try {
-      fresh = await startTestServer({ env: { STRATUS_WORLD: file } });
-    } finally {
-      if (pg) process.env.STRATUS_TEST_DATABASE_URL = pg;
-      else delete process.env.STRATUS_TEST_DATABASE_URL;
-    }
+  // The other database too (test/helpers/databases.ts).
+  for (const url of bothDatabases()) {
+    const fresh = await startTestServerOn(url, { env: { STRATUS_WORLD: file } });
     try {
       assert.deepEqual((await exported(fresh)).doc, first.doc, `same document on ${url ? 'PostgreSQL' : 'SQLite'}`);
       // The exported webhook hash still answers the token.

@@ -159,6 +159,21 @@ function toRow(r: any): ArmResourceRow {
   return row;
 }
 
+/** The `arm_resources` columns of a resource a put writes (all but `id_lower` and `created_at`). */
+function resourceValues(row: Omit<ArmResourceRow, 'resourceGroup'> & { resourceGroup: string }) {
+  return {
+    id: row.id,
+    tenant_id: row.tenantId,
+    subscription_id: row.subscriptionId.toLowerCase(),
+    resource_group_lower: row.resourceGroup.toLowerCase(),
+    type_lower: row.type.toLowerCase(),
+    name: row.name,
+    parent_id_lower: row.parentId.toLowerCase(),
+    body: toJson(row.body),
+    updated_at: row.updatedAt,
+  };
+}
+
 /** Queries over the ARM hierarchy. */
 export class ArmStore {
   /**
@@ -325,17 +340,7 @@ export class ArmStore {
   /** Inserts or replaces a tracked resource; returns whether it was created. */
   async putResource(row: Omit<ArmResourceRow, 'resourceGroup'> & { resourceGroup: string }, db: Kysely<Database> = this.db): Promise<boolean> {
     const existing = await db.selectFrom('arm_resources').select('id_lower').where('id_lower', '=', row.id.toLowerCase()).executeTakeFirst();
-    const values = {
-      id: row.id,
-      tenant_id: row.tenantId,
-      subscription_id: row.subscriptionId.toLowerCase(),
-      resource_group_lower: row.resourceGroup.toLowerCase(),
-      type_lower: row.type.toLowerCase(),
-      name: row.name,
-      parent_id_lower: row.parentId.toLowerCase(),
-      body: toJson(row.body),
-      updated_at: row.updatedAt,
-    };
+    const values = resourceValues(row);
     if (existing) {
       await db.updateTable('arm_resources').set(values).where('id_lower', '=', row.id.toLowerCase()).execute();
     } else {
@@ -349,19 +354,7 @@ export class ArmStore {
    * load into emptied tables). @throws the driver's unique-constraint error for an id already stored
    */
   async insertResources(rows: (Omit<ArmResourceRow, 'resourceGroup'> & { resourceGroup: string })[], db: Kysely<Database> = this.db): Promise<void> {
-    const values = rows.map((row) => ({
-      id_lower: row.id.toLowerCase(),
-      id: row.id,
-      tenant_id: row.tenantId,
-      subscription_id: row.subscriptionId.toLowerCase(),
-      resource_group_lower: row.resourceGroup.toLowerCase(),
-      type_lower: row.type.toLowerCase(),
-      name: row.name,
-      parent_id_lower: row.parentId.toLowerCase(),
-      body: toJson(row.body),
-      created_at: row.createdAt,
-      updated_at: row.updatedAt,
-    }));
+    const values = rows.map((row) => ({ ...resourceValues(row), id_lower: row.id.toLowerCase(), created_at: row.createdAt }));
     for (let i = 0; i < values.length; i += 200) await db.insertInto('arm_resources').values(values.slice(i, i + 200)).execute();
   }
 
