@@ -1,7 +1,9 @@
 /**
- * The demo data set: the demo world file (directory and resource-manager hierarchy) and every
- * other area's part (their seed code). Loaded into an empty store at first start; kept as the
- * world snapshot that `POST /_stratus/reset` restores.
+ * The demo data set: the demo world file (directory, resource-manager hierarchy and the areas'
+ * data: mailboxes, workspaces, automation, data share, billing, analytics) and the seed code of
+ * the areas not in it yet (the authorization area's demo storage account, the WOPI root
+ * containers). Loaded into an empty store at first start; kept as the world snapshot that
+ * `POST /_stratus/reset` restores.
  */
 import { sql } from 'kysely';
 import type { AppContext, ServiceModule } from '../context.ts';
@@ -19,9 +21,8 @@ export async function isSeeded(ctx: AppContext): Promise<boolean> {
 }
 
 /**
- * Loads the directory and resource-manager part of the demo data set: the shipped demo world
- * file (`src/world/worlds/demo.yaml`). The demo credentials' hashes are precomputed
- * (`demoSecretHashes`), so none is hashed at load.
+ * Loads the demo world file (`src/world/worlds/demo.yaml`). The demo credentials' hashes are
+ * precomputed (`demoSecretHashes`), so none is hashed at load.
  */
 async function seedDirectory(ctx: AppContext, modules: ServiceModule[]): Promise<void> {
   await loadWorld(ctx, modules, readWorld([demoWorldFile]), demoSecretHashes);
