@@ -2,7 +2,7 @@
  * The data kinds of a world file (issue 28 item 1): a world written in the test with a mailbox
  * (a well-known folder and folders of its own holding messages, one with an attachment, one
  * from an `.eml` file), a data
- * platform workspace (role assignments, a folder), an automation account with a runbook and a
+ * platform workspace (role assignments, a folder, an eventstream), an automation account with a runbook and a
  * webhook, a data share account with a share and its runs, a billing account (a declared and
  * generated transactions) and an analytics dataflow, used through the official mail
  * client and plain HTTPS as the areas' tests do; the export round trip (export → a fresh start
@@ -103,6 +103,8 @@ tenants:
           - { principal: ann@fabrikam.test, role: Admin }
           - { principal: ben@fabrikam.test, role: Viewer }
         folders: [{ displayName: Reports }]
+        items:
+          - { type: Eventstream, displayName: orders-stream, description: Orders as they come., folderId: Reports, createdBy: ann@fabrikam.test }
 `;
 fs.writeFileSync(worldFile, world);
 fs.mkdirSync(path.join(dir, 'mail'));
@@ -176,6 +178,14 @@ test('the workspace, its role assignments and folder; the automation webhook; th
   assert.deepEqual(mine.body.value, [{ id: workspaceId, displayName: 'Fabrikam Analytics', description: 'Team analytics.', type: 'Workspace' }]);
   const folders = await platformCall(s.url, 'GET', `/v1/workspaces/${workspaceId}/folders`, annPlatform);
   assert.deepEqual(folders.body.value.map((f: any) => f.displayName), ['Reports']);
+  const streams = await platformCall(s.url, 'GET', `/v1/workspaces/${workspaceId}/eventstreams`, benPlatform);
+  assert.deepEqual(
+    streams.body.value.map((e: any) => [e.displayName, e.description, e.folderId === folders.body.value[0].id, e.defaultIdentity.userDetails.userPrincipalName]),
+    [['orders-stream', 'Orders as they come.', true, 'ann@fabrikam.test']],
+  );
+  const def = await platformCall(s.url, 'POST', `/v1/workspaces/${workspaceId}/eventstreams/${streams.body.value[0].id}/getDefinition`, annPlatform);
+  assert.equal(def.status, 200, JSON.stringify(def.body));
+  assert.deepEqual(def.body.definition.parts.map((p: any) => p.path).sort(), ['.platform', 'eventstream.json', 'eventstreamProperties.json']);
   const viewer = await platformCall(s.url, 'POST', `/v1/workspaces/${workspaceId}/eventstreams`, benPlatform, { displayName: 'es1' });
   assert.equal(viewer.status, 403, 'a Viewer does not create items');
 
@@ -231,6 +241,7 @@ test('export round trip: export → a fresh start from it (also on the other dat
   assert.equal(t.mailboxes[0].folders.flatMap((f: any) => f.messages ?? []).length, 3, 'the .eml message is written out as a message');
   assert.equal(t.billingAccounts[0].invoices[0].transactions.length, 7, 'generated transactions are written out');
   assert.equal(t.dataflows.length, 1);
+  assert.equal(t.workspaces[0].items[0].createdBy, 'ann@fabrikam.test');
   const file = path.join(dir, 'exported.yaml');
   fs.writeFileSync(file, first.text);
   // The other database too (test/helpers/databases.ts).
@@ -263,6 +274,7 @@ test('bad data kinds refuse with file, line and path, and change nothing', async
     [bad('profile.yaml', (w) => w.replace('billingProfile: FAB-PROFILE', 'billingProfile: NOPE')), 'an invoice of an unknown billing profile', /profile\.yaml:\d+:\d+: \/tenants\/0\/billingAccounts\/0\/invoices\/0\/billingProfile: no billing profile 'NOPE'/],
     [bad('dataflow.yaml', (w) => w.replace('workspaceId: Fabrikam BI', 'workspaceId: Nowhere')), 'a dataflow of an unknown workspace', /dataflow\.yaml:\d+:\d+: \/tenants\/0\/dataflows\/0\/workspaceId: no analytics workspace 'Nowhere'/],
     [bad('eml.yaml', (w) => w.replace('mail/hello.eml', 'mail/missing.eml')), 'an .eml file that is not there', /eml\.yaml:\d+:\d+: \/tenants\/0\/mailboxes\/0\/folders\/3\/messages\/0\/eml: cannot read 'mail\/missing\.eml'/],
+    [bad('item-folder.yaml', (w) => w.replace('folderId: Reports', 'folderId: Nowhere')), 'an item in an unknown folder', /item-folder\.yaml:\d+:\d+: \/tenants\/0\/workspaces\/0\/items\/0\/folderId: no folder 'Nowhere'/],
     [bad('field.yaml', (w) => w.replace('isRead: true,', 'isRead: true, shoeSize: 42,')), 'an unknown message field', /field\.yaml:\d+:\d+: \/tenants\/0\/mailboxes\/0\/folders\/1\/messages\/0\/shoeSize: unknown field 'shoeSize'/],
   ];
   const before = (await exported(s)).doc;
