@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { createRemoteJWKSet, jwtVerify, decodeJwt } from 'jose';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 import { tokenRequest, identities, userToken } from './helpers/auth.ts';
-import { demoTenant, demoServicePrincipal, demoAdmin, demoPublicClient, demoUser, otherUser, demoManagedIdentity, demoSecretHashes } from '../src/seed/demo.ts';
+import { demoTenant, demoServicePrincipal, demoAdmin, demoPublicClient, demoUser, otherUser, demoManagedIdentity, demoSecretHashes, tenantReaderApp } from '../src/seed/demo.ts';
 import { verifySecret } from '../src/core/identity/directory.ts';
 
 let s: TestServer;
@@ -124,7 +124,7 @@ test('a token issued before a restart still verifies after it (keys live in the 
 });
 
 test('the precomputed hashes of the demo credentials match them (and only them)', async () => {
-  const secrets = [demoAdmin.password, demoUser.password, otherUser.password, demoServicePrincipal.secret, demoManagedIdentity.secret];
+  const secrets = [demoAdmin.password, demoUser.password, otherUser.password, demoServicePrincipal.secret, demoManagedIdentity.secret, tenantReaderApp.secret];
   assert.deepEqual(Object.keys(demoSecretHashes).sort(), [...secrets].sort());
   for (const s of secrets) {
     assert.equal(await verifySecret(s, demoSecretHashes[s]), true, s);
