@@ -5,7 +5,7 @@
  * `load.ts` and `export.ts` call: {@link resolveTenantData} (after every file's principals are
  * known; returns the writes to run once the directory and hierarchy are written) and
  * {@link exportData}. Each kind lives in its own file (`platform.ts`, `automation.ts`,
- * `datashare.ts`, `mail.ts`, `billing.ts`, `analytics.ts`) with its schema, resolution, load through the area's store functions, and
+ * `datashare.ts`, `resources.ts`, `mail.ts`, `billing.ts`, `analytics.ts`) with its schema, resolution, load through the area's store functions, and
  * export.
  */
 import type { Kysely } from 'kysely';
@@ -20,6 +20,7 @@ import type { WorldFileData, WorldTenantData } from './schema.ts';
 import { exportPlatform, resolvePlatform } from './platform.ts';
 import { exportAutomation, resolveAutomation } from './automation.ts';
 import { exportDataShare, resolveDataShare } from './datashare.ts';
+import { exportResources, resolveResources } from './resources.ts';
 import { exportMail, resolveMail } from './mail.ts';
 import { exportBilling, resolveBilling } from './billing.ts';
 import { exportAnalytics, resolveAnalytics } from './analytics.ts';
@@ -121,6 +122,7 @@ export function resolveTenantData(world: World, t: WorldTenantData, tenant: Reso
   resolvePlatform(c);
   resolveAutomation(c);
   resolveDataShare(c);
+  resolveResources(c);
   resolveBilling(c);
   resolveAnalytics(c);
   if (!c.writes.length && !c.resources.length) return [];
@@ -149,6 +151,7 @@ export async function exportData(db: Kysely<Database>, out: WorldFileData): Prom
   await exportPlatform(db, out, names);
   await exportAutomation(db, out);
   await exportDataShare(db, out);
+  await exportResources(db, out);
   await exportBilling(db, out, names);
   await exportAnalytics(db, out);
 }

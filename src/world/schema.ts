@@ -5,7 +5,7 @@
  * directory's `user` / `application` resources (plus the password or secret text), subscriptions
  * and resource groups as their resource-manager resources (name, location, tags).
  *
- * The data kinds (mailboxes, workspaces, automation, data share, billing, analytics) bring their
+ * The data kinds (mailboxes, workspaces, automation, data share, generic resources, billing, analytics) bring their
  * properties from their own files (`mail.ts`, `platform.ts`, …; loaded through `data.ts`). Kinds
  * not covered yet (other resources of the areas) are refused as unknown fields; add them as a
  * property here and a loader ({@link worldKindsNotYetCovered} lists them for the error message).
@@ -16,6 +16,7 @@ import { rbacResourceGroupProperties, rbacSubscriptionProperties, rbacTenantProp
 import { platformTenantProperties } from './platform.ts';
 import { automationGroupProperties } from './automation.ts';
 import { dataShareGroupProperties } from './datashare.ts';
+import { genericResourceGroupProperties } from './resources.ts';
 import { mailTenantProperties } from './mail.ts';
 import { billingTenantProperties } from './billing.ts';
 import { analyticsTenantProperties } from './analytics.ts';
@@ -83,6 +84,7 @@ export const WorldResourceGroup = Type.Object(
     ...rbacResourceGroupProperties,
     ...automationGroupProperties,
     ...dataShareGroupProperties,
+    ...genericResourceGroupProperties,
   },
   strict,
 );
@@ -158,4 +160,4 @@ export type WorldFileData = Static<typeof WorldFile>;
 export type WorldTenantData = Static<typeof WorldTenant>;
 
 /** Parts of the issue's world layout that the format does not cover yet (named in the error for such a field). */
-export const worldKindsNotYetCovered = ['resources'];
+export const worldKindsNotYetCovered: string[] = [];
