@@ -61,6 +61,16 @@ export const otherUser = {
 /** The default subscription and resource group of the demo tenant. */
 export const demoSubscription = { id: '3c9a6f1e-2b8d-4e5a-9f7c-6d1e0a4b8c25', displayName: 'Stratus Default Subscription', resourceGroup: 'stratus-rg', location: 'eastus' } as const;
 
+/**
+ * The demo storage account (a generic resource of the demo world, `src/world/worlds/demo.yaml`), used
+ * as a resource scope (docs/coverage/authorization.md); its child `blobServices/default` too.
+ */
+export const demoStorageAccount = {
+  name: 'stratusdata',
+  type: 'Vendor.Storage/storageAccounts',
+  id: `/subscriptions/${demoSubscription.id}/resourceGroups/${demoSubscription.resourceGroup}/providers/Vendor.Storage/storageAccounts/stratusdata`,
+} as const;
+
 /** A subscription of the second tenant. */
 export const otherSubscription = { id: '8e2b4d6f-1a3c-4e5f-8a9b-0c1d2e3f4a5b', displayName: 'Other Subscription', resourceGroup: 'other-rg', location: 'westeurope' } as const;
 
