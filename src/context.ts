@@ -42,10 +42,10 @@ export interface AppContext {
   onClose(fn: () => Promise<void> | void): void;
 }
 
-/** The context a seeder gets: the app context plus the well-known demo ids. */
+/** The context a bulk generator of the CLI gets (the app context). */
 export type SeedContext = AppContext;
 
-/** One API area: its tables, demo data and routes. */
+/** One API area: its tables and routes (its demo data is in the demo world file, `src/world/worlds/demo.yaml`). */
 export interface ServiceModule {
   /** Short area name (`compute`, `mail`, …). */
   name: string;
@@ -53,8 +53,6 @@ export interface ServiceModule {
   migrations: Migrations;
   /** The area's data tables, children before parents: `POST /_stratus/reset` empties them before reseeding. */
   tables: (keyof Database & string)[];
-  /** Loads the area's part of the demo data set into empty tables. */
-  seed?(ctx: SeedContext): Promise<void>;
   /** Registers the area's routes (and background workers) on the app. */
   register(app: FastifyInstance, ctx: AppContext): Promise<void> | void;
   /**

@@ -1,8 +1,7 @@
 /**
  * The demo data set: the demo world file (directory, resource-manager hierarchy and the areas'
- * data: mailboxes, workspaces, automation, data share, billing, analytics) and the seed code of
- * the areas not in it yet (the authorization area's demo storage account, the WOPI root
- * containers). Loaded into an empty store at first start; kept as the world snapshot that
+ * data: generic resources, mailboxes, workspaces, automation, data share, billing, analytics).
+ * Loaded into an empty store at first start; kept as the world snapshot that
  * `POST /_stratus/reset` restores.
  */
 import { sql } from 'kysely';
@@ -28,7 +27,7 @@ async function seedDirectory(ctx: AppContext, modules: ServiceModule[]): Promise
   await loadWorld(ctx, modules, readWorld([demoWorldFile]), demoSecretHashes);
 }
 
-/** Loads the whole demo data set (directory first, then each area in order) and marks the store seeded. */
+/** Loads the whole demo data set (the demo world file) and marks the store seeded. */
 export async function seedAll(ctx: AppContext, modules: ServiceModule[]): Promise<void> {
   // On SQLite the demo data's many small commits skip their fsync (WAL, synchronous = NORMAL:
   // safe against a crash of the process, not a power loss during the first start); the
@@ -38,7 +37,6 @@ export async function seedAll(ctx: AppContext, modules: ServiceModule[]): Promis
   if (sqlite) await sql`pragma synchronous = NORMAL`.execute(ctx.store.db);
   try {
     await seedDirectory(ctx, modules);
-    for (const m of modules) if (m.seed) await m.seed(ctx);
   } finally {
     if (sqlite) await sql.raw(`pragma synchronous = ${prev}`).execute(ctx.store.db);
   }
