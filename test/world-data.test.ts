@@ -16,6 +16,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 import { bothDatabases, startTestServerOn } from './helpers/databases.ts';
+import { exportedWorld as exported } from './helpers/world.ts';
 import { tokenRequest } from './helpers/auth.ts';
 import { graphClient, mailScopes } from './helpers/mail.ts';
 import { call as platformCall } from './helpers/platform.ts';
@@ -219,16 +220,6 @@ test('the billing account: its invoice lists the declared and generated transact
   const body = (await flows.json()) as any;
   assert.deepEqual(body.value.map((d: any) => [d.name, d.configuredBy, d.workspaceId]), [['Orders - Daily', 'ann@fabrikam.test', stableUuid('world-analytics-workspace', tenantId, 'Fabrikam BI')]]);
 });
-
-/** The export without its volatile field (the clock). */
-async function exported(server: TestServer): Promise<{ text: string; doc: any }> {
-  const r = await server.control('/_stratus/world?format=yaml');
-  assert.equal(r.status, 200);
-  const text = await r.text();
-  const json = (await (await server.control('/_stratus/world')).json()) as any;
-  delete json.clock;
-  return { text, doc: json };
-}
 
 test('export round trip: export → a fresh start from it (also on the other database) → export again gives the same document', async () => {
   const first = await exported(s);

@@ -16,6 +16,7 @@ import { ResourceManagementClient } from '@azure/arm-resources';
 import { AuthorizationManagementClient } from '@azure/arm-authorization';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 import { bothDatabases, startTestServerOn } from './helpers/databases.ts';
+import { exportedWorld as exported } from './helpers/world.ts';
 import { staticCredential, tokenRequest } from './helpers/auth.ts';
 import { collect, vendorNamespacePolicy } from './helpers/arm.ts';
 import { stableUuid } from '../src/core/ids.ts';
@@ -125,16 +126,6 @@ test('the child resource is a scope: the world assignment on it lets its reader 
   const assignments = await collect(dana.roleAssignments.listForScope(blob, { filter: 'atScope()' }));
   assert.ok(assignments.some((a) => a.scope === blob && a.roleDefinitionId?.endsWith('acdd72a7-3385-48ef-bd42-f606fba81ae7')), JSON.stringify(assignments));
 });
-
-/** The export without its volatile field (the clock). */
-async function exported(server: TestServer): Promise<{ text: string; doc: any }> {
-  const r = await server.control('/_stratus/world?format=yaml');
-  assert.equal(r.status, 200);
-  const text = await r.text();
-  const json = (await (await server.control('/_stratus/world')).json()) as any;
-  delete json.clock;
-  return { text, doc: json };
-}
 
 test('export nests the generic resources as the file did (not the automation account) and round-trips on both databases', async () => {
   const first = await exported(s);

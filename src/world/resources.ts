@@ -75,20 +75,17 @@ export const WorldGenericResource = genericResource(0);
 /** Resource-group properties of the generic resources. */
 export const genericResourceGroupProperties = { resources: Type.Optional(Type.Array(WorldGenericResource, { maxItems: 10_000 })) };
 
+/** The optional fields of a generic resource, in the order of its stored body and of the file. */
+const optionalFields = ['location', 'kind', 'sku', 'tags', 'identity', 'systemData'] as const;
+
+/** The given optional fields of `r` (see {@link optionalFields}). */
+function givenFields(r: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(optionalFields.filter((k) => r[k] !== undefined).map((k) => [k, r[k]]));
+}
+
 /** The stored body of `r` with id `id` and full type `type` (the given fields only; `properties` default `{}`). */
 function genericBody(id: string, type: string, r: FileGenericResource, location: string | undefined): Record<string, unknown> {
-  return {
-    id,
-    name: r.name,
-    type,
-    ...(location !== undefined ? { location } : {}),
-    ...(r.kind !== undefined ? { kind: r.kind } : {}),
-    ...(r.sku !== undefined ? { sku: r.sku } : {}),
-    ...(r.tags !== undefined ? { tags: r.tags } : {}),
-    ...(r.identity !== undefined ? { identity: r.identity } : {}),
-    ...(r.systemData !== undefined ? { systemData: r.systemData } : {}),
-    properties: r.properties ?? {},
-  };
+  return { id, name: r.name, type, ...givenFields({ ...r, location }), properties: r.properties ?? {} };
 }
 
 /** Checks the generic resources of the tenant entry's groups and queues their rows. */
@@ -113,18 +110,7 @@ export function resolveResources(c: DataContext): void {
 
 /** A stored body as the file writes it (`type` given by the caller: full at the top, relative below). */
 function fileGeneric(type: string, body: Record<string, any>, children: FileGenericResource[]): FileGenericResource {
-  return {
-    type,
-    name: body.name,
-    ...(body.location !== undefined ? { location: body.location } : {}),
-    ...(body.kind !== undefined ? { kind: body.kind } : {}),
-    ...(body.sku !== undefined ? { sku: body.sku } : {}),
-    ...(body.tags !== undefined ? { tags: body.tags } : {}),
-    ...(body.identity !== undefined ? { identity: body.identity } : {}),
-    ...(body.systemData !== undefined ? { systemData: body.systemData } : {}),
-    properties: body.properties ?? {},
-    ...(children.length ? { resources: children } : {}),
-  };
+  return { type, name: body.name, ...givenFields(body), properties: body.properties ?? {}, ...(children.length ? { resources: children } : {}) };
 }
 
 /** Adds the stored resources of no area kind to the exported resource groups (children nested below their parents). */
