@@ -206,11 +206,17 @@ export async function buildApp(config: Config): Promise<BuiltApp> {
   registerResponseHeaders(app, log, controlKey);
   // PostgreSQL: a request that wrote answers once every live instance applied the write (`cache-presence.ts`, `kept-versions.ts`).
   if (config.databaseUrl) {
+    // Which requests wrote (`cache-requests.ts`): a read that wrote nothing does not wait.
+    app.addHook('onRequest', (req, _reply, done) => cache.requests.run(req.raw, done));
     app.addHook('onSend', (req, _reply, payload, done) => {
       // A request that may write mailbox rows (their notifications carry no sequence number)
       // sends a marker and waits for it (`CacheHub.settle`).
       const marker = cache.isMarked(req.raw);
       if (!marker && !cache.unsettled()) return done(null, payload);
+      if (!marker && (req.method === 'GET' || req.method === 'HEAD') && !cache.requests.wrote(req.raw)) {
+        cache.requests.readsNotWaited++;
+        return done(null, payload);
+      }
       cache.settle(leaseMs || defaultSettings.instanceLeaseMs, marker).then(
         () => done(null, payload),
         (e) => {

@@ -37,6 +37,7 @@ import { bumpCacheVersions } from './cache-versions.ts';
 import { SharedValues, type SharedRow, type SharedWrite } from './shared-values.ts';
 import { KeptVersions, keyOfEntry } from './kept-versions.ts';
 import { watchOwnWrites } from './cache-tables.ts';
+import { RequestWrites } from './cache-requests.ts';
 import { TickBatch, turnTrip, type TripPart } from './tick-batch.ts';
 import type { CacheDatabase } from './tables.ts';
 
@@ -153,6 +154,7 @@ export class CacheHub {
   private readonly kept = new Map<string, KeptVersions>();
   /** PostgreSQL: requests ({@link markRequest}) that send a marker before they are answered. */
   private readonly markedRequests = new WeakSet<object>();
+  readonly requests = new RequestWrites(); // PostgreSQL: which requests wrote (`cache-requests.ts`)
 
   constructor(store: Store) {
     const db = (this.db = store.db as unknown as Kysely<CacheDatabase>);
@@ -233,6 +235,7 @@ export class CacheHub {
     const list = areas.length ? areas : [...cacheAreas];
     const seq = await bumpCacheVersions(db, list);
     if (seq !== undefined && seq > this.written) this.written = seq;
+    this.requests.noteWrite();
     this.invalidate(...list);
   }
 
@@ -244,6 +247,7 @@ export class CacheHub {
   async setShared(db: Kysely<CacheDatabase>, values: SharedWrite): Promise<Partial<Record<SharedRow, number>>> {
     const { values: written, seq } = await this.sharedValues.write(db, values);
     if (seq !== undefined && seq > this.written) this.written = seq;
+    this.requests.noteWrite();
     return written;
   }
 
@@ -295,6 +299,7 @@ export class CacheHub {
    */
   markWritten(): void {
     this.marked++;
+    this.requests.noteWrite();
   }
 
   /**
@@ -321,9 +326,8 @@ export class CacheHub {
    * are committed (`cache-presence.ts`): one statement per look, every 1, 2, 4… 16 ms; gives up
    * after twice the lease (by then an instance that does not answer has lost its lease).
    * With `marker` (a request that may have written rows whose notifications carry no sequence
-   * number: {@link markRequest}), or after
-   * {@link markWritten}, it first sends a marker (`sendMarker`) and waits for it, on this
-   * instance too (its kept versions are dropped by the same notifications).
+   * number: {@link markRequest}), or after {@link markWritten}, it first sends a marker
+   * (`sendMarker`) and waits for it, on this instance too (its kept versions are dropped too).
    * @throws the database error of a look.
    */
   async settle(leaseMs: number, marker = false): Promise<void> {
@@ -331,6 +335,7 @@ export class CacheHub {
     let target = this.written;
     const self = this.presence?.id ?? '';
     if (marker || marked > this.markedDone) {
+      this.requests.markersSent++;
       const m = await sendMarker(this.db, self);
       target = Math.max(target, m.seq);
       if (this.presence) await this.presence.whenApplied(m.seq);
