@@ -24,6 +24,7 @@ import { TokenCredentialAuthenticationProvider } from '@microsoft/microsoft-grap
 import { decodeJwt } from 'jose';
 import { parse } from 'yaml';
 import { startTestServer, type TestServer } from './helpers/server.ts';
+import { bothDatabases, startTestServerOn } from './helpers/databases.ts';
 import { stableUuid } from '../src/core/ids.ts';
 import { readWorld } from '../src/world/file.ts';
 import { resolveWorld } from '../src/world/load.ts';
@@ -204,18 +205,9 @@ test('export round trip: export → a fresh start from it (SQLite and PostgreSQL
   );
   const file = path.join(dir, 'exported.yaml');
   fs.writeFileSync(file, first.text);
-  const pg = process.env.STRATUS_TEST_DATABASE_URL;
-  const others: (string | undefined)[] = pg ? [pg, undefined] : [undefined, ...(process.env.STRATUS_TEST_OTHER_DATABASE_URL ? [process.env.STRATUS_TEST_OTHER_DATABASE_URL] : [])];
-  for (const url of others) {
-    if (url) process.env.STRATUS_TEST_DATABASE_URL = url;
-    else delete process.env.STRATUS_TEST_DATABASE_URL;
-    let fresh: TestServer | undefined;
-    try {
-      fresh = await startTestServer({ env: { ...env, STRATUS_WORLD: file } });
-    } finally {
-      if (pg) process.env.STRATUS_TEST_DATABASE_URL = pg;
-      else delete process.env.STRATUS_TEST_DATABASE_URL;
-    }
+  // This run's database, then the other one (SQLite from a PostgreSQL run; PostgreSQL from a SQLite run when STRATUS_TEST_OTHER_DATABASE_URL names one).
+  for (const url of bothDatabases()) {
+    const fresh = await startTestServerOn(url, { env: { ...env, STRATUS_WORLD: file } });
     try {
       assert.deepEqual((await exported(fresh)).doc, first.doc, `same document on ${url ? 'PostgreSQL' : 'SQLite'}`);
       const token = await new ClientSecretCredential('fabrikam.test', daemonAppId, 'Billing-Secret-1', options(fresh)).getToken(`${mailAudience}/.default`);

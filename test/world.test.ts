@@ -15,6 +15,7 @@ import { ClientSecretCredential, UsernamePasswordCredential } from '@azure/ident
 import { ResourceManagementClient } from '@azure/arm-resources';
 import { SubscriptionClient } from '@azure/arm-resources-subscriptions';
 import { startTestServer, type TestServer } from './helpers/server.ts';
+import { bothDatabases, startTestServerOn } from './helpers/databases.ts';
 import { parse } from 'yaml';
 import { stableUuid } from '../src/core/ids.ts';
 import { readWorld } from '../src/world/file.ts';
@@ -164,19 +165,9 @@ test('export round trip: export → a fresh start from it (also on the other dat
   assert.ok(first.doc.tenants[0].users[0].passwordHash.startsWith('scrypt$'), 'credentials as their stored hashes');
   const file = path.join(dir, 'exported.yaml');
   fs.writeFileSync(file, first.text);
-  // The other database: SQLite when this run is on PostgreSQL, and PostgreSQL (when available) when it is on SQLite.
-  const pg = process.env.STRATUS_TEST_DATABASE_URL;
-  const others: (string | undefined)[] = pg ? [pg, undefined] : [undefined, ...(process.env.STRATUS_TEST_OTHER_DATABASE_URL ? [process.env.STRATUS_TEST_OTHER_DATABASE_URL] : [])];
-  for (const url of others) {
-    if (url) process.env.STRATUS_TEST_DATABASE_URL = url;
-    else delete process.env.STRATUS_TEST_DATABASE_URL;
-    let fresh: TestServer | undefined;
-    try {
-      fresh = await startTestServer({ env: { ...env, STRATUS_WORLD: file } });
-    } finally {
-      if (pg) process.env.STRATUS_TEST_DATABASE_URL = pg;
-      else delete process.env.STRATUS_TEST_DATABASE_URL;
-    }
+  // This run's database, then the other one (SQLite from a PostgreSQL run; PostgreSQL from a SQLite run when STRATUS_TEST_OTHER_DATABASE_URL names one).
+  for (const url of bothDatabases()) {
+    const fresh = await startTestServerOn(url, { env: { ...env, STRATUS_WORLD: file } });
     try {
       assert.deepEqual((await exported(fresh, 'json')).doc, first.doc, `same document on ${url ? 'PostgreSQL' : 'SQLite'}`);
       // The hashes sign in: alice's password works on the fresh server.
