@@ -114,4 +114,29 @@ describe('mail answers kept per mailbox version', () => {
     await call(s.url, t.user, 'PATCH', `/v1.0/me/messages/${m.id}`, { subject: 'scoped-2' });
     assert.deepEqual((await get('/v1.0/me/mailFolders/drafts/messages?$select=subject', t.admin)).body, adminPage.body);
   });
+  test('a message by id follows every write of it (SQLite: kept by message version), per API version, $select and path', async () => {
+    const m = (await call(s.url, t.user, 'POST', '/v1.0/me/messages', { subject: 'version-1' })).body;
+    const path = `/v1.0/me/messages/${m.id}`;
+    const v1 = await get(path);
+    assert.equal(v1.body.isRead, true);
+    assert.equal(v1.body.hasAttachments, false);
+    assert.match(v1.body['@odata.context'], /\/v1\.0\/\$metadata#/);
+    // Another API version and another `$select` are other answers of the same message version.
+    assert.match((await get(`/beta/me/messages/${m.id}`)).body['@odata.context'], /\/beta\/\$metadata#/);
+    assert.deepEqual(Object.keys((await get(`${path}?$select=subject`)).body).sort(), ['@odata.context', '@odata.etag', 'id', 'subject']);
+    assert.equal((await get(`/v1.0/me/mailFolders/drafts/messages/${m.id}`)).body.subject, 'version-1');
+
+    assert.equal((await call(s.url, t.user, 'PATCH', path, { isRead: false })).status, 200);
+    assert.equal((await get(path)).body.isRead, false);
+    assert.equal((await get(`${path}?$select=subject`)).body['@odata.etag'] === v1.body['@odata.etag'], false, 'a new change key');
+
+    const added = await call(s.url, t.user, 'POST', `${path}/attachments`, { '@odata.type': '#vendor.graph.fileAttachment', name: 'a.txt', contentBytes: Buffer.from('hi').toString('base64') });
+    assert.equal(added.status, 201);
+    assert.equal((await get(path)).body.hasAttachments, true);
+    assert.equal((await get(`/beta/me/messages/${m.id}`)).body.hasAttachments, true);
+
+    // Malformed and unknown ids keep their errors.
+    assert.equal((await call(s.url, t.user, 'GET', '/v1.0/me/messages/not*an*id')).body.error.code, 'ErrorInvalidIdMalformed');
+    assert.equal((await call(s.url, t.user, 'GET', `/v1.0/me/messages/${m.id.slice(0, -4)}AAAA`)).status, 404);
+  });
 });

@@ -33,6 +33,14 @@ export function messageJson(m: MessageRecord, o: RenderOptions): string {
   return t;
 }
 
+/**
+ * {@link messageJson}'s text, taken from the cache when it is there but not added to it (for a
+ * caller that keeps the answer itself: `message-read.ts`).
+ */
+export function messageJsonUncached(m: MessageRecord, o: RenderOptions): string {
+  return texts.get(keyOf(m.pk, m.changeKey, o)) ?? JSON.stringify(renderMessage(m, { ...o, context: undefined }));
+}
+
 /** The table-qualified columns a page of {@link pageJson} reads: the row key and the change key. */
 export const versionColumns = ['mail_messages.pk', 'mail_messages.change_key'] as const;
 
