@@ -57,7 +57,11 @@ function slotOf(value: unknown): number | undefined {
   return Number(value.slice(markerPrefix.length, -1));
 }
 
-interface Compiled<O> {
+/**
+ * A compiled query run many times with different arguments ({@link template}, {@link runTemplate};
+ * what {@link prepared} keeps per database handle).
+ */
+export interface Template<O> {
   query: CompiledQuery<O>;
   /** For each parameter of the SQL: the argument index that fills it, or undefined for a constant. */
   slots: (number | undefined)[];
@@ -68,30 +72,49 @@ interface Compiled<O> {
 }
 
 /**
+ * A {@link Template} of a query compiled with {@link param} placeholders where its arguments go
+ * (every other value is a constant of the template).
+ */
+export function template<O>(query: CompiledQuery<O>): Template<O> {
+  return { query, slots: query.parameters.map(slotOf), reader: query.query.kind === 'SelectQueryNode' };
+}
+
+/**
+ * Runs a {@link Template} with `args` filling its placeholders, on `db` (the handle it was
+ * compiled for): SQLite with the connection free runs the statement at once (no mutex and
+ * promise hops of the driver); PostgreSQL, a transaction, or a busy connection go through Kysely.
+ */
+export async function runTemplate<DB, O>(db: Kysely<DB>, c: Template<O>, args: readonly unknown[]): Promise<O[]> {
+  const { query, slots } = c;
+  const parameters = slots.map((s, i) => (s === undefined ? query.parameters[i] : args[s]));
+  const direct = directReaders.get(db);
+  if (direct !== undefined && c.reader && !direct.busy()) {
+    let stmt = c.statement;
+    if (stmt === undefined || stmt.busy) stmt = c.statement = direct.statement(query.sql);
+    return stmt.all(parameters) as O[];
+  }
+  return (await db.executeQuery<O>({ ...query, parameters })).rows;
+}
+
+/**
  * A query compiled once per database handle (a `Kysely` instance or a transaction).
  * @param build makes the query; every value that varies is `param(i)`; everything else is constant.
  * @returns `(db, ...args) => rows`; `args[i]` fills `param(i)`.
  * @throws Error at first use when the query has no placeholder for an argument index used later (a programming error).
  */
 export function prepared<DB, O, A extends unknown[] = unknown[]>(build: (db: Kysely<DB>) => Compilable<O>): (db: Kysely<DB>, ...args: A) => Promise<O[]> {
-  const byDb = new WeakMap<Kysely<DB>, Compiled<O>>();
-  return async (db, ...args) => {
+  const byDb = new WeakMap<Kysely<DB>, Template<O>>();
+  // Not an async function: the promise of runTemplate is returned as it is (no further hops).
+  return (db, ...args) => {
     let c = byDb.get(db);
     if (!c) {
-      const query = build(db).compile();
-      c = { query, slots: query.parameters.map(slotOf), reader: query.query.kind === 'SelectQueryNode' };
+      try {
+        c = template(build(db).compile());
+      } catch (e) {
+        return Promise.reject(e);
+      }
       byDb.set(db, c);
     }
-    const { query, slots } = c;
-    const parameters = slots.map((s, i) => (s === undefined ? query.parameters[i] : args[s]));
-    // SQLite, connection free: the statement runs at once (no mutex and promise hops of the
-    // driver); PostgreSQL, a transaction, or a busy connection: through Kysely.
-    const direct = directReaders.get(db);
-    if (direct !== undefined && c.reader && !direct.busy()) {
-      let stmt = c.statement;
-      if (stmt === undefined || stmt.busy) stmt = c.statement = direct.statement(query.sql);
-      return stmt.all(parameters) as O[];
-    }
-    return (await db.executeQuery<O>({ ...query, parameters })).rows;
+    return runTemplate(db, c, args);
   };
 }

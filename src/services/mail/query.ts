@@ -13,6 +13,8 @@ import { selectableProperties } from './message.ts';
 import { readOffThread } from './read-worker.ts';
 import type { Database } from '../../store/database.ts';
 import { qualifiedMessageRowColumns } from './store.ts';
+import { param, runTemplate, template, type Template } from '../../store/prepared.ts';
+import { LRUCache } from 'lru-cache';
 
 /** `$filter` / `$orderby` properties of a message and where they live. */
 export const messageFields: FieldMap = {
@@ -244,29 +246,62 @@ export function ordering(q: URLSearchParams): { column: string | RawBuilder<unkn
 }
 
 /**
+ * The compiled page queries of each database handle, by page shape (issue 31: "one prepared
+ * statement per page shape"): the folder or the number of folders left out, the `$filter` and
+ * `$orderby` texts as sent (their literals are constants of the statement), the columns, the
+ * page size and `$skip`. The mailbox and the folders are its arguments ({@link pageArgs}), so one
+ * shape serves every mailbox. Only shapes that compiled are kept (a refused `$filter` or
+ * `$orderby` is checked again each time); a page with `$search` is built each time.
+ */
+const pageShapes = new WeakMap<Kysely<Database>, LRUCache<string, Template<any>>>();
+
+/** The arguments of a page template: tenant, mailbox, then the folder or the folders left out. */
+function pageArgs(lq: ListQuery): string[] {
+  return lq.folderId !== undefined ? [lq.tenantId, lq.mailboxId, lq.folderId] : [lq.tenantId, lq.mailboxId, ...lq.excludeFolderIds];
+}
+
+/** Builds the page query of `lq` (no `$search`) with the mailbox and folders as placeholders ({@link pageArgs}). */
+function pageTemplate(db: Kysely<Database>, lq: ListQuery, columns: typeof qualifiedMessageRowColumns): Template<any> {
+  const shape: ListQuery = {
+    ...lq,
+    tenantId: param(0),
+    mailboxId: param(1),
+    folderId: lq.folderId === undefined ? undefined : param(2),
+    excludeFolderIds: lq.folderId === undefined ? lq.excludeFolderIds.map((_, i) => param(2 + i)) : [],
+  };
+  // `$orderby` is checked before `$filter`, as every list has always checked them.
+  const order = ordering(lq.q);
+  let query = baseQuery(db, shape).select(columns);
+  for (const o of order) query = query.orderBy(o.column as any, o.direction);
+  return template(query.limit(lq.pageSize + 1).offset(lq.skip).compile());
+}
+
+/**
  * One page of message rows (one extra row fetched to know whether a next page exists).
  * @param lightColumns read only these columns (a `$select` of rowProperties only: see store.ts `lightMessageColumns`)
  */
 export async function listMessageRows(db: Kysely<Database>, lq: ListQuery, lightColumns?: readonly string[]): Promise<{ rows: any[]; more: boolean; count?: number }> {
   const columns = (lightColumns ?? qualifiedMessageRowColumns) as typeof qualifiedMessageRowColumns;
-  const order = ordering(lq.q);
-  const base = baseQuery(db, lq);
-  let query;
   const search = opt(lq.q, 'search');
+  let rows: any[];
   if (search !== undefined && search.trim() !== '') {
     // Search results are sorted, not read in index order: sort only the keys of the matches
     // (the page's pks), then read the page's rows, instead of sorting every matching row whole.
-    let keys = base.select('mail_messages.pk');
+    const order = ordering(lq.q);
+    let keys = baseQuery(db, lq).select('mail_messages.pk');
     for (const o of order) keys = keys.orderBy(o.column as any, o.direction);
-    query = db.selectFrom('mail_messages').select(columns).where('mail_messages.pk', 'in', keys.limit(lq.pageSize + 1).offset(lq.skip));
+    let query = db.selectFrom('mail_messages').select(columns).where('mail_messages.pk', 'in', keys.limit(lq.pageSize + 1).offset(lq.skip));
     for (const o of order) query = query.orderBy(o.column as any, o.direction);
+    // A search may match much of the mailbox: read it off the event loop (SQLite).
+    rows = await readOffThread(db, query);
   } else {
-    query = base.select(columns);
-    for (const o of order) query = query.orderBy(o.column as any, o.direction);
-    query = query.limit(lq.pageSize + 1).offset(lq.skip);
+    let shapes = pageShapes.get(db);
+    if (!shapes) pageShapes.set(db, (shapes = new LRUCache({ max: 2000 })));
+    const key = `${lq.folderId === undefined ? `-${lq.excludeFolderIds.length}` : 'f'}\u0000${opt(lq.q, 'filter') ?? ''}\u0000${opt(lq.q, 'orderby') ?? ''}\u0000${columns.join(',')}\u0000${lq.pageSize}\u0000${lq.skip}`;
+    let t = shapes.get(key);
+    if (t === undefined) shapes.set(key, (t = pageTemplate(db, lq, columns)));
+    rows = await runTemplate(db, t, pageArgs(lq));
   }
-  // A search may match much of the mailbox: read it off the event loop (SQLite).
-  const rows = search !== undefined && search.trim() !== '' ? await readOffThread(db, query) : await query.execute();
   const more = rows.length > lq.pageSize;
   let count: number | undefined;
   const c = opt(lq.q, 'count');
