@@ -37,13 +37,15 @@ export async function signal<DB>(db: Kysely<DB>, topic: SignalTopic): Promise<vo
 
 /**
  * A dedicated client of the store's database (search path `databaseSchema`) that `LISTEN`s on
- * `channel(<its current schema>)`; `setup` attaches the caller's handlers before it connects.
- * Used by {@link SignalBus} and by `cache-presence.ts`.
+ * `channel(<its current schema>)`; `setup` attaches the caller's handlers before it connects;
+ * `settings` are more `-c name=value` options of the session. Used by {@link SignalBus} and by
+ * `cache-presence.ts`.
  * @throws the error of connecting or listening (the client is then ended).
  */
-export async function listeningClient(databaseUrl: string, databaseSchema: string | undefined, channel: (schema: string) => string, setup: (client: pg.Client) => void): Promise<pg.Client> {
+export async function listeningClient(databaseUrl: string, databaseSchema: string | undefined, channel: (schema: string) => string, setup: (client: pg.Client) => void, settings = ''): Promise<pg.Client> {
   // Named so that an operator (or a test) can tell the listeners of one schema in `pg_stat_activity`.
-  const client = new pg.Client({ connectionString: databaseUrl, application_name: `stratus listener ${databaseSchema ?? ''}`.trim(), ...(databaseSchema ? { options: `-c search_path=${databaseSchema}` } : {}) });
+  const options = [databaseSchema ? `-c search_path=${databaseSchema}` : '', settings].filter(Boolean).join(' ');
+  const client = new pg.Client({ connectionString: databaseUrl, application_name: `stratus listener ${databaseSchema ?? ''}`.trim(), ...(options ? { options } : {}) });
   setup(client);
   try {
     await client.connect();

@@ -1,45 +1,52 @@
 /**
  * Cache invalidations pushed to every instance sharing a PostgreSQL database, so that a read
  * needs no version read of its own (issue 9 items 3 and 9: "a write on one is read on the other
- * at once", without a round trip per turn on every read).
+ * at once", without a round trip per turn on every read), and acknowledgements pushed back so
+ * that a writer waits without a statement of its own (issue 31 item 3).
  *
- * **The protocol.**
- * - Every write of a cached table sends `pg_notify('stratus_cache_<schema>', '0 <area,…>')` in
- *   its transaction, from the table's trigger (`cache-tables.ts`; `0`: no sequence number), and
- *   its writer answers after a marker (below). An explicit bump (`bumpCacheVersions`: a world
- *   loaded) increments the `*` row of `stratus_cache_versions` (the write's *sequence number*:
- *   the row lock orders writers, so sequence order is commit order) and sends
- *   `pg_notify('stratus_cache_<schema>', '<seq> <area,…>')`. Either is delivered at commit, in
- *   commit order, to every listener.
- * - Each instance ({@link CachePresence}) holds one dedicated connection that `LISTEN`s, and a row
- *   of `stratus_instances`: its id, the highest sequence number it has *applied* (`acked`), and a
- *   lease (`lease_until`, the database's clock). On a notification it empties the named areas'
- *   caches at once, then acknowledges (`acked`) on the same connection, which also renews the
- *   lease; a heartbeat renews it every third of the lease.
- * - A request that wrote answers only after every other instance whose lease is running has
- *   acknowledged the write's sequence number ({@link settled}); an instance whose lease ran out
- *   is not waited for.
- * - An instance serves from its caches without a version read only while it is *live*: its
- *   connection is up and its lease, as measured on its own monotonic clock from *before* the
- *   renewing statement was sent, has not run out (less a margin). So an instance that stopped
- *   (paused, partitioned, event loop blocked) stops trusting its caches before any writer stops
- *   waiting for it. Otherwise it reads the versions every turn (`CacheHub.sync`), as before.
- * - Entering live mode empties every cache after the instance's row is registered; notifications
- *   of later commits arrive on the connection that was listening before.
+ * **The protocol.** Every instance holds one connection ({@link CachePresence}) that `LISTEN`s
+ * on `stratus_cache_<schema>`, and a row of `stratus_instances` with a lease (`lease_until`, the
+ * database's clock) renewed every third of the lease. PostgreSQL delivers a database's
+ * notifications from one queue, in commit order, to every listener alike. Payloads:
+ * - `<seq> <entry,…>`: a write's invalidations — `0` from the cached tables' triggers
+ *   (`cache-tables.ts`) and the mailbox versions' triggers, a sequence number from an explicit
+ *   bump (`bumpCacheVersions`, `setShared`) or from a polled marker (`cache-fallback.ts`).
+ *   Applied on receipt (the caches of the areas emptied, kept versions dropped); a sequence
+ *   number is also acknowledged in the row's `acked` for writers that poll.
+ * - `m <id> <k>`: instance `<id>`'s marker number `k`. A request that wrote, once its
+ *   transaction committed, has its instance send one (one statement per turn on the listening
+ *   connection, shared by that turn's writers: no pool connection, no row). It follows the
+ *   write's notifications in the queue.
+ * - `a <id> <w>:<k>,…`: instance `<id>` has applied every notification up to `<w>`'s marker
+ *   `k`: sent once per turn after receiving markers of others, on the listening connection.
+ * - `j <id> <k>`: instance `<id>` joins: sent in its registration's transaction (and after a
+ *   renewal that found its lease had run out); also a marker.
+ * - `l <id>`: instance `<id>` leaves (its row is deleted with it).
  *
- * The acknowledgement rides the connection that receives the notifications, so a heartbeat that
- * succeeds proves the notifications committed before it were delivered (PostgreSQL sends them
- * before the statement's answer) and applied (the handler runs first, synchronously).
+ * **A write is answered** once its instance saw its own marker come back (so it applied its own
+ * notifications, its kept versions included) and every peer it knows (`cache-peers.ts`)
+ * acknowledged that marker — a wait in memory. A peer is known from the registration's and the
+ * heartbeat's list of running leases and from join notifications; one that does not answer is
+ * waited for until the database says its lease ran out (the leases are read again when the
+ * estimate of one passes). Without its connection a writer polls instead (`cache-fallback.ts`).
+ *
+ * **An instance is live** (serves from its caches without a version read) while its connection
+ * is up, its lease — measured on its own monotonic clock from before the renewing statement was
+ * sent, less a margin — runs, and it has seen its own latest join notification. Why a writer
+ * that does not know an instance B may answer: B's join comes after the writer's marker in the
+ * queue (else the writer saw it first), hence after the write; B empties its caches after it
+ * registered and, listening since before, applies every later notification before it sees its
+ * own join. A peer dropped when its lease ran out stopped trusting its caches first (its own
+ * deadline is earlier), and a renewal that finds the lease ran out joins again.
  */
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
-import { sql, type Kysely } from 'kysely';
 import { listeningClient } from './cache-bus.ts';
-import type { CacheDatabase } from './tables.ts';
+import { PeerView } from './cache-peers.ts';
 
-/** The database clock in ms since the epoch (`lease_until` is stored so), as SQL text. */
-const dbNowSql = '(extract(epoch from clock_timestamp()) * 1000)::bigint';
-const dbNowMs = sql.raw(dbNowSql);
+/** As SQL text: the database clock in ms since the epoch (`lease_until` is stored so), and the channel of the connection's schema. */
+const now = '(extract(epoch from clock_timestamp()) * 1000)::bigint';
+const channelSql = `'stratus_cache_' || current_schema()`;
 
 /** Options of {@link CachePresence}. */
 export interface PresenceOptions {
@@ -49,8 +56,8 @@ export interface PresenceOptions {
   databaseSchema?: string;
   /** Lease length, ms (`STRATUS_INSTANCE_LEASE_MS`); renewed every third of it. */
   leaseMs: number;
-  /** Empties the caches of `areas` (every area when undefined: on entering and leaving live mode). */
-  invalidate: (areas: string[] | undefined) => void;
+  /** Applies a notification's entries (`undefined`: every cache, on entering and leaving live mode). */
+  invalidate: (entries: string[] | undefined) => void;
   /** Called with errors of the dedicated connection (logged by the caller). */
   onError?: (e: unknown) => void;
 }
@@ -63,6 +70,9 @@ export const presenceChannelPrefix = 'stratus_cache_';
 /** The channel of the store's schema. */
 export const presenceChannel = (schema: string) => presenceChannelPrefix + schema;
 
+/** What a notification may name as an instance (ours are UUIDs): anything else is ignored. */
+const instanceId = /^[0-9A-Za-z-]{1,64}$/;
+
 /** One instance's place in the protocol (see the module note). */
 export class CachePresence {
   /** This instance's row id. */
@@ -72,55 +82,86 @@ export class CachePresence {
   private connecting: pg.Client | undefined;
   /** `performance.now()` until which this instance is live. */
   private deadline = 0;
-  /** Highest sequence number applied. */
+  /** Highest sequence number applied, and the highest written to the row's `acked`. */
   private applied = 0;
-  private ackQueued = false;
+  private ackedRow = 0;
   /** Callers of {@link whenApplied} waiting for a sequence number. */
   private waiters: { seq: number; resolve: () => void }[] = [];
+  /** The peers known on the current connection. */
+  private peers = new PeerView(() => this.ownSeen);
+  /** Markers numbered so far (joins included), and the highest of them seen back on the connection. */
+  private marks = 0;
+  private ownSeen = 0;
+  /** The latest join's marker: live only once it was seen. */
+  private joinK = 0;
+  /** A join to send with the next flush (after a renewal found the lease had run out). */
+  private joinDue = false;
+  /** This turn's marker, not yet sent (joined by the turn's writers). */
+  private nextMark: { k: number; seen: Promise<boolean> } | undefined;
+  private markWaiters: { k: number; resolve: (ok: boolean) => void }[] = [];
+  /** Acknowledgements to send: writer → highest marker received. */
+  private ackOut = new Map<string, number>();
+  private flushQueued = false;
   private heartbeat: NodeJS.Timeout | undefined;
+  private lagTimer: NodeJS.Timeout | undefined;
+  /** Callers of {@link renew} waiting for the renewal in flight. */
+  private renewing: (() => void)[] | undefined;
   private retry: NodeJS.Timeout | undefined;
   private closed = false;
 
   constructor(private readonly opts: PresenceOptions) {}
 
-  /** Whether caches may be used without a version read (connected, lease running on this side). */
+  /** Whether caches may be used without a version read (connected, lease running on this side, own join seen). */
   live(): boolean {
-    return this.client !== undefined && performance.now() < this.deadline;
+    return this.client !== undefined && performance.now() < this.deadline && this.ownSeen >= this.joinK;
   }
+
+  /** The ids of the peers this instance knows now (tests, diagnostics). */
+  peerIds = (): string[] => (this.client ? this.peers.ids() : []);
 
   /** Connects, listens and registers (retried every second after a failure); resolves after the first attempt. */
   async start(): Promise<void> {
     await this.connect().catch((e) => this.lost(undefined, e));
+    // Live once the own join came back (a few ms); not waited for beyond a lease.
+    if (this.client) await this.applied0(this.joinK);
   }
 
   private async connect(): Promise<void> {
+    this.peers.fail();
+    const peers = (this.peers = new PeerView(() => this.ownSeen));
+    // The listening connection's own commits (acknowledgements, markers, the row) need no flush to disk.
     const client = await listeningClient(this.opts.databaseUrl, this.opts.databaseSchema, presenceChannel, (c) => {
       // Notifications may arrive before the registration's answer is handled: applied too.
       this.connecting = c;
       c.on('error', (e) => this.lost(c, e));
       c.on('end', () => this.lost(c));
       c.on('notification', (n) => this.notified(c, n.payload));
-    });
+    }, '-c synchronous_commit=off');
     try {
       if (this.closed) throw new Error('closed');
-      await client.query(`delete from stratus_instances where lease_until < ${dbNowSql} - 3600000`);
+      const k = (this.joinK = ++this.marks);
       const sent = performance.now();
-      const r = await client.query<{ acked: string }>(
-        `insert into stratus_instances (id, acked, lease_until) select $1, version, ${dbNowSql} + $2 from stratus_cache_versions where area = '*'
-         on conflict (id) do update set acked = excluded.acked, lease_until = excluded.lease_until returning acked`,
-        [this.id, this.opts.leaseMs],
-      );
-      const registered = Number(r.rows[0]?.acked ?? 0);
+      const L = Math.floor(this.opts.leaseMs);
+      // One transaction: the row, the list of running leases, and the join (delivered at commit).
+      const r = (await client.query(
+        `delete from stratus_instances where lease_until < ${now} - 3600000;
+         insert into stratus_instances (id, acked, lease_until) select '${this.id}', version, ${now} + ${L} from stratus_cache_versions where area = '*'
+           on conflict (id) do update set acked = excluded.acked, lease_until = excluded.lease_until returning acked::text as acked;
+         select id, (lease_until - ${now})::float8 as remaining from stratus_instances where id <> '${this.id}' and lease_until > ${now};
+         select pg_notify(${channelSql}, 'j ${this.id} ${k}')`,
+      )) as unknown as pg.QueryResult[];
+      const registered = Number(r[1]?.rows[0]?.acked ?? 0);
       this.applied = Math.max(this.applied, registered);
+      this.ackedRow = registered;
+      peers.listed((r[2]?.rows ?? []) as { id: string; remaining: number }[], sent);
       this.client = client;
       this.connecting = undefined;
       // Everything cached before the row existed may be older than a write that did not wait for us.
       this.opts.invalidate(undefined);
       this.deadline = sent + this.opts.leaseMs - leaseMargin(this.opts.leaseMs);
-      this.heartbeat = setInterval(() => this.renew(), Math.max(1, Math.floor(this.opts.leaseMs / 3)));
-      this.heartbeat.unref();
-      // A write notified while registering waits for this acknowledgement.
-      if (this.applied > registered) this.renew();
+      this.heartbeat = setInterval(() => this.renew(), Math.max(1, Math.floor(this.opts.leaseMs / 3))).unref();
+      // What arrived while registering (a sequence number, others' markers) is acknowledged too.
+      this.queueFlush();
     } catch (e) {
       this.connecting = undefined;
       await client.end().catch(() => undefined);
@@ -128,29 +169,131 @@ export class CachePresence {
     }
   }
 
-  /** A notification: `<seq> <area,…>`; empties the areas, then acknowledges (once per turn). */
+  /** Resolves once own marker `k` was seen, the connection is lost, or a lease passed. */
+  private applied0(k: number): Promise<void> {
+    if (this.ownSeen >= k || !this.client) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const t = setTimeout(resolve, this.opts.leaseMs).unref();
+      this.markWaiters.push({ k, resolve: () => (clearTimeout(t), resolve()) });
+    });
+  }
+
+  /** A notification (module note): applies it, records markers and acknowledgements. */
   private notified(client: pg.Client, payload: string | undefined): void {
     if ((client !== this.client && client !== this.connecting) || !payload) return;
-    const space = payload.indexOf(' ');
-    const seq = Number(payload.slice(0, space));
-    this.opts.invalidate(payload.slice(space + 1).split(','));
-    if (seq > this.applied) {
-      this.applied = seq;
-      if (this.waiters.length) this.wake();
+    const c = payload.charCodeAt(0);
+    if (c >= 48 && c <= 57) {
+      // `<seq> <entry,…>`
+      const space = payload.indexOf(' ');
+      const seq = Number(payload.slice(0, space));
+      this.opts.invalidate(payload.slice(space + 1).split(','));
+      if (seq > this.applied) {
+        this.applied = seq;
+        if (this.waiters.length) this.wake();
+        this.queueFlush();
+      }
+      return;
     }
-    if (!this.ackQueued) {
-      this.ackQueued = true;
-      setImmediate(() => {
-        this.ackQueued = false;
-        this.renew();
-      });
-    }
+    const [kind, from, rest] = payload.split(' ');
+    if (!from || !instanceId.test(from)) return;
+    if (kind === 'a') {
+      for (const part of (rest ?? '').split(',')) {
+        const colon = part.lastIndexOf(':');
+        if (part.slice(0, colon) === this.id) this.peers.acked(from, Number(part.slice(colon + 1)));
+      }
+    } else if (kind === 'm' || kind === 'j') {
+      const k = Number(rest);
+      if (!(k > 0)) return;
+      if (from === this.id) {
+        if (k > this.ownSeen) this.ownSeen = k;
+        this.wakeMarks();
+        return;
+      }
+      if (kind === 'j') this.peers.seen(from, this.opts.leaseMs, true);
+      if (k > (this.ackOut.get(from) ?? 0)) this.ackOut.set(from, k);
+      this.queueFlush();
+    } else if (kind === 'l') this.peers.drop(from);
+  }
+
+  /** Sends, once per turn on the listening connection, what is due: the row's `acked`, acknowledgements, a marker, a join. */
+  private queueFlush(): void {
+    if (this.flushQueued) return;
+    this.flushQueued = true;
+    setImmediate(() => {
+      this.flushQueued = false;
+      this.flush();
+    });
+  }
+
+  private flush(): void {
+    const client = this.client;
+    if (!client) return;
+    const payloads: string[] = [];
+    if (this.ackOut.size) payloads.push(`a ${this.id} ${[...this.ackOut].map(([w, k]) => `${w}:${k}`).join(',')}`);
+    this.ackOut.clear();
+    if (this.nextMark) payloads.push(`m ${this.id} ${this.nextMark.k}`);
+    this.nextMark = undefined;
+    if (this.joinDue) payloads.push(`j ${this.id} ${this.joinK}`);
+    this.joinDue = false;
+    const notify = payloads.map((p) => `pg_notify(${channelSql}, '${p}')`);
+    let text: string;
+    if (this.applied > this.ackedRow) {
+      const upto = (this.ackedRow = this.applied);
+      text = `with u as (update stratus_instances set acked = greatest(acked, ${upto}) where id = '${this.id}' returning 1) select (select count(*) from u)${notify.map((n) => `, ${n}`).join('')}`;
+    } else if (notify.length) text = `select ${notify.join(', ')}`;
+    else return;
+    client.query(text).catch((e) => this.lost(client, e));
   }
 
   /**
-   * Resolves once this instance has applied the notifications committed up to `seq` (those of
-   * a marker, {@link sendMarker}, that this instance's own request sent), or once it is not live
-   * (then its caches are not used without a version read). Never rejects.
+   * Waits until every live instance applied the writes this instance committed so far: sends a
+   * marker (shared by this turn's callers), waits until it comes back on this instance's
+   * connection and every known peer acknowledged it — in memory. Gives up after `giveUpMs`
+   * (answering anyway, as the polled path does).
+   * @returns false when this instance has no connection or lost it meanwhile (then poll, `cache-fallback.ts`).
+   */
+  async confirmWrites(giveUpMs: number): Promise<boolean> {
+    if (!this.client) return false;
+    let m = this.nextMark;
+    if (!m) {
+      const k = ++this.marks;
+      m = this.nextMark = { k, seen: new Promise<boolean>((resolve) => this.markWaiters.push({ k, resolve })) };
+      this.queueFlush();
+    }
+    if (!(await m.seen)) return false;
+    const peers = this.peers;
+    if (peers.confirmed(m.k)) return true;
+    const wait = peers.wait(m.k);
+    this.scheduleLag();
+    let timer: NodeJS.Timeout | undefined;
+    const ok = await Promise.race([wait, new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), giveUpMs)))]);
+    clearTimeout(timer);
+    return ok;
+  }
+
+  /** While a writer waits for a peer whose lease should have ended, reads the leases again (a heartbeat). */
+  private scheduleLag(): void {
+    if (this.lagTimer || !this.client) return;
+    const k = this.peers.lowestWaited();
+    if (k === undefined) return;
+    const at = this.peers.lagUntil(k);
+    if (at === Infinity) return;
+    this.lagTimer = setTimeout(() => {
+      this.lagTimer = undefined;
+      if (!this.peers.waiting) return;
+      if (this.peers.lagUntil(this.peers.lowestWaited()!) <= performance.now()) this.renew(() => this.scheduleLag());
+      else this.scheduleLag();
+    }, Math.max(1, Math.ceil(at - performance.now()) + 1)).unref();
+  }
+
+  private wakeMarks(): void {
+    this.markWaiters = this.markWaiters.filter((w) => (w.k <= this.ownSeen ? (w.resolve(true), false) : true));
+  }
+
+  /**
+   * Resolves once this instance has applied the notifications committed up to `seq` (a polled
+   * marker's, `cache-fallback.ts`), or once it is not connected (then its caches are not used
+   * without a version read). Never rejects.
    */
   whenApplied(seq: number): Promise<void> {
     if (this.applied >= seq || !this.client) return Promise.resolve();
@@ -159,25 +302,52 @@ export class CachePresence {
 
   /** Resolves the waiters whose sequence number is applied (all of them when `all`). */
   private wake(all = false): void {
-    const still: typeof this.waiters = [];
-    for (const w of this.waiters) (all || w.seq <= this.applied ? w.resolve() : still.push(w));
-    this.waiters = still;
+    this.waiters = this.waiters.filter((w) => (all || w.seq <= this.applied ? (w.resolve(), false) : true));
   }
 
-  /** Acknowledges what was applied and renews the lease, on the listening connection. */
-  private renew(): void {
+  /**
+   * Renews the lease on the listening connection and learns the running leases of the others
+   * (one statement); a renewal that finds this instance's lease had already run out joins again.
+   */
+  private renew(then?: () => void): void {
     const client = this.client;
     if (!client) return;
+    if (this.renewing) {
+      if (then) this.renewing.push(then);
+      return;
+    }
+    const after = (this.renewing = then ? [then] : []);
     const sent = performance.now();
+    const L = Math.floor(this.opts.leaseMs);
     client
-      .query(`update stratus_instances set acked = greatest(acked, $2), lease_until = ${dbNowSql} + $3 where id = $1`, [this.id, this.applied, this.opts.leaseMs])
+      .query<{ found: number; continuous: boolean; peers: { id: string; remaining: number }[] }>(
+        `with old as (select lease_until from stratus_instances where id = $1),
+           upd as (update stratus_instances set lease_until = ${now} + ${L} where id = $1 returning id)
+         select (select count(*) from upd)::int as found, coalesce((select lease_until from old) > ${now}, false) as continuous,
+           (select coalesce(json_agg(json_build_object('id', id, 'remaining', lease_until - ${now})), '[]'::json)
+              from stratus_instances where id <> $1 and lease_until > ${now}) as peers`,
+        [this.id],
+      )
       .then((r) => {
+        this.renewing = undefined;
         if (client !== this.client) return;
+        const row = r.rows[0]!;
         // The row was removed (by another instance's clean-up after a long pause): register again.
-        if (r.rowCount === 0) return this.lost(client, new Error('instance row missing'));
+        if (!row.found) return this.lost(client, new Error('instance row missing'));
+        this.peers.listed(row.peers, sent);
+        if (!row.continuous) {
+          // Others may have dropped this instance meanwhile: not live until its new join came back.
+          this.joinK = ++this.marks;
+          this.joinDue = true;
+          this.queueFlush();
+        }
         this.deadline = Math.max(this.deadline, sent + this.opts.leaseMs - leaseMargin(this.opts.leaseMs));
+        for (const fn of after) fn();
       })
-      .catch((e) => this.lost(client, e));
+      .catch((e) => {
+        this.renewing = undefined;
+        this.lost(client, e);
+      });
   }
 
   /** Leaves live mode (caches emptied), drops the connection and retries in a second. */
@@ -188,65 +358,42 @@ export class CachePresence {
     this.deadline = 0;
     if (this.heartbeat) clearInterval(this.heartbeat);
     this.heartbeat = undefined;
+    if (this.lagTimer) clearTimeout(this.lagTimer);
+    this.lagTimer = undefined;
+    this.nextMark = undefined;
+    this.ackOut.clear();
     was?.end().catch(() => undefined);
     if (was) this.opts.invalidate(undefined);
     this.wake(true);
+    this.failMarks();
     if (e) this.opts.onError?.(e);
     if (!this.closed && !this.retry) {
       this.retry = setTimeout(() => {
         this.retry = undefined;
         this.connect().catch((err) => this.lost(undefined, err));
-      }, 1000);
-      this.retry.unref();
+      }, 1000).unref();
     }
   }
 
-  /** Leaves: the row is removed so that no writer waits for this instance; idempotent. */
+  private failMarks(): void {
+    for (const w of this.markWaiters.splice(0)) w.resolve(false);
+    this.peers.fail();
+  }
+
+  /** Leaves: the row is removed and the others told, so that no writer waits for this instance; idempotent. */
   async close(): Promise<void> {
     this.closed = true;
     if (this.retry) clearTimeout(this.retry);
     if (this.heartbeat) clearInterval(this.heartbeat);
+    if (this.lagTimer) clearTimeout(this.lagTimer);
     const c = this.client;
     this.client = undefined;
     this.deadline = 0;
     this.wake(true);
+    this.failMarks();
     if (c) {
-      await c.query('delete from stratus_instances where id = $1', [this.id]).catch(() => undefined);
+      await c.query(`with d as (delete from stratus_instances where id = $1) select pg_notify(${channelSql}, 'l ' || $1::text)`, [this.id]).catch(() => undefined);
       await c.end().catch(() => undefined);
     }
   }
-}
-
-/**
- * Whether every other live instance has applied the writes committed up to `seq` (those
- * committed yet; a sequence number whose write is not committed — still running or rolled
- * back — is waited for up to what is committed). One statement.
- * @returns the sequence number now known applied everywhere (≤ `seq`), or undefined while an instance lags.
- * @throws the database error of the read.
- */
-export async function appliedEverywhere(db: Kysely<CacheDatabase>, self: string, seq: number): Promise<number | undefined> {
-  const { rows } = await sql<{ upto: string; lagging: string }>`
-    select least(${seq}::bigint, (select version from stratus_cache_versions where area = '*'))::text as upto,
-      (select count(*) from stratus_instances i where i.id <> ${self} and i.lease_until > ${dbNowMs}
-        and i.acked < least(${seq}::bigint, (select version from stratus_cache_versions where area = '*')))::text as lagging`.execute(db);
-  const r = rows[0]!;
-  return Number(r.lagging) === 0 ? Number(r.upto) : undefined;
-}
-
-/**
- * A marker: takes the next sequence number (the `*` row, for this statement only) and notifies
- * it with no area, for a write whose notifications carry no sequence number of their own (the
- * mailbox versions' triggers, `mail_0008_mailbox_version_notices`). Sent after that write
- * committed, it is delivered after the write's notifications (PostgreSQL delivers in commit
- * order), so an instance that acknowledged the marker applied the write. One statement.
- * @returns the marker's sequence number, and how many other instances hold a running lease.
- * @throws the database error of the statement.
- */
-export async function sendMarker(db: Kysely<CacheDatabase>, self: string): Promise<{ seq: number; others: number }> {
-  const { rows } = await sql<{ seq: string; others: string }>`
-    with s as (update stratus_cache_versions set version = version + 1 where area = '*' returning version)
-    select version::text as seq, pg_notify(${presenceChannelPrefix} || current_schema(), version::text || ' '),
-      (select count(*) from stratus_instances i where i.id <> ${self} and i.lease_until > ${dbNowMs})::text as others from s`.execute(db);
-  const r = rows[0];
-  return r ? { seq: Number(r.seq), others: Number(r.others) } : { seq: 0, others: 0 };
 }

@@ -27,12 +27,13 @@
  * invalidation is returned to its caller but not stored, so an old value is never cached after
  * the invalidation that should have removed it.
  */
-import { LRUCache } from 'lru-cache';
 import { sql, type Kysely } from 'kysely';
 import type { Store } from '../store/db.ts';
 import { prepared } from '../store/prepared.ts';
 import { SignalBus } from './cache-bus.ts';
-import { appliedEverywhere, CachePresence, sendMarker, type PresenceOptions } from './cache-presence.ts';
+import { AreaCache } from './cache-area.ts';
+import { CachePresence, type PresenceOptions } from './cache-presence.ts';
+import { appliedEverywhere, sendMarker } from './cache-fallback.ts';
 import { bumpCacheVersions } from './cache-versions.ts';
 import { SharedValues, type SharedRow, type SharedWrite } from './shared-values.ts';
 import { KeptVersions, keyOfEntry } from './kept-versions.ts';
@@ -50,6 +51,7 @@ export const cacheAreas = ['arm', 'directory', 'platform', 'resources', 'seeded'
 export type CacheArea = (typeof cacheAreas)[number];
 
 export { bumpCacheVersions, cacheKey } from './cache-versions.ts';
+export { AreaCache } from './cache-area.ts';
 
 /** The version rows, compiled once (a prepared read on SQLite: no query building per read). */
 const versionRows = prepared((db: Kysely<CacheDatabase>) => db.selectFrom('stratus_cache_versions').select(['area', 'version']));
@@ -65,79 +67,6 @@ function versionPart(sent: () => void): TripPart<'all', Map<string, string>> {
       return new Map([['all', new Map(rows.map((r) => [r.k1!, r.v1!]))]]);
     },
   };
-}
-
-interface Box<V> {
-  v: V;
-  /** The cache's {@link AreaCache} epoch when the value was stored. */
-  e: number;
-}
-
-/**
- * One bounded LRU cache of an area; `undefined` results (not found) are cached too.
- *
- * Emptying is O(1): {@link clear} starts a new epoch and entries of an older one count as
- * absent (dropped when met, or evicted by recency like any other). `LRUCache.clear` fills its
- * arrays over the whole capacity, and every write empties its area's caches: that was 11 % of
- * the CPU of a 90 % read / 10 % write workload on SQLite (issue 31, bench/README.md).
- */
-export class AreaCache<V> {
-  private readonly lru: LRUCache<string, Box<V>>;
-  private epoch = 0;
-
-  constructor(
-    private readonly hub: CacheHub,
-    readonly area: CacheArea,
-    max: number,
-  ) {
-    this.lru = new LRUCache<string, Box<V>>({ max });
-  }
-
-  /** The current entry of `key`, or undefined (an entry of an older epoch is dropped). */
-  private current(key: string): Box<V> | undefined {
-    const hit = this.lru.get(key);
-    if (hit === undefined || hit.e === this.epoch) return hit;
-    this.lru.delete(key);
-    return undefined;
-  }
-
-  /**
-   * The cached value of `key`, or the result of `load()` (stored unless the area was
-   * invalidated while it ran). Errors of `load` propagate and are not cached.
-   */
-  async get(key: string, load: () => Promise<V>): Promise<V> {
-    const hit = this.current(key);
-    if (hit) return hit.v;
-    const gen = this.hub.generation(this.area);
-    const v = await load();
-    if (this.hub.generation(this.area) === gen) this.lru.set(key, { v, e: this.epoch });
-    return v;
-  }
-
-  /** The cached value of `key`, or undefined (no load). */
-  peek(key: string): V | undefined {
-    return this.current(key)?.v;
-  }
-
-  /** Sets a value directly (same generation rule as {@link get}: pass the generation read before loading). */
-  set(key: string, v: V, gen: number): void {
-    if (this.hub.generation(this.area) === gen) this.lru.set(key, { v, e: this.epoch });
-  }
-
-  /** Removes one key. */
-  delete(key: string): void {
-    this.lru.delete(key);
-  }
-
-  /** Empties the cache (O(1): a new epoch; see the class note). */
-  clear(): void {
-    if (this.lru.size !== 0) this.epoch++;
-  }
-
-  /** Number of entries, those of older epochs included (tests, diagnostics). */
-  get size(): number {
-    return this.lru.size;
-  }
 }
 
 /** The caches of one running app and their invalidation. */
@@ -303,6 +232,16 @@ export class CacheHub {
     return this.presence?.live() ?? false;
   }
 
+  /** PostgreSQL: this instance's id among the live instances, and the other instances it knows now (tests, diagnostics). */
+  get instanceId(): string | undefined {
+    return this.presence?.id;
+  }
+
+  /** The ids of the other instances this one waits for (`cache-peers.ts`); empty when not connected. */
+  peerIds(): string[] {
+    return this.presence?.peerIds() ?? [];
+  }
+
   /** Leaves the live instances (PostgreSQL); idempotent. */
   async stopPresence(): Promise<void> {
     await this.presence?.close();
@@ -338,18 +277,29 @@ export class CacheHub {
   }
 
   /**
-   * PostgreSQL: waits until every other live instance has applied this instance's writes that
-   * are committed (`cache-presence.ts`): one statement per look, every 1, 2, 4… 16 ms; gives up
-   * after twice the lease (by then an instance that does not answer has lost its lease).
-   * With `marker` (a request that may have written rows whose notifications carry no sequence
-   * number: {@link markRequest}), or after {@link markWritten}, it first sends a marker
-   * (`sendMarker`) and waits for it, on this instance too (its kept versions are dropped too).
-   * @throws the database error of a look.
+   * PostgreSQL: waits until every live instance, this one included, has applied this
+   * instance's writes that are committed. With its presence connection up (`cache-presence.ts`):
+   * a marker on that connection (one statement per turn, shared by the turn's callers) and a
+   * wait in memory for the peers' pushed acknowledgements. Otherwise (`cache-fallback.ts`): with
+   * `marker` (a request that may have written rows whose notifications carry no sequence number:
+   * {@link markRequest}) or after {@link markWritten}, a polled marker first, then one statement
+   * per look, every 1, 2, 4… 16 ms. Either gives up after twice the lease (by then an instance
+   * that does not answer has lost its lease).
+   * @throws the database error of a look (polled path).
    */
   async settle(leaseMs: number, marker = false): Promise<void> {
     const marked = this.marked;
     let target = this.written;
     const self = this.presence?.id ?? '';
+    if (this.presence) {
+      // Acknowledgements pushed to this instance's connection: a wait in memory (`cache-presence.ts`).
+      this.requests.markersSent++;
+      if (await this.presence.confirmWrites(2 * leaseMs + 1000)) {
+        this.confirm(target, marked);
+        return;
+      }
+    }
+    // No connection of its own (or lost meanwhile): the polled path (`cache-fallback.ts`).
     if (marker || marked > this.markedDone) {
       this.requests.markersSent++;
       const m = await sendMarker(this.db, self);

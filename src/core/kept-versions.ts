@@ -6,7 +6,7 @@
  * A write of such a row notifies every instance with the entry `<name>:<tenant>/<id>` (or
  * `<name>` alone for many rows, or ids holding other characters than `[A-Za-z0-9._@-]`), from
  * a trigger in the write's transaction, so no write path can forget it; its writer then sends a
- * marker (`sendMarker`) and answers once every live instance acknowledged the marker, that is,
+ * marker (`cache-presence.ts`) and answers once every live instance acknowledged the marker, that is,
  * applied the write's notification. The notification drops the kept version ({@link drop}).
  *
  * A version is kept only when it was read while live and no notification of this name arrived

@@ -1,0 +1,174 @@
+/**
+ * Acknowledgements pushed by notification (`src/core/cache-presence.ts`, `cache-peers.ts`;
+ * issue 31 item 3): a writer sends a marker on its own listening connection and waits in memory
+ * until every instance it knows acknowledged it. The rules a writer relies on, each observed
+ * through events (notifications, answers), no timing:
+ * - a writer alone sends its marker (it must see its own notifications applied) but takes no
+ *   sequence row and waits for nobody;
+ * - an instance that just registered and announced itself is waited for: the write is not
+ *   answered before that instance acknowledged the writer's marker;
+ * - an instance that stops answering is waited for only until its lease ran out on the
+ *   database's clock, then dropped;
+ * - an instance that joins is known to the others, and one that leaves is dropped by them.
+ *
+ * The peer of the middle tests is a raw connection speaking the protocol, so that the test
+ * decides when it acknowledges. PostgreSQL only (skipped on SQLite with a message).
+ */
+import { test, before, after, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { startTestServer, type TestServer } from './helpers/server.ts';
+import { appToken } from './helpers/auth.ts';
+import { demoSubscription } from '../src/seed/demo.ts';
+import { waitFor, withDeadline } from './helpers/wait.ts';
+
+const dbUrl = process.env.STRATUS_TEST_DATABASE_URL;
+const skipReason = dbUrl ? false : 'pushed acknowledgements are a PostgreSQL feature: set STRATUS_TEST_DATABASE_URL';
+const hook = `/subscriptions/${demoSubscription.id}/resourceGroups/${demoSubscription.resourceGroup}/providers/Vendor.Automation/automationAccounts/stratus-automation/webhooks/nightly-hook?api-version=2024-10-23`;
+const nowSql = '(extract(epoch from clock_timestamp()) * 1000)::bigint';
+
+async function patchDescription(base: string, token: string, text: string): Promise<void> {
+  const r = await fetch(base + hook, { method: 'PATCH', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ properties: { description: text } }) });
+  assert.equal(r.status, 200, await r.text());
+}
+
+async function description(base: string, token: string): Promise<string> {
+  const r = await fetch(base + hook, { headers: { authorization: `Bearer ${token}` } });
+  assert.equal(r.status, 200);
+  return ((await r.json()) as any).properties.description;
+}
+
+/** A peer speaking the protocol on a raw connection: registers with a lease, announces itself, records the markers it receives. */
+class RawPeer {
+  readonly id = randomUUID();
+  readonly markers: { from: string; k: number }[] = [];
+  private readonly waiting: { from: string; resolve: (k: number) => void }[] = [];
+  private constructor(readonly client: pg.Client) {}
+
+  static async join(schema: string, leaseMs: number): Promise<RawPeer> {
+    const client = new pg.Client({ connectionString: dbUrl, options: `-c search_path=${schema}` });
+    await client.connect();
+    const peer = new RawPeer(client);
+    client.on('notification', (n) => {
+      const [kind, from, k] = (n.payload ?? '').split(' ');
+      if (kind !== 'm' || !from || from === peer.id) return;
+      peer.markers.push({ from, k: Number(k) });
+      for (const w of peer.waiting.splice(0)) (w.from === from ? w.resolve(Number(k)) : peer.waiting.push(w));
+    });
+    await client.query(`listen "stratus_cache_${schema}"`);
+    await client.query(
+      `insert into stratus_instances (id, acked, lease_until) select '${peer.id}', version, ${nowSql} + ${leaseMs} from stratus_cache_versions where area = '*';
+       select pg_notify('stratus_cache_' || current_schema(), 'j ${peer.id} 1')`,
+    );
+    return peer;
+  }
+
+  /** The next marker of `from` (or one already received). */
+  marker(from: string): Promise<number> {
+    const had = this.markers.find((m) => m.from === from);
+    if (had) return Promise.resolve(had.k);
+    return new Promise((resolve) => this.waiting.push({ from, resolve }));
+  }
+
+  async ack(writer: string, k: number): Promise<void> {
+    await this.client.query(`select pg_notify('stratus_cache_' || current_schema(), $1)`, [`a ${this.id} ${writer}:${k}`]);
+  }
+
+  async leaseOver(): Promise<boolean> {
+    const { rows } = await this.client.query(`select lease_until <= ${nowSql} as over from stratus_instances where id = $1`, [this.id]);
+    return rows[0]?.over ?? true;
+  }
+
+  async close(): Promise<void> {
+    await this.client.query('delete from stratus_instances where id = $1', [this.id]).catch(() => undefined);
+    await this.client.end();
+  }
+}
+
+describe('pushed acknowledgements on one PostgreSQL schema', { skip: skipReason }, () => {
+  let a: TestServer;
+  let token: string;
+  let db: pg.Client;
+  const seq = async () => Number((await db.query("select version from stratus_cache_versions where area = '*'")).rows[0].version);
+
+  before(async () => {
+    a = await startTestServer();
+    token = await appToken(a.url, 'arm');
+    db = new pg.Client({ connectionString: dbUrl, options: `-c search_path=${a.config.databaseSchema}` });
+    await db.connect();
+  });
+  after(async () => {
+    await db?.end();
+    await a?.close();
+  });
+
+  test('a writer alone: one marker on its own connection, no sequence row, nobody waited for', async () => {
+    const cache = a.server.ctx.cache;
+    assert.equal(cache.live, true);
+    assert.deepEqual(cache.peerIds(), []);
+    const before = await seq();
+    const markers = cache.requests.markersSent;
+    const text = `alone ${randomUUID()}`;
+    await patchDescription(a.url, token, text);
+    assert.equal(cache.requests.markersSent, markers + 1, 'the write sent one marker');
+    assert.equal(await seq(), before, 'no sequence number taken');
+    assert.equal(cache.unsettled(), false);
+    assert.equal(await description(a.url, token), text);
+  });
+
+  test('a just-registered instance is waited for: the write is answered only after it acknowledged', async () => {
+    const peer = await RawPeer.join(a.config.databaseSchema!, 60_000);
+    try {
+      const writer = a.server.ctx.cache.instanceId!;
+      let answered = false;
+      const write = patchDescription(a.url, token, `joined ${randomUUID()}`).then(() => {
+        answered = true;
+      });
+      const k = await withDeadline(peer.marker(writer), 'the writer’s marker at the new instance');
+      assert.equal(answered, false, 'not answered before the new instance acknowledged');
+      assert.ok(a.server.ctx.cache.peerIds().includes(peer.id), 'the writer knows the new instance');
+      await peer.ack(writer, k);
+      await withDeadline(write, 'the answer after the acknowledgement');
+      assert.equal(answered, true);
+    } finally {
+      await peer.close();
+    }
+    await waitFor(() => !a.server.ctx.cache.peerIds().includes(peer.id), 'the writer to drop the removed instance (heartbeat)', 30_000, 20);
+  });
+
+  test('an instance that stops answering is waited for only until its lease ran out, then dropped', async () => {
+    const peer = await RawPeer.join(a.config.databaseSchema!, 1500);
+    try {
+      await waitFor(() => a.server.ctx.cache.peerIds().includes(peer.id), 'the writer to learn of the new instance');
+      await patchDescription(a.url, token, `stopped ${randomUUID()}`);
+      assert.ok(peer.markers.length > 0, 'the marker reached the silent instance');
+      assert.equal(await peer.leaseOver(), true, 'answered once the silent instance’s lease had run out');
+      assert.ok(!a.server.ctx.cache.peerIds().includes(peer.id), 'and dropped it');
+      // The next write does not wait for it at all.
+      await patchDescription(a.url, token, `after ${randomUUID()}`);
+    } finally {
+      await peer.close();
+    }
+  });
+
+  test('an instance that joins is known to the others and applies their writes; one that leaves is dropped', async () => {
+    const b = await startTestServer({ shareStoreWith: a, env: { STRATUS_PUBLIC_URL: a.url } });
+    const idB = b.server.ctx.cache.instanceId!;
+    try {
+      assert.equal(b.server.ctx.cache.live, true, 'live once its own join came back');
+      assert.ok(b.server.ctx.cache.peerIds().includes(a.server.ctx.cache.instanceId!), 'the new instance knows the old one from its registration');
+      await waitFor(() => a.server.ctx.cache.peerIds().includes(idB), 'the old instance to learn of the new one');
+      await description(b.url, token);
+      const epoch = b.server.ctx.cache.epoch;
+      const text = `to b ${randomUUID()}`;
+      await patchDescription(a.url, token, text);
+      assert.ok(b.server.ctx.cache.epoch > epoch, 'B applied the write before A answered');
+      assert.equal(await description(b.url, token), text);
+    } finally {
+      await b.close();
+    }
+    await waitFor(() => !a.server.ctx.cache.peerIds().includes(idB), 'the old instance to drop the one that left');
+    await patchDescription(a.url, token, `gone ${randomUUID()}`);
+  });
+});
