@@ -303,4 +303,17 @@ END $$`,
       }
     },
   },
+  mail_0009_folder_page_index: {
+    /**
+     * Issue 31 (inbox pages): a folder's page in received order reads its row keys, change keys
+     * and the commonly filtered flags from one index, without the messages' rows (each 3–4 KB,
+     * about one a database page): the rows a `$skip` passes over and the rows a flag filter
+     * (`isRead`, `importance`, `hasAttachments`) leaves out cost an index entry each, not a row
+     * read. Measured on 50 mailboxes of 200 generated messages: the default page at `$skip=80`
+     * 35 → 22 µs, an `isRead` filter 25 → 11 µs (SQLite, the statement alone).
+     */
+    async up(db: Kysely<unknown>) {
+      await db.schema.createIndex('mail_messages_folder_page').on('mail_messages').columns(['tenant_id', 'mailbox_id', 'folder_id', 'received_at', 'pk', 'change_key', 'is_read', 'importance', 'has_attachments']).execute();
+    },
+  },
 };
