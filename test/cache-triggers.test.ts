@@ -63,7 +63,7 @@ test('every cached table has its triggers', async () => {
     ? (await outside("select t.tgname as name from pg_trigger t join pg_class c on c.oid = t.tgrelid join pg_namespace n on n.oid = c.relnamespace where n.nspname = current_schema() and t.tgname like 'stratus_cv_%'")).map((r) => r.name)
     : (await outside("select name from sqlite_master where type = 'trigger' and name like 'stratus_cv_%'")).map((r) => r.name);
   const want: string[] = [];
-  for (const [table, c] of Object.entries(cachedTables)) for (const e of c.events ?? (['insert', 'update', 'delete'] as WriteEvent[])) want.push(triggerName(table, e, c.areas, pgUrl ? 'postgres' : 'sqlite'));
+  for (const [table, c] of Object.entries(cachedTables)) for (const e of c.events ?? (['insert', 'update', 'delete'] as WriteEvent[])) want.push(triggerName(table, e, c.areas, pgUrl ? 'postgres' : 'sqlite', c.keyed));
   assert.deepEqual([...names].sort(), want.sort());
   assert.ok(want.length >= 60, `${want.length} triggers`);
 });

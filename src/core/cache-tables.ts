@@ -39,6 +39,13 @@ export type WriteEvent = 'insert' | 'update' | 'delete';
 export interface CachedTable {
   areas: readonly CacheArea[];
   events?: readonly WriteEvent[];
+  /**
+   * PostgreSQL, a table of one area whose rows only one cache holds (a `CacheHub.shared` name),
+   * by the text of `column`: the trigger's notification names the written rows' keys
+   * (`#<cache>|<key>`, up to 20 rows; else the whole area) and a live instance drops only those
+   * entries (issue 31 item 4: a webhook write no longer empties every webhook row cached).
+   */
+  keyed?: { cache: string; column: string };
 }
 
 /** The cached tables by name (see the file comment). */
@@ -55,7 +62,7 @@ export const cachedTables: Readonly<Record<string, CachedTable>> = {
   resources_subscription_tags: { areas: ['arm'] },
   // Tracked resources and the areas' kept pages and answers.
   arm_resources: { areas: ['resources'] },
-  automation_webhooks: { areas: ['resources'] },
+  automation_webhooks: { areas: ['resources'], keyed: { cache: 'automation.webhooks', column: 'id_lower' } },
   automation_jobs: { areas: ['resources'] },
   datashare_invitations: { areas: ['resources'] },
   datashare_synchronizations: { areas: ['resources'] },
@@ -82,20 +89,46 @@ export function cachedAreasByTable(): Map<string, readonly CacheArea[]> {
 
 const eventCode: Record<WriteEvent, string> = { insert: 'i', update: 'u', delete: 'd' };
 
-/** The trigger name of a table's event: the areas are hashed into it, so a changed list makes a new trigger. */
-export function triggerName(table: string, event: WriteEvent, areas: readonly CacheArea[], dialect: 'sqlite' | 'postgres'): string {
-  const h = createHash('sha1').update(`${dialect}|${areas.join(',')}|v1`).digest('hex').slice(0, 8);
+/** The trigger name of a table's event: the areas (and on PostgreSQL the key) are hashed into it, so a changed list makes a new trigger. */
+export function triggerName(table: string, event: WriteEvent, areas: readonly CacheArea[], dialect: 'sqlite' | 'postgres', keyed?: CachedTable['keyed']): string {
+  const key = dialect === 'postgres' && keyed ? `|${keyed.cache}|${keyed.column}` : '';
+  const h = createHash('sha1').update(`${dialect}|${areas.join(',')}|v1${key}`).digest('hex').slice(0, 8);
   return `stratus_cv_${table}_${eventCode[event]}_${h}`;
 }
 
+interface WantedTrigger {
+  table: string;
+  event: WriteEvent;
+  areas: readonly CacheArea[];
+  keyed?: CachedTable['keyed'];
+}
+
 /** Every trigger the cached tables need, by name. */
-function wanted(dialect: 'sqlite' | 'postgres'): Map<string, { table: string; event: WriteEvent; areas: readonly CacheArea[] }> {
-  const out = new Map<string, { table: string; event: WriteEvent; areas: readonly CacheArea[] }>();
+function wanted(dialect: 'sqlite' | 'postgres'): Map<string, WantedTrigger> {
+  const out = new Map<string, WantedTrigger>();
   for (const [table, c] of Object.entries(cachedTables)) {
-    for (const event of c.events ?? (['insert', 'update', 'delete'] as const)) out.set(triggerName(table, event, c.areas, dialect), { table, event, areas: c.areas });
+    for (const event of c.events ?? (['insert', 'update', 'delete'] as const)) out.set(triggerName(table, event, c.areas, dialect, c.keyed), { table, event, areas: c.areas, keyed: c.keyed });
   }
   return out;
 }
+
+/**
+ * PostgreSQL: the keyed tables' trigger function (arguments: area, cache, key column): the
+ * area's version as {@link installCacheTriggers}' function, and a notification naming the keys
+ * of the rows written (old and new ones of an update), or the whole area for more than 20 rows
+ * or a key that is empty, longer than 200 characters or holds a comma.
+ */
+const keyedFunction = `create or replace function stratus_cache_touch_keyed() returns trigger language plpgsql as $f$
+declare keys text;
+begin
+  if exists (select 1 from stratus_cache_rows) then
+    update stratus_cache_versions set version = version + 1 where area = TG_ARGV[0];
+    execute format('select case when count(*) > 20 or bool_or(k is null or k = '''' or length(k) > 200 or strpos(k, '','') > 0) then null else string_agg(%L || k, '','') end from (select %I::text as k from stratus_cache_rows'
+      || case when TG_OP = 'UPDATE' then ' union select %I::text from stratus_cache_old' else '' end || ') s', '#' || TG_ARGV[1] || '|', TG_ARGV[2], TG_ARGV[2]) into keys;
+    perform pg_notify('${presenceChannelPrefix}' || current_schema(), '0 ' || coalesce(keys, TG_ARGV[0]));
+  end if;
+  return null;
+end $f$`;
 
 const ident = (s: string) => {
   if (!/^[a-z_][a-z0-9_]*$/.test(s)) throw new Error(`not a plain SQL name: ${s}`);
@@ -134,11 +167,16 @@ begin
 end $f$`,
         )
         .execute(trx);
+      await sql.raw(keyedFunction).execute(trx);
     }
     for (const [name, t] of want) {
       if (present.has(name)) continue;
       const areas = t.areas.map((a) => `'${ident(a)}'`).join(', ');
-      if (pg) {
+      if (pg && t.keyed) {
+        if (t.areas.length !== 1 || !/^[a-z][a-z0-9_.]*$/i.test(t.keyed.cache)) throw new Error(`keyed cached table ${t.table}: one area and a plain cache name`);
+        const ref = t.event === 'delete' ? 'old table as stratus_cache_rows' : t.event === 'update' ? 'old table as stratus_cache_old new table as stratus_cache_rows' : 'new table as stratus_cache_rows';
+        await sql.raw(`create trigger ${ident(name)} after ${t.event} on ${ident(t.table)} referencing ${ref} for each statement execute function stratus_cache_touch_keyed(${areas}, '${t.keyed.cache}', '${ident(t.keyed.column)}')`).execute(trx);
+      } else if (pg) {
         const ref = t.event === 'delete' ? 'old table as stratus_cache_rows' : 'new table as stratus_cache_rows';
         await sql.raw(`create trigger ${ident(name)} after ${t.event} on ${ident(t.table)} referencing ${ref} for each statement execute function stratus_cache_touch(${areas})`).execute(trx);
       } else {
@@ -160,16 +198,30 @@ export function areasWrittenBy(text: string, byTable: ReadonlyMap<string, readon
   return [...out];
 }
 
+/** Whether every cached table a SQL text writes is {@link CachedTable.keyed} (false when it writes none). */
+export function keyedWrite(text: string): boolean {
+  let any = false;
+  writeTarget.lastIndex = 0;
+  for (let m = writeTarget.exec(text); m; m = writeTarget.exec(text)) {
+    const t = cachedTables[m[1]!.toLowerCase()];
+    if (!t) continue;
+    if (!t.keyed) return false;
+    any = true;
+  }
+  return any;
+}
+
 /**
- * Calls `wrote(areas)` before each write statement `store` runs on a cached table (the areas it
- * changes; worked out once per SQL text): the hub's view of its own instance's writes.
+ * Calls `wrote(areas, keyed)` before each write statement `store` runs on a cached table (the
+ * areas it changes, and whether every cached table it writes is keyed; worked out once per SQL
+ * text): the hub's view of its own instance's writes.
  */
-export function watchOwnWrites<DB>(store: Store<DB>, wrote: (areas: readonly CacheArea[]) => void): void {
+export function watchOwnWrites<DB>(store: Store<DB>, wrote: (areas: readonly CacheArea[], keyed: boolean) => void): void {
   const byTable = cachedAreasByTable();
-  const known = new LRUCache<string, CacheArea[]>({ max: 2000 });
+  const known = new LRUCache<string, { areas: CacheArea[]; keyed: boolean }>({ max: 2000 });
   store.watchWrites((text) => {
-    let areas = known.get(text);
-    if (!areas) known.set(text, (areas = areasWrittenBy(text, byTable)));
-    if (areas.length) wrote(areas);
+    let w = known.get(text);
+    if (!w) known.set(text, (w = { areas: areasWrittenBy(text, byTable), keyed: keyedWrite(text) }));
+    if (w.areas.length) wrote(w.areas, w.keyed);
   });
 }

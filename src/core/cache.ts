@@ -116,8 +116,11 @@ export class CacheHub {
     );
     // This instance's own writes of cached tables (the triggers bump the versions): its caches of
     // the areas are emptied at once; on PostgreSQL the next answer waits for a marker ({@link markWritten}).
-    watchOwnWrites(store, (areas) => {
-      this.invalidate(...areas);
+    watchOwnWrites(store, (areas, keyed) => {
+      // A keyed table's write while live: only the keys its notification names are dropped, before
+      // the answer (the marker comes back after it); until then loads of the area are not stored.
+      if (keyed && this.live) this.touch(areas);
+      else this.invalidate(...areas);
       this.markWritten();
     });
   }
@@ -171,6 +174,22 @@ export class CacheHub {
     }
   }
 
+  /** Loads of `areas` that overlap now are not stored, and derived answers ({@link epoch}) are dropped; no entry is removed. */
+  private touch(areas: readonly CacheArea[]): void {
+    this.epoch++;
+    for (const a of areas) this.gens.set(a, this.gens.get(a)! + 1);
+  }
+
+  /** A notification `#<cache>|<key>` (`cache-tables.ts` keyed tables): drops that one entry. */
+  private dropKey(entry: string): void {
+    const bar = entry.indexOf('|');
+    const c = this.named.get(entry.slice(1, bar));
+    this.epoch++;
+    if (!c) return;
+    this.gens.set(c.area, this.gens.get(c.area)! + 1);
+    c.delete(entry.slice(bar + 1));
+  }
+
   /**
    * Records that a write changed `areas` (all when none is named): increments their version
    * rows through `db` (pass the write's transaction so the increment commits with it) and
@@ -214,6 +233,7 @@ export class CacheHub {
         const known: CacheArea[] = [];
         for (const a of areas) {
           if ((cacheAreas as readonly string[]).includes(a)) known.push(a as CacheArea);
+          else if (a.charCodeAt(0) === 35 /* # */) this.dropKey(a);
           else if (!this.sharedValues.notified(a)) {
             // `name:<tenant>/<id>` drops one kept version; `name` alone drops them all.
             const colon = a.indexOf(':');

@@ -1,0 +1,99 @@
+/**
+ * Finer invalidation (issue 31 item 4; `src/core/cache-tables.ts` `keyed`): on PostgreSQL a
+ * webhook write notifies the keys of the rows it wrote, and every live instance — the writer
+ * included — drops only those entries of its webhook row cache; the other webhooks stay cached.
+ * The write is still read at once on every instance, and a write of many rows (or one by another
+ * connection) still empties the whole area. Observed through the cache's entries, no timing.
+ *
+ * PostgreSQL only (skipped on SQLite with a message: SQLite empties the area, as before).
+ */
+import { test, before, after, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { startTestServer, type TestServer } from './helpers/server.ts';
+import { appToken } from './helpers/auth.ts';
+import { demoAutomation, demoSubscription } from '../src/seed/demo.ts';
+
+const dbUrl = process.env.STRATUS_TEST_DATABASE_URL;
+const skipReason = dbUrl ? false : 'keyed invalidation is a PostgreSQL feature (live instances): set STRATUS_TEST_DATABASE_URL';
+const account = `/subscriptions/${demoSubscription.id}/resourceGroups/${demoSubscription.resourceGroup}/providers/Vendor.Automation/automationAccounts/${demoAutomation.account}`;
+const url = (name: string) => `${account}/webhooks/${name}?api-version=2024-10-23`;
+const keyOf = (name: string) => `${account}/webhooks/${name}`.toLowerCase();
+
+describe('a webhook write drops only its own cached row', { skip: skipReason }, () => {
+  let a: TestServer;
+  let b: TestServer;
+  let token: string;
+  let db: pg.Client;
+  const other = `keyed-${randomUUID().slice(0, 8)}`;
+  const rows = (s: TestServer) => s.server.ctx.cache.shared<unknown>('automation.webhooks', 'resources');
+
+  async function get(s: TestServer, name: string): Promise<any> {
+    const r = await fetch(s.url + url(name), { headers: { authorization: `Bearer ${token}` } });
+    assert.equal(r.status, 200);
+    return r.json();
+  }
+  async function put(s: TestServer, name: string, description: string, uri?: string): Promise<void> {
+    const r = await fetch(s.url + url(name), {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ properties: { runbook: { name: demoAutomation.runbook }, isEnabled: true, description, ...(uri ? { uri } : {}) } }),
+    });
+    assert.ok(r.status === 200 || r.status === 201, await r.text());
+  }
+
+  before(async () => {
+    a = await startTestServer();
+    b = await startTestServer({ shareStoreWith: a, env: { STRATUS_PUBLIC_URL: a.url } });
+    token = await appToken(a.url, 'arm');
+    const gen = await fetch(`${a.url}${account}/webhooks/generateUri?api-version=2024-10-23`, { method: 'POST', headers: { authorization: `Bearer ${token}` } });
+    assert.equal(gen.status, 200);
+    await put(a, other, 'the other webhook', (await gen.json()) as string);
+    db = new pg.Client({ connectionString: dbUrl, options: `-c search_path=${a.config.databaseSchema}` });
+    await db.connect();
+  });
+  after(async () => {
+    await db?.end();
+    await b?.close();
+    await a?.close();
+  });
+
+  test('a PUT on one instance drops that webhook on both, the other stays cached on both', async () => {
+    for (const s of [a, b]) {
+      await get(s, demoAutomation.webhook);
+      await get(s, other);
+      assert.notEqual(rows(s).peek(keyOf(demoAutomation.webhook)), undefined);
+      assert.notEqual(rows(s).peek(keyOf(other)), undefined);
+    }
+    const text = `keyed ${randomUUID()}`;
+    await put(a, demoAutomation.webhook, text);
+    for (const s of [a, b]) {
+      assert.equal(rows(s).peek(keyOf(demoAutomation.webhook)), undefined, 'the written row was dropped before the answer');
+      assert.notEqual(rows(s).peek(keyOf(other)), undefined, 'the other row is still cached');
+      assert.equal((await get(s, demoAutomation.webhook)).properties.description, text);
+    }
+  });
+
+  test('a write of the table by another connection is read at once on both (the area empties for instances that read versions; live ones drop the key)', async () => {
+    await get(b, demoAutomation.webhook);
+    const text = `outside ${randomUUID()}`;
+    await db.query(`update automation_webhooks set body = jsonb_set(body::jsonb, '{properties,description}', to_jsonb($1::text))::text where id_lower = $2`, [text, keyOf(demoAutomation.webhook)]).catch(async () => {
+      // A body column of type json(b): set it directly.
+      await db.query(`update automation_webhooks set body = jsonb_set(body::jsonb, '{properties,description}', to_jsonb($1::text)) where id_lower = $2`, [text, keyOf(demoAutomation.webhook)]);
+    });
+    // An outside writer waits as the CLI's writers do (a polled marker every live instance acknowledged).
+    await a.server.ctx.cache.settle(3000, true);
+    for (const s of [a, b]) assert.equal((await get(s, demoAutomation.webhook)).properties.description, text);
+  });
+
+  test('a statement writing many rows empties the whole area', async () => {
+    await get(b, other);
+    assert.notEqual(rows(b).peek(keyOf(other)), undefined);
+    const { rows: n } = await db.query('select count(*)::int as n from automation_webhooks');
+    await db.query('update automation_webhooks set is_enabled = is_enabled');
+    await a.server.ctx.cache.settle(3000, true);
+    if (n[0].n > 20) assert.equal(rows(b).peek(keyOf(other)), undefined, 'more than 20 rows: the whole area');
+    else assert.equal(rows(b).peek(keyOf(other)), undefined, 'every row written was dropped');
+  });
+});
