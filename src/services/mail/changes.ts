@@ -9,6 +9,8 @@ import { performance } from 'node:perf_hooks';
 import { sql, type Kysely } from 'kysely';
 import { autoIncrementKey, isPostgres, type Migrations } from '../../store/db.ts';
 import { signal } from '../../core/cache-bus.ts';
+import { compiledOnce } from '../../store/compiled.ts';
+import { param } from '../../store/prepared.ts';
 import type { Database } from '../../store/database.ts';
 import type { MailDatabase } from './tables.ts';
 
@@ -66,16 +68,27 @@ export const mailChangeMigrations: Migrations = {
   },
 };
 
+/** One change-log row (compiled once per dialect). */
+const insertOneChange = compiledOnce((db: Kysely<Database>) =>
+  db.insertInto('mail_changes').values({ tenant_id: param<string>(0), mailbox_id: param<string>(1), folder_id: param<string>(2), message_id: param<string>(3), change_type: param<string>(4), at: param<string>(5) }),
+);
+
 /**
  * Appends changes to the log. Call it with the transaction that makes the change.
  * @param db the transaction (or the database, outside one)
  */
 export async function recordMailChanges(db: Kysely<Database>, changes: MailChange[]): Promise<void> {
   if (changes.length === 0) return;
-  await db
-    .insertInto('mail_changes')
-    .values(changes.map((c) => ({ tenant_id: c.tenantId, mailbox_id: c.mailboxId, folder_id: c.folderId, message_id: c.messageId, change_type: c.changeType, at: c.at })))
-    .execute();
+  if (changes.length === 1) {
+    // The common case (a PATCH, a delete): one statement compiled once (issue 31).
+    const c = changes[0]!;
+    await insertOneChange(db, c.tenantId, c.mailboxId, c.folderId, c.messageId, c.changeType, c.at);
+  } else {
+    await db
+      .insertInto('mail_changes')
+      .values(changes.map((c) => ({ tenant_id: c.tenantId, mailbox_id: c.mailboxId, folder_id: c.folderId, message_id: c.messageId, change_type: c.changeType, at: c.at })))
+      .execute();
+  }
   // Wakes the notification workers (PostgreSQL: on commit, every instance).
   await signal(db, 'mail');
 }

@@ -12,7 +12,8 @@ import { emptyDoc, type MessageRecord } from './message.ts';
 import { messageJson, withFirstMember } from './rendered.ts';
 import { present, presentOne, renderOptions } from './lists.ts';
 import { parseMessageInput, type MessageInput } from './message-input.ts';
-import { getFolder, insertMessages, messageFromRow, moveMessage, copyMessage, updateMessage, writeExtendedProperties, notFound, type FolderRow, computeHasAttachments, change } from './store.ts';
+import { leavesDocument, lacksNames, writePatchedMessage } from './writes.ts';
+import { getFolder, insertMessages, messageFromRow, moveMessage, copyMessage, writeExtendedProperties, notFound, type FolderRow, computeHasAttachments, change } from './store.ts';
 import { recordMailChanges } from './changes.ts';
 import { buildResponseDraft, checkFrom, draftRecord, readReplyInput, resolveNames, sendMessage } from './actions.ts';
 import * as att from './attachments.ts';
@@ -119,10 +120,12 @@ export async function messageItem(mr: MailRequest, method: string, m: MessageRec
       const doc = structuredClone(m.doc);
       const parsed = parseMessageInput(doc, mr.body, 'update', m.isDraft);
       if (parsed.present.has('from') || parsed.present.has('sender')) checkFrom(doc, mr.mb);
-      await resolveNames(mr.ctx.identity.directory, doc);
+      // A PATCH of `isRead` (or extended properties) on a document with every name resolved writes only the row's read state (writes.ts).
+      const documentKept = leavesDocument(parsed.present) && !lacksNames(doc);
+      if (!documentKept) await resolveNames(mr.ctx.identity.directory, doc);
       const updated: MessageRecord = { ...m, doc, isRead: parsed.isRead ?? m.isRead, modifiedAt: nowIso(), changeKey: newChangeKey() };
       await tx(async (trx) => {
-        await updateMessage(trx, updated);
+        await writePatchedMessage(trx, updated, parsed.present, documentKept);
         await writeExtendedProperties(trx, m.pk, parsed.singleValueExtendedProperties, parsed.multiValueExtendedProperties);
       });
       return send(mr, 200, { '@odata.context': contextUrl(mr, 'messages/$entity'), ...(await presentOne(mr, updated)) });

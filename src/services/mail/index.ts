@@ -9,11 +9,12 @@ import { mailChangeMigrations, mailChangeTables } from './changes.ts';
 import { mailMigrations, mailTables } from './migrations.ts';
 import { registerMailRoutes } from './routes.ts';
 import { registerUploadRoutes } from './upload.ts';
+import { mailWriteMigrations } from './write-migrations.ts';
 
 /** The mail module. */
 export const mailModule: ServiceModule = {
   name: 'mail',
-  migrations: { ...mailMigrations, ...mailChangeMigrations },
+  migrations: { ...mailMigrations, ...mailChangeMigrations, ...mailWriteMigrations },
   tables: [...mailChangeTables, ...mailTables],
   register(app, ctx) {
     registerMailRoutes(app, ctx);

@@ -1,0 +1,62 @@
+/**
+ * The message PATCH's write (issue 31: "fewer statements and triggers per PATCH, the full-text
+ * index updated only when indexed text changes"). A PATCH that changes no document property
+ * (`isRead`, extended properties) writes three columns of the row — `is_read`, `modified_at`,
+ * `change_key` — with one statement compiled once, instead of rewriting every column and the
+ * 3–4 KB document: no index of an unchanged column is touched, the full-text trigger
+ * (`mail_0010_fts_update_guard`) does not fire, the categories are not deleted and inserted
+ * again. Any other PATCH rewrites the row as `updateMessage` of `store.ts` does, and its
+ * categories only when they were sent.
+ */
+import type { Kysely } from 'kysely';
+import type { Database } from '../../store/database.ts';
+import { compiledOnce } from '../../store/compiled.ts';
+import { param } from '../../store/prepared.ts';
+import { recordMailChanges } from './changes.ts';
+import type { MessageDoc, MessageRecord } from './message.ts';
+import { change, checkLength, messageColumns } from './store.ts';
+
+/** Body members of a PATCH that change no column but `is_read` and no part of the document. */
+const rowOnlyMembers = new Set(['isRead', 'singleValueExtendedProperties', 'multiValueExtendedProperties']);
+
+/** Whether a PATCH with these members (`MessageInput.present`) leaves the stored document as it is. */
+export function leavesDocument(present: ReadonlySet<string>): boolean {
+  for (const k of present) if (!rowOnlyMembers.has(k)) return false;
+  return true;
+}
+
+/** Whether some recipient of `doc` has no display name (`resolveNames` of `actions.ts` would fill it in). */
+export function lacksNames(doc: MessageDoc): boolean {
+  for (const list of [doc.toRecipients, doc.ccRecipients, doc.bccRecipients, doc.replyTo]) for (const r of list) if (!r.emailAddress.name) return true;
+  return (doc.from !== null && doc.from !== undefined && !doc.from.emailAddress.name) || (doc.sender !== null && doc.sender !== undefined && !doc.sender.emailAddress.name);
+}
+
+/** `is_read`, `modified_at`, `change_key` of one message by its key (compiled once per dialect). */
+const setReadState = compiledOnce((db: Kysely<Database>) =>
+  db
+    .updateTable('mail_messages')
+    .set({ is_read: param<number>(0), modified_at: param<string>(1), change_key: param<string>(2) })
+    .where('pk', '=', param<number>(3)),
+);
+
+/**
+ * Writes a PATCHed message (`after`: new change key and modification time set by the caller)
+ * and records `updated` in the change log. Call it in the PATCH's transaction.
+ * @param present the body members of the PATCH (`MessageInput.present`)
+ * @param documentKept the document is the stored one (no member of the PATCH and no name
+ *   resolution changed it): only the row's read state, time and change key are written
+ * @throws ApiError 400 of `messageColumns` (a property longer than its column) on a full rewrite
+ */
+export async function writePatchedMessage(db: Kysely<Database>, after: MessageRecord, present: ReadonlySet<string>, documentKept: boolean): Promise<void> {
+  if (documentKept) {
+    await setReadState(db, after.isRead ? 1 : 0, after.modifiedAt, after.changeKey, after.pk);
+  } else {
+    await db.updateTable('mail_messages').set(messageColumns(after)).where('pk', '=', after.pk).execute();
+    if (present.has('categories')) {
+      for (const c of after.doc.categories) checkLength(c, 400, 'categories');
+      await db.deleteFrom('mail_categories').where('message_pk', '=', after.pk).execute();
+      if (after.doc.categories.length) await db.insertInto('mail_categories').values(after.doc.categories.map((name) => ({ message_pk: after.pk, name }))).execute();
+    }
+  }
+  await recordMailChanges(db, [change(after, 'updated', after.modifiedAt)]);
+}
