@@ -4,6 +4,8 @@
  * acknowledged. A writer waits here — no statement, no pool connection — until every known
  * instance acknowledged its marker.
  *
+ * Also the protocol's options and channel name, shared with `cache-presence.ts`.
+ *
  * **How a peer becomes known and is dropped** (the safety argument is in `cache-presence.ts`):
  * - known: listed by this instance's registration or heartbeat (rows of `stratus_instances`
  *   whose lease runs), or announced by its join notification (`j <id> <k>`);
@@ -14,6 +16,28 @@
  *   does not list it (its lease ran out on the database's clock, so it stopped trusting its
  *   caches first and must join again before it is live).
  */
+
+/** Options of `CachePresence` (`cache-presence.ts`). */
+export interface PresenceOptions {
+  /** `postgres://…` of the store. */
+  databaseUrl: string;
+  /** PostgreSQL schema of the store. */
+  databaseSchema?: string;
+  /** Lease length, ms (`STRATUS_INSTANCE_LEASE_MS`); renewed every third of it. */
+  leaseMs: number;
+  /** Applies a notification's entries (`undefined`: every cache, on entering and leaving live mode). */
+  invalidate: (entries: string[] | undefined) => void;
+  /** Called with errors of the dedicated connection (logged by the caller). */
+  onError?: (e: unknown) => void;
+}
+
+/** The ms taken off a lease on this side (the statement's trip, timer lateness). */
+export const leaseMargin = (leaseMs: number) => Math.min(1000, Math.floor(leaseMs / 4));
+
+/** The prefix of the notification channel; the schema's name follows. */
+export const presenceChannelPrefix = 'stratus_cache_';
+/** The channel of the store's schema. */
+export const presenceChannel = (schema: string) => presenceChannelPrefix + schema;
 
 /** One other instance. */
 interface Peer {

@@ -4,71 +4,40 @@
  * at once", without a round trip per turn on every read), and acknowledgements pushed back so
  * that a writer waits without a statement of its own (issue 31 item 3).
  *
- * **The protocol.** Every instance holds one connection ({@link CachePresence}) that `LISTEN`s
- * on `stratus_cache_<schema>`, and a row of `stratus_instances` with a lease (`lease_until`, the
- * database's clock) renewed every third of the lease. PostgreSQL delivers a database's
- * notifications from one queue, in commit order, to every listener alike. Payloads:
- * - `<seq> <entry,…>`: a write's invalidations — `0` from the cached tables' triggers
- *   (`cache-tables.ts`) and the mailbox versions' triggers, a sequence number from an explicit
- *   bump (`bumpCacheVersions`, `setShared`) or from a polled marker (`cache-fallback.ts`).
- *   Applied on receipt (the caches of the areas emptied, kept versions dropped); a sequence
- *   number is also acknowledged in the row's `acked` for writers that poll.
- * - `m <id> <k>`: instance `<id>`'s marker number `k`. A request that wrote, once its
- *   transaction committed, has its instance send one (one statement per turn on the listening
- *   connection, shared by that turn's writers: no pool connection, no row). It follows the
- *   write's notifications in the queue.
- * - `a <id> <w>:<k>,…`: instance `<id>` has applied every notification up to `<w>`'s marker
- *   `k`: sent once per turn after receiving markers of others, on the listening connection.
- * - `j <id> <k>`: instance `<id>` joins: sent in its registration's transaction (and after a
- *   renewal that found its lease had run out); also a marker.
- * - `l <id>`: instance `<id>` leaves (its row is deleted with it).
+ * **The protocol** (docs/storage.md, "Live instances"). Every instance holds one connection
+ * ({@link CachePresence}) that `LISTEN`s on `stratus_cache_<schema>`, and a row of
+ * `stratus_instances` with a lease (`lease_until`, the database's clock) renewed every third of
+ * the lease. PostgreSQL delivers a database's notifications from one queue, in commit order, to
+ * every listener alike. Payloads: `<seq> <entry,…>` a write's invalidations (`0` from triggers;
+ * a sequence number from an explicit bump or a polled marker, also acknowledged in the row's
+ * `acked`); `m <id> <k>` instance `<id>`'s marker `k`, sent on its listening connection after a
+ * request's write committed; `a <id> <w>:<k>,…` instance `<id>` applied every notification up to
+ * `<w>`'s marker `k`; `j <id> <k>` a join (in the registration's transaction; also a marker);
+ * `l <id>` a leave.
  *
  * **A write is answered** once its instance saw its own marker come back (so it applied its own
- * notifications, its kept versions included) and every peer it knows (`cache-peers.ts`)
- * acknowledged that marker — a wait in memory. A peer is known from the registration's and the
- * heartbeat's list of running leases and from join notifications; one that does not answer is
- * waited for until the database says its lease ran out (the leases are read again when the
- * estimate of one passes). Without its connection a writer polls instead (`cache-fallback.ts`).
+ * notifications, kept versions included) and every peer it knows (`cache-peers.ts`: from the
+ * registration's and the heartbeat's lists of running leases and from joins) acknowledged it — a
+ * wait in memory; a peer that does not answer is waited for until the database says its lease
+ * ran out. Without its connection a writer polls instead (`cache-fallback.ts`).
  *
- * **An instance is live** (serves from its caches without a version read) while its connection
- * is up, its lease — measured on its own monotonic clock from before the renewing statement was
- * sent, less a margin — runs, and it has seen its own latest join notification. Why a writer
- * that does not know an instance B may answer: B's join comes after the writer's marker in the
- * queue (else the writer saw it first), hence after the write; B empties its caches after it
- * registered and, listening since before, applies every later notification before it sees its
- * own join. A peer dropped when its lease ran out stopped trusting its caches first (its own
- * deadline is earlier), and a renewal that finds the lease ran out joins again.
+ * **An instance is live** while its connection is up, its lease — measured on its own monotonic
+ * clock from before the renewing statement was sent, less a margin — runs, and it has seen its
+ * own latest join. A writer that does not know an instance B saw its marker before B's join, so
+ * B, listening since before it registered and emptying its caches then, applied the write
+ * before it is live; a renewal that finds the lease had run out (others may have dropped it)
+ * joins again.
  */
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { listeningClient } from './cache-bus.ts';
-import { PeerView } from './cache-peers.ts';
+import { leaseMargin, PeerView, presenceChannel, type PresenceOptions } from './cache-peers.ts';
+
+export { presenceChannel, presenceChannelPrefix, type PresenceOptions } from './cache-peers.ts';
 
 /** As SQL text: the database clock in ms since the epoch (`lease_until` is stored so), and the channel of the connection's schema. */
 const now = '(extract(epoch from clock_timestamp()) * 1000)::bigint';
 const channelSql = `'stratus_cache_' || current_schema()`;
-
-/** Options of {@link CachePresence}. */
-export interface PresenceOptions {
-  /** `postgres://…` of the store. */
-  databaseUrl: string;
-  /** PostgreSQL schema of the store. */
-  databaseSchema?: string;
-  /** Lease length, ms (`STRATUS_INSTANCE_LEASE_MS`); renewed every third of it. */
-  leaseMs: number;
-  /** Applies a notification's entries (`undefined`: every cache, on entering and leaving live mode). */
-  invalidate: (entries: string[] | undefined) => void;
-  /** Called with errors of the dedicated connection (logged by the caller). */
-  onError?: (e: unknown) => void;
-}
-
-/** The ms taken off a lease on this side (the statement's trip, timer lateness). */
-const leaseMargin = (leaseMs: number) => Math.min(1000, Math.floor(leaseMs / 4));
-
-/** The prefix of the notification channel; the schema's name follows. */
-export const presenceChannelPrefix = 'stratus_cache_';
-/** The channel of the store's schema. */
-export const presenceChannel = (schema: string) => presenceChannelPrefix + schema;
 
 /** What a notification may name as an instance (ours are UUIDs): anything else is ignored. */
 const instanceId = /^[0-9A-Za-z-]{1,64}$/;
@@ -102,6 +71,7 @@ export class CachePresence {
   /** Acknowledgements to send: writer → highest marker received. */
   private ackOut = new Map<string, number>();
   private flushQueued = false;
+  private flushing = false;
   private heartbeat: NodeJS.Timeout | undefined;
   private lagTimer: NodeJS.Timeout | undefined;
   /** Callers of {@link renew} waiting for the renewal in flight. */
@@ -215,19 +185,34 @@ export class CachePresence {
     } else if (kind === 'l') this.peers.drop(from);
   }
 
-  /** Sends, once per turn on the listening connection, what is due: the row's `acked`, acknowledgements, a marker, a join. */
+  /**
+   * Sends what is due — the row's `acked`, acknowledgements, a marker, a join — in one statement
+   * on the listening connection: at once (after the current callback) when none is in flight,
+   * else when the one in flight is answered (what came meanwhile goes together). Under load a
+   * turn of the event loop lasts milliseconds; waiting for its end (`setImmediate`) at both ends
+   * of every hop doubled a write's wait for its acknowledgements.
+   */
   private queueFlush(): void {
     if (this.flushQueued) return;
     this.flushQueued = true;
-    setImmediate(() => {
-      this.flushQueued = false;
-      this.flush();
+    if (!this.flushing) queueMicrotask(() => this.runFlush());
+  }
+
+  private runFlush(): void {
+    this.flushQueued = false;
+    const sent = this.flush();
+    if (!sent) return;
+    this.flushing = true;
+    void sent.then(() => {
+      this.flushing = false;
+      if (this.flushQueued) this.runFlush();
     });
   }
 
-  private flush(): void {
+  /** @returns the statement's completion (never rejects), or undefined when nothing was due or there is no connection. */
+  private flush(): Promise<void> | undefined {
     const client = this.client;
-    if (!client) return;
+    if (!client) return undefined;
     const payloads: string[] = [];
     if (this.ackOut.size) payloads.push(`a ${this.id} ${[...this.ackOut].map(([w, k]) => `${w}:${k}`).join(',')}`);
     this.ackOut.clear();
@@ -241,8 +226,11 @@ export class CachePresence {
       const upto = (this.ackedRow = this.applied);
       text = `with u as (update stratus_instances set acked = greatest(acked, ${upto}) where id = '${this.id}' returning 1) select (select count(*) from u)${notify.map((n) => `, ${n}`).join('')}`;
     } else if (notify.length) text = `select ${notify.join(', ')}`;
-    else return;
-    client.query(text).catch((e) => this.lost(client, e));
+    else return undefined;
+    return client.query(text).then(
+      () => undefined,
+      (e) => this.lost(client, e),
+    );
   }
 
   /**
