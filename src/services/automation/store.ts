@@ -17,12 +17,21 @@ import type { FieldMap } from '../../core/odata/index.ts';
 import type { Database } from '../../store/database.ts';
 import type { AutomationDatabase } from './tables.ts';
 import { param, prepared } from '../../store/prepared.ts';
+import { compiledOnce } from '../../store/compiled.ts';
 import type { CacheHub } from '../../core/cache.ts';
 import type { ListedResourceQuery } from '../../context.ts';
 import { groupResourceIds } from '../arm/groups.ts';
 
 /** A webhook by its lower-cased id (compiled once: the area's hottest read). */
 const webhookById = prepared((db: Kysely<Database>) => db.selectFrom('automation_webhooks').selectAll().where('id_lower', '=', param(0)));
+
+/** A webhook's document and columns but its token and last invocation (compiled once per dialect: the PUT's write). */
+const updateWebhookRow = compiledOnce((db: Kysely<Database>) =>
+  db
+    .updateTable('automation_webhooks')
+    .set({ runbook_name: param<string>(0), is_enabled: param<number>(1), expiry_time: param<string>(2), body: param<string>(3) })
+    .where('id_lower', '=', param<string>(4)),
+);
 
 /** A stored webhook: its document and columns. */
 export interface WebhookRow {
@@ -202,11 +211,7 @@ export class AutomationStore {
 
   /** Rewrites a webhook's document and columns (token and last invocation kept). */
   async updateWebhook(w: WebhookRow): Promise<void> {
-    await this.db
-      .updateTable('automation_webhooks')
-      .set({ runbook_name: w.runbookName, is_enabled: w.isEnabled ? 1 : 0, expiry_time: w.expiryTime, body: toJson(w.body) })
-      .where('id_lower', '=', w.id.toLowerCase())
-      .execute();
+    await updateWebhookRow(this.db, w.runbookName, w.isEnabled ? 1 : 0, w.expiryTime, toJson(w.body), w.id.toLowerCase());
   }
 
   /** Deletes a webhook; returns whether it existed. */

@@ -10,6 +10,7 @@
  * for {@link jobRunMs} of clock time and is then `Completed`.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { LRUCache } from 'lru-cache';
 import { errors } from '../../core/errors/index.ts';
 import { nowIso, nowMs } from '../../core/clock.ts';
 import { newUuid, randomToken } from '../../core/ids.ts';
@@ -54,15 +55,27 @@ function showWebhook(w: WebhookRow, uri: string | null): Record<string, unknown>
 /**
  * The JSON text of a webhook read (`showWebhook(w, "")`), made once per stored version of a
  * cached row ({@link webhookSource}: every webhook write and invocation replaces the cached row).
+ * The text depends on the stored document and `last_invoked_time` only, so it is also kept by
+ * webhook id with that version ({@link renderedWebhooks}): a row read again after its cache
+ * area was emptied — by any write of a tracked resource, a webhook PUT among them — is not
+ * parsed and rendered again while its version is the one rendered (issue 31: the webhook GET's
+ * miss path; the stored text is compared, never trusted by key alone).
  */
 const readTexts = new WeakMap<object, string>();
+const renderedWebhooks = new LRUCache<string, { body: string; lastInvokedTime: string | null; text: string }>({ max: 20_000 });
 function webhookReadText(w: WebhookRow): string {
-  const source = w[webhookSource];
+  const source = w[webhookSource] as { id_lower?: unknown; body?: unknown; last_invoked_time?: unknown } | undefined;
   let t = source && readTexts.get(source);
-  if (t === undefined) {
+  if (t !== undefined) return t;
+  if (!source || typeof source.id_lower !== 'string' || typeof source.body !== 'string') return JSON.stringify(showWebhook(w, ''));
+  const lastInvokedTime = (source.last_invoked_time as string | null | undefined) ?? null;
+  const kept = renderedWebhooks.get(source.id_lower);
+  if (kept && kept.body === source.body && kept.lastInvokedTime === lastInvokedTime) t = kept.text;
+  else {
     t = JSON.stringify(showWebhook(w, ''));
-    if (source) readTexts.set(source, t);
+    renderedWebhooks.set(source.id_lower, { body: source.body, lastInvokedTime, text: t });
   }
+  readTexts.set(source, t);
   return t;
 }
 
