@@ -59,12 +59,15 @@ export function withoutExpand(mr: MailRequest): boolean {
   }
 }
 
-function contextSuffix(folder: FolderRow | undefined, select: string[] | undefined): string {
+function contextSuffix(folder: Pick<FolderRow, 'id'> | undefined, select: string[] | undefined): string {
   return (folder ? `${keySegment('mailFolders', folder.id)}/messages` : 'messages') + (select ? `(${select.join(',')})` : '');
 }
 
-/** The JSON text of a page of messages without `$expand` (`exclude`: folders left out of a mailbox-wide page). */
-export async function pageText(mr: MailRequest, folder: FolderRow | undefined, exclude: string[]): Promise<string> {
+/**
+ * The JSON text of a page of messages without `$expand` (`exclude`: folders left out of a
+ * mailbox-wide page; of the folder only its id is read).
+ */
+export async function pageText(mr: MailRequest, folder: Pick<FolderRow, 'id'> | undefined, exclude: string[]): Promise<string> {
   const select = parseSelect(mr.q);
   const { pageSize, skip } = paging(mr);
   // A page selecting only what the rows' own columns hold does not read the stored documents;

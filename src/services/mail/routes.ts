@@ -86,7 +86,9 @@ async function dispatch(mr: MailRequest, method: string, rest: string[]): Promis
       // A page of a folder's messages: kept per mailbox version with its folder look-ups
       // (folder writes change the version too; `kept.ts`), in the order of the path below.
       const text = await keptMailText(mr, 'list', async () => {
-        const folder = await folderOfPath(mr, tail, i);
+        // A well-known folder by name: its id is the mailbox's (they cannot be deleted or moved), no folder read.
+        const wellKnown = i === 1 ? mr.mb.wellKnown.get(tail[0]!.toLowerCase()) : undefined;
+        const folder = wellKnown !== undefined ? { id: wellKnown } : await folderOfPath(mr, tail, i);
         need(mr, 'read');
         return lists.pageText(mr, folder, []);
       });
