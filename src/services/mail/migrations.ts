@@ -316,7 +316,7 @@ END $$`,
       await db.schema.createIndex('mail_messages_folder_page').on('mail_messages').columns(['tenant_id', 'mailbox_id', 'folder_id', 'received_at', 'pk', 'change_key', 'is_read', 'importance', 'has_attachments']).execute();
     },
   },
-  mail_0010_drop_folder_prefix_indexes: {
+  mail_0011_drop_folder_prefix_indexes: {
     /**
      * `mail_messages_folder_received` and `mail_messages_folder_received_pk` are prefixes of
      * `mail_messages_folder_page` (`mail_0009`), which serves every query they served in the same
