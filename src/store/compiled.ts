@@ -15,7 +15,7 @@
  * await setRead(trx, 1, pk);
  * ```
  */
-import type { Compilable, Kysely, QueryResult } from 'kysely';
+import type { Compilable, CompiledQuery, Kysely, QueryResult } from 'kysely';
 import { isPostgres } from './db.ts';
 import { template, type Template } from './prepared.ts';
 
@@ -25,19 +25,28 @@ import { template, type Template } from './prepared.ts';
  * @returns `(db, ...args) => result` on any handle (database or transaction); `args[i]` fills `param(i)`.
  *   The result carries `rows` (a `returning` or a select) and `numAffectedRows`.
  */
-export function compiledOnce<DB, O = unknown>(build: (db: Kysely<DB>) => Compilable<O>): (db: Kysely<DB>, ...args: unknown[]) => Promise<QueryResult<O>> {
+export function compiledOnce<DB, O = unknown>(build: (db: Kysely<DB>) => Compilable<O>): CompiledOnce<DB, O> {
   const byDialect: { sqlite?: Template<O>; postgres?: Template<O> } = {};
-  return (db, ...args) => {
+  const bind = (db: Kysely<DB>, args: readonly unknown[]): CompiledQuery<O> => {
     const dialect = isPostgres(db) ? 'postgres' : 'sqlite';
-    let c = byDialect[dialect];
-    if (!c) {
-      try {
-        c = byDialect[dialect] = template(build(db).compile());
-      } catch (e) {
-        return Promise.reject(e);
-      }
-    }
+    const c = (byDialect[dialect] ??= template(build(db).compile()));
     const { query, slots } = c;
-    return db.executeQuery<O>({ ...query, parameters: slots.map((s, i) => (s === undefined ? query.parameters[i] : args[s])) });
+    return { ...query, parameters: slots.map((s, i) => (s === undefined ? query.parameters[i] : args[s])) };
   };
+  const run = (db: Kysely<DB>, ...args: unknown[]): Promise<QueryResult<O>> => {
+    let q: CompiledQuery<O>;
+    try {
+      q = bind(db, args);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    return db.executeQuery<O>(q);
+  };
+  return Object.assign(run, { bind });
 }
+
+/** What {@link compiledOnce} returns: run it on a handle, or `bind` it to get the SQL text and parameters (a direct write). */
+export type CompiledOnce<DB, O> = ((db: Kysely<DB>, ...args: unknown[]) => Promise<QueryResult<O>>) & {
+  /** The statement's SQL for `db`'s dialect and its parameters with `args` filled in. */
+  bind(db: Kysely<DB>, args: readonly unknown[]): CompiledQuery<O>;
+};

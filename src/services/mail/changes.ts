@@ -68,8 +68,8 @@ export const mailChangeMigrations: Migrations = {
   },
 };
 
-/** One change-log row (compiled once per dialect). */
-const insertOneChange = compiledOnce((db: Kysely<Database>) =>
+/** One change-log row (compiled once per dialect): tenant, mailbox, folder, message id, change type, time. */
+export const insertOneChange = compiledOnce((db: Kysely<Database>) =>
   db.insertInto('mail_changes').values({ tenant_id: param<string>(0), mailbox_id: param<string>(1), folder_id: param<string>(2), message_id: param<string>(3), change_type: param<string>(4), at: param<string>(5) }),
 );
 

@@ -12,7 +12,9 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../../store/database.ts';
 import { compiledOnce } from '../../store/compiled.ts';
 import { param } from '../../store/prepared.ts';
-import { recordMailChanges } from './changes.ts';
+import { insertOneChange, recordMailChanges } from './changes.ts';
+import { directWriter } from '../../store/direct-writes.ts';
+import { signal } from '../../core/cache-bus.ts';
 import type { MessageDoc, MessageRecord } from './message.ts';
 import { change, checkLength, messageColumns } from './store.ts';
 
@@ -38,6 +40,38 @@ const setReadState = compiledOnce((db: Kysely<Database>) =>
     .set({ is_read: param<number>(0), modified_at: param<string>(1), change_key: param<string>(2) })
     .where('pk', '=', param<number>(3)),
 );
+
+/**
+ * The read-state write of a PATCH that keeps the document (see {@link writePatchedMessage}) as
+ * one synchronous SQLite transaction on the store's connection — `begin`, the row's three
+ * columns, the change-log row, `commit` — when `db` is the root handle of a SQLite store and no
+ * caller holds its connection (`directWriter` of `store/db.ts`). Nothing waits on the
+ * connection's mutex and the connection is never held across an await, so the reads of other
+ * requests keep running on it directly. Wakes the change-notification workers after the commit.
+ * @returns false (nothing written) when it cannot run so: PostgreSQL, a transaction handle, a busy connection
+ * @throws the database error (the transaction is rolled back)
+ */
+export function writeReadStateNow(db: Kysely<Database>, after: MessageRecord): boolean {
+  const w = directWriter(db);
+  if (!w || w.busy()) return false;
+  const row = setReadState.bind(db, [after.isRead ? 1 : 0, after.modifiedAt, after.changeKey, after.pk]);
+  const log = insertOneChange.bind(db, [after.tenantId, after.mailboxId, after.folderId, after.id, 'updated', after.modifiedAt]);
+  w.statement('begin').run([]);
+  try {
+    w.statement(row.sql).run(row.parameters);
+    w.statement(log.sql).run(log.parameters);
+    w.statement('commit').run([]);
+  } catch (e) {
+    try {
+      w.statement('rollback').run([]);
+    } catch {
+      // Already rolled back by SQLite (e.g. a constraint failure ends the transaction): nothing to undo.
+    }
+    throw e;
+  }
+  void signal(db, 'mail');
+  return true;
+}
 
 /**
  * Writes a PATCHed message (`after`: new change key and modification time set by the caller)
