@@ -237,26 +237,26 @@ export class CachePresence {
    * Waits until every live instance applied the writes this instance committed so far: sends a
    * marker (shared by this turn's callers), waits until it comes back on this instance's
    * connection and every known peer acknowledged it — in memory. Gives up after `giveUpMs`
-   * (answering anyway, as the polled path does).
-   * @returns false when this instance has no connection or lost it meanwhile (then poll, `cache-fallback.ts`).
+   * (the caller answers anyway, as the polled path does, without recording it confirmed).
+   * @returns `lost` when this instance has no connection or lost it meanwhile (then poll, `cache-fallback.ts`).
    */
-  async confirmWrites(giveUpMs: number): Promise<boolean> {
-    if (!this.client) return false;
+  async confirmWrites(giveUpMs: number): Promise<'confirmed' | 'gave-up' | 'lost'> {
+    if (!this.client) return 'lost';
     let m = this.nextMark;
     if (!m) {
       const k = ++this.marks;
       m = this.nextMark = { k, seen: new Promise<boolean>((resolve) => this.markWaiters.push({ k, resolve })) };
       this.queueFlush();
     }
-    if (!(await m.seen)) return false;
+    if (!(await m.seen)) return 'lost';
     const peers = this.peers;
-    if (peers.confirmed(m.k)) return true;
-    const wait = peers.wait(m.k);
+    if (peers.confirmed(m.k)) return 'confirmed';
+    const wait = peers.wait(m.k).then((ok): 'confirmed' | 'lost' => (ok ? 'confirmed' : 'lost'));
     this.scheduleLag();
     let timer: NodeJS.Timeout | undefined;
-    const ok = await Promise.race([wait, new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), giveUpMs)))]);
+    const out = await Promise.race([wait, new Promise<'gave-up'>((resolve) => (timer = setTimeout(() => resolve('gave-up'), giveUpMs)))]);
     clearTimeout(timer);
-    return ok;
+    return out;
   }
 
   /** While a writer waits for a peer whose lease should have ended, reads the leases again (a heartbeat). */

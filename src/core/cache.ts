@@ -314,10 +314,9 @@ export class CacheHub {
     if (this.presence) {
       // Acknowledgements pushed to this instance's connection: a wait in memory (`cache-presence.ts`).
       this.requests.markersSent++;
-      if (await this.presence.confirmWrites(2 * leaseMs + 1000)) {
-        this.confirm(target, marked);
-        return;
-      }
+      const out = await this.presence.confirmWrites(2 * leaseMs + 1000);
+      if (out === 'confirmed') this.confirm(target, marked);
+      if (out !== 'lost') return;
     }
     // No connection of its own (or lost meanwhile): the polled path (`cache-fallback.ts`).
     if (marker || marked > this.markedDone) {
