@@ -17,7 +17,6 @@ import type pg from 'pg';
 import type { StoreTables } from './tables.ts';
 import { registerDirectReader, type DirectStatement } from './prepared.ts';
 import { nameStatements, writeText, type StatementHooks } from './statements.ts';
-import { checkpointsOffThread } from './checkpointer.ts';
 import { registerDirectWriter, type DirectWriteStatement } from './direct-writes.ts';
 
 /** Which SQL dialect the store runs on. */
@@ -57,10 +56,9 @@ export const statementCacheSize = 1000;
  * already seen (bounded LRU of {@link statementCacheSize}); Kysely's SqliteDialect prepares
  * anew otherwise (~10 µs per small select against ~0.4 µs to run it). A statement still
  * being iterated (busy) is not shared: a fresh one is prepared for that call. `hooks.onWrite`
- * hears every write text prepared (Kysely prepares each statement it runs), `wrote` that a
- * write was prepared (the store's checkpointer, `checkpointer.ts`).
+ * hears every write text prepared (Kysely prepares each statement it runs).
  */
-export function cachingSqlite(database: SQLite.Database, max = statementCacheSize, hooks: StatementHooks = {}, wrote?: () => void): SqliteDatabase {
+export function cachingSqlite(database: SQLite.Database, max = statementCacheSize, hooks: StatementHooks = {}): SqliteDatabase {
   const cache = new LRUCache<string, SQLite.Statement>({ max });
   const plain = (text: string): SQLite.Statement => {
     let stmt = cache.get(text);
@@ -73,10 +71,7 @@ export function cachingSqlite(database: SQLite.Database, max = statementCacheSiz
     close: () => database.close(),
     prepare(text: string): SqliteStatement {
       // Kysely prepares every statement it runs (cached here): once per execution.
-      if ((hooks.onWrite || wrote) && writeText.test(text)) {
-        hooks.onWrite?.(text);
-        wrote?.();
-      }
+      if (hooks.onWrite && writeText.test(text)) hooks.onWrite(text);
       const limit = boundLimitOf(text);
       return (limit ? limitInlined(limit, text, plain) : plain(text)) as unknown as SqliteStatement;
     },
@@ -309,9 +304,7 @@ export async function openStore<DB = StoreTables>(opts: StoreOptions): Promise<S
   database.pragma('foreign_keys = ON');
   database.pragma('busy_timeout = 5000');
   const hooks: StatementHooks = {};
-  // A file store checkpoints its WAL on a worker thread (checkpointer.ts).
-  const checkpoints = file !== ':memory:' ? checkpointsOffThread(database, synchronous) : undefined;
-  const statements = cachingSqlite(database, statementCacheSize, hooks, checkpoints?.wrote);
+  const statements = cachingSqlite(database, statementCacheSize, hooks);
   const dialect = new TrackedSqliteDialect({ database: statements });
   const db = new Kysely<DB>({ dialect });
   registerDirectReader(db, {
@@ -329,8 +322,6 @@ export async function openStore<DB = StoreTables>(opts: StoreOptions): Promise<S
     async () => {
       if (closed) return;
       closed = true;
-      // The worker's connection first: the main connection's close is then the last one (final checkpoint, WAL removed).
-      await checkpoints?.close();
       await db.destroy();
     },
     undefined,
