@@ -125,6 +125,16 @@ export function mailboxVersionAhead(db: Kysely<Database>, cache: CacheHub, tenan
  * @param what names the kind of read (part of the key).
  */
 export async function keptMailText(mr: MailRequest, what: string, produce: () => Promise<string>): Promise<Buffer> {
+  return keptMailBytes(mr, what, async () => Buffer.from(await produce(), 'utf8'));
+}
+
+/**
+ * {@link keptMailText} for a producer that makes the UTF-8 bytes itself (`message-read.ts`,
+ * which keeps answers per message version too): a client that repeats one request gets the
+ * text kept for the mailbox version, one that reads many different messages the producer's.
+ * @throws what `produce` throws (not kept)
+ */
+export async function keptMailBytes(mr: MailRequest, what: string, produce: () => Promise<Buffer>): Promise<Buffer> {
   const texts = mr.ctx.cache.shared<Buffer>('mail.keptTexts', 'directory', 1000);
   const gen = mr.ctx.cache.generation('directory');
   const ahead = mr.versionAhead;
@@ -137,7 +147,7 @@ export async function keptMailText(mr: MailRequest, what: string, produce: () =>
     mr.ctx.requestLog.heldBody(mr.req.raw, kept);
     return kept;
   }
-  const bytes = Buffer.from(await produce(), 'utf8');
+  const bytes = await produce();
   if (bytes.length <= maxKeptBytes) texts.set(key, bytes, gen);
   return bytes;
 }

@@ -17,7 +17,7 @@ import * as lists from './lists.ts';
 import { copyOrMoveFolder, folderChildren, folderItem } from './folder-handlers.ts';
 import { keySegment } from './paths.ts';
 import { checkRequestInput, eq, mailboxOwner, mailPrincipal, need, parsePrefer, pathSegments, sendJson, type MailRequest } from './request.ts';
-import { keptMailText, mailboxVersionAhead } from './kept.ts';
+import { keptMailBytes, keptMailText, mailboxVersionAhead } from './kept.ts';
 import { messageAnswer } from './message-read.ts';
 import { isPostgres } from '../../store/db.ts';
 
@@ -46,8 +46,7 @@ async function handle(ctx: AppContext, req: FastifyRequest, reply: FastifyReply)
   // are used only after the checks below, in the same order as for any other path.
   const ahead = me && principal.kind === 'user' ? count(principal.objectId) : undefined;
   if (ahead instanceof Promise) ahead.catch(() => undefined);
-  // A message by id on SQLite reads no mailbox version (`message-read.ts`): none is asked for.
-  const versionAhead = ahead && req.method === 'GET' && !(sqlite(ctx) && messageById(rest)) ? mailboxVersionAhead(ctx.store.db, ctx.cache, principal.tenantId, principal.objectId) : undefined;
+  const versionAhead = ahead && req.method === 'GET' ? mailboxVersionAhead(ctx.store.db, ctx.cache, principal.tenantId, principal.objectId) : undefined;
   const user = await mailboxOwner(ctx, principal, me ? 'me' : { idOrUpn: segs[2]! });
   const userSegment = me ? 'me' : keySegment('users', user.id);
 
@@ -109,9 +108,6 @@ async function dispatch(mr: MailRequest, method: string, rest: string[]): Promis
 /** Whether the store is SQLite (a message by id is read by `message-read.ts` there). */
 const sqlite = (ctx: AppContext) => !isPostgres(ctx.store.db);
 
-/** Whether the path below the mailbox names one message (`messages/{id}`, `mailFolders/…/messages/{id}`): a hint only. */
-const messageById = (rest: string[]) => rest.length >= 2 && rest.length % 2 === 0 && eq(rest[rest.length - 2], 'messages');
-
 /** The folder named by `tail[0]` and the `childFolders/{id}` pairs up to `end`. @throws ApiError 404 `ErrorFolderNotFound` (also a child under another parent) */
 async function folderOfPath(mr: MailRequest, tail: string[], end: number): Promise<FolderRow> {
   const db = mr.ctx.store.db;
@@ -149,7 +145,15 @@ async function messagesCollection(mr: MailRequest, method: string, tail: string[
     if (!folder) throw errors.mail.deltaNeedsFolder();
     return lists.delta(mr, folder);
   }
-  if (method === 'GET' && tail.length === 1 && sqlite(mr.ctx) && lists.withoutExpand(mr)) return sendJson(mr, 200, await messageAnswer(mr, tail[0]!));
+  if (method === 'GET' && tail.length === 1 && sqlite(mr.ctx) && lists.withoutExpand(mr)) {
+    // The text kept for this mailbox version and request (a client polling one message: one
+    // version read per event-loop turn for all requests), else the answer kept per message
+    // version (`message-read.ts`: a client reading many different messages). Both answer only
+    // a message that was found and checked, so the 404 and 400 come first as below.
+    const bytes = await keptMailBytes(mr, 'message', () => messageAnswer(mr, tail[0]!));
+    need(mr, 'read');
+    return sendJson(mr, 200, bytes);
+  }
   if (method === 'GET' && tail.length === 1 && lists.withoutExpand(mr)) {
     // A message by id without `$expand`: its text is kept per mailbox version (`kept.ts`); a
     // kept text exists only for a message that was found, so the 404 and 400 come first as below.
