@@ -275,7 +275,7 @@ END $$`,
      * `0 mail:<tenant>/<mailbox>,…` for the statement's mailboxes, or `0 mail` (all) for more
      * than 20 of them or ids with other characters than `[A-Za-z0-9._@-]`. The notification takes
      * no sequence number (no lock beyond the mailbox version rows'); the writer's request sends
-     * a marker after the commit (`core/cache-presence.ts` `sendMarker`). SQLite: nothing.
+     * a marker after the commit (`core/cache-presence.ts`; polled: `cache-fallback.ts`). SQLite: nothing.
      */
     async up(db: Kysely<unknown>) {
       if (!isPostgres(db)) return;
