@@ -8,10 +8,10 @@
  * A live instance with its connection up waits in memory instead (`cache-peers.ts`).
  */
 import { sql, type Kysely } from 'kysely';
-import { presenceChannelPrefix } from './cache-presence.ts';
+import { dbNowSql, presenceChannelPrefix } from './cache-peers.ts';
 import type { CacheDatabase } from './tables.ts';
 
-const dbNowMs = sql.raw('(extract(epoch from clock_timestamp()) * 1000)::bigint');
+const dbNowMs = sql.raw(dbNowSql);
 
 /**
  * Whether every other live instance has applied the writes committed up to `seq` (those

@@ -38,6 +38,10 @@ export const leaseMargin = (leaseMs: number) => Math.min(1000, Math.floor(leaseM
 export const presenceChannelPrefix = 'stratus_cache_';
 /** The channel of the store's schema. */
 export const presenceChannel = (schema: string) => presenceChannelPrefix + schema;
+/** As SQL text: the channel of the connection's schema. */
+export const presenceChannelSql = `'${presenceChannelPrefix}' || current_schema()`;
+/** As SQL text: the database clock in ms since the epoch (`lease_until` is stored so). */
+export const dbNowSql = '(extract(epoch from clock_timestamp()) * 1000)::bigint';
 
 /** One other instance. */
 interface Peer {

@@ -31,13 +31,9 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { listeningClient } from './cache-bus.ts';
-import { leaseMargin, PeerView, presenceChannel, type PresenceOptions } from './cache-peers.ts';
+import { dbNowSql as now, leaseMargin, PeerView, presenceChannel, presenceChannelSql as channelSql, type PresenceOptions } from './cache-peers.ts';
 
 export { presenceChannel, presenceChannelPrefix, type PresenceOptions } from './cache-peers.ts';
-
-/** As SQL text: the database clock in ms since the epoch (`lease_until` is stored so), and the channel of the connection's schema. */
-const now = '(extract(epoch from clock_timestamp()) * 1000)::bigint';
-const channelSql = `'stratus_cache_' || current_schema()`;
 
 /** What a notification may name as an instance (ours are UUIDs): anything else is ignored. */
 const instanceId = /^[0-9A-Za-z-]{1,64}$/;

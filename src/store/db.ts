@@ -17,7 +17,6 @@ import type pg from 'pg';
 import type { StoreTables } from './tables.ts';
 import { registerDirectReader, type DirectStatement } from './prepared.ts';
 import { nameStatements, writeText, type StatementHooks } from './statements.ts';
-import { registerDirectWriter, type DirectWriteStatement } from './direct-writes.ts';
 
 /** Which SQL dialect the store runs on. */
 export type DialectName = 'sqlite' | 'postgres';
@@ -314,10 +313,6 @@ export async function openStore<DB = StoreTables>(opts: StoreOptions): Promise<S
   registerDirectReader(db, {
     busy: () => dialect.driver?.held !== 0,
     statement: (text) => statements.prepare(text) as unknown as DirectStatement,
-  });
-  registerDirectWriter(db, {
-    busy: () => dialect.driver?.held !== 0,
-    statement: (text) => statements.prepare(text) as unknown as DirectWriteStatement,
   });
   let closed = false;
   const store = new Store(

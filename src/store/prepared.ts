@@ -20,7 +20,8 @@ import type { CompiledQuery, Compilable, Kysely } from 'kysely';
  * for the root `Kysely` instance by `openStore`. `busy()` is true while a caller holds the
  * connection (an open transaction awaiting between its statements, or callers queued for it):
  * then a read goes through Kysely and waits its turn, so it never sees a transaction's
- * uncommitted rows.
+ * uncommitted rows. A short write transaction may run on it too, in one synchronous section,
+ * when it is not busy ({@link directConnection}; the mail PATCH of `isRead`, issue 31).
  */
 export interface DirectReader {
   busy(): boolean;
@@ -33,6 +34,8 @@ export interface DirectStatement {
   /** True while an iteration of this statement is in progress (it cannot run again meanwhile). */
   readonly busy: boolean;
   all(parameters: readonly unknown[]): unknown[];
+  /** Runs a statement that returns no rows (a write, `begin`, `commit`). */
+  run(parameters: readonly unknown[]): { changes: number };
 }
 
 const directReaders = new WeakMap<object, DirectReader>();
@@ -40,6 +43,11 @@ const directReaders = new WeakMap<object, DirectReader>();
 /** Registers the direct reader of a root `Kysely` instance (SQLite only; see {@link DirectReader}). */
 export function registerDirectReader(db: object, reader: DirectReader): void {
   directReaders.set(db, reader);
+}
+
+/** The {@link DirectReader} of a root SQLite `Kysely` instance; undefined for PostgreSQL and transactions. */
+export function directConnection(db: object): DirectReader | undefined {
+  return directReaders.get(db);
 }
 
 const markerPrefix = '\u0000stratus:param:';

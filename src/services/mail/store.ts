@@ -300,10 +300,14 @@ export async function insertMessages(db: Kysely<Database>, recs: Omit<MessageRec
   return out;
 }
 
-/** Rewrites a message (new change key and modification time set by the caller) and records `updated`. */
-export async function updateMessage(db: Kysely<Database>, m: MessageRecord): Promise<void> {
+/**
+ * Rewrites a message (new change key and modification time set by the caller) and records
+ * `updated`. `opts.categories: false` leaves its categories rows as they are (a PATCH that did
+ * not send `categories`, `writes.ts`).
+ */
+export async function updateMessage(db: Kysely<Database>, m: MessageRecord, opts: { categories?: boolean } = {}): Promise<void> {
   await db.updateTable('mail_messages').set(messageColumns(m)).where('pk', '=', m.pk).execute();
-  await writeChildren(db, m.pk, m.doc);
+  if (opts.categories !== false) await writeChildren(db, m.pk, m.doc);
   await recordMailChanges(db, [change(m, 'updated', m.modifiedAt)]);
 }
 

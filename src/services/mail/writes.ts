@@ -5,18 +5,17 @@
  * `change_key` — with one statement compiled once, instead of rewriting every column and the
  * 3–4 KB document: no index of an unchanged column is touched, the full-text trigger
  * (`mail_0010_fts_update_guard`) does not fire, the categories are not deleted and inserted
- * again. Any other PATCH rewrites the row as `updateMessage` of `store.ts` does, and its
+ * again. Any other PATCH rewrites the row with `updateMessage` of `store.ts`, and its
  * categories only when they were sent.
  */
 import type { Kysely } from 'kysely';
 import type { Database } from '../../store/database.ts';
 import { compiledOnce } from '../../store/compiled.ts';
-import { param } from '../../store/prepared.ts';
+import { directConnection, param } from '../../store/prepared.ts';
 import { insertOneChange, recordMailChanges } from './changes.ts';
-import { directWriter } from '../../store/direct-writes.ts';
 import { signal } from '../../core/cache-bus.ts';
 import type { MessageDoc, MessageRecord } from './message.ts';
-import { change, checkLength, messageColumns } from './store.ts';
+import { change, updateMessage } from './store.ts';
 
 /** Body members of a PATCH that change no column but `is_read` and no part of the document. */
 const rowOnlyMembers = new Set(['isRead', 'singleValueExtendedProperties', 'multiValueExtendedProperties']);
@@ -45,14 +44,14 @@ const setReadState = compiledOnce((db: Kysely<Database>) =>
  * The read-state write of a PATCH that keeps the document (see {@link writePatchedMessage}) as
  * one synchronous SQLite transaction on the store's connection — `begin`, the row's three
  * columns, the change-log row, `commit` — when `db` is the root handle of a SQLite store and no
- * caller holds its connection (`directWriter` of `store/db.ts`). Nothing waits on the
+ * caller holds its connection (`directConnection` of `store/prepared.ts`). Nothing waits on the
  * connection's mutex and the connection is never held across an await, so the reads of other
  * requests keep running on it directly. Wakes the change-notification workers after the commit.
  * @returns false (nothing written) when it cannot run so: PostgreSQL, a transaction handle, a busy connection
  * @throws the database error (the transaction is rolled back)
  */
 export function writeReadStateNow(db: Kysely<Database>, after: MessageRecord): boolean {
-  const w = directWriter(db);
+  const w = directConnection(db);
   if (!w || w.busy()) return false;
   const row = setReadState.bind(db, [after.isRead ? 1 : 0, after.modifiedAt, after.changeKey, after.pk]);
   const log = insertOneChange.bind(db, [after.tenantId, after.mailboxId, after.folderId, after.id, 'updated', after.modifiedAt]);
@@ -82,15 +81,7 @@ export function writeReadStateNow(db: Kysely<Database>, after: MessageRecord): b
  * @throws ApiError 400 of `messageColumns` (a property longer than its column) on a full rewrite
  */
 export async function writePatchedMessage(db: Kysely<Database>, after: MessageRecord, present: ReadonlySet<string>, documentKept: boolean): Promise<void> {
-  if (documentKept) {
-    await setReadState(db, after.isRead ? 1 : 0, after.modifiedAt, after.changeKey, after.pk);
-  } else {
-    await db.updateTable('mail_messages').set(messageColumns(after)).where('pk', '=', after.pk).execute();
-    if (present.has('categories')) {
-      for (const c of after.doc.categories) checkLength(c, 400, 'categories');
-      await db.deleteFrom('mail_categories').where('message_pk', '=', after.pk).execute();
-      if (after.doc.categories.length) await db.insertInto('mail_categories').values(after.doc.categories.map((name) => ({ message_pk: after.pk, name }))).execute();
-    }
-  }
+  if (!documentKept) return updateMessage(db, after, { categories: present.has('categories') });
+  await setReadState(db, after.isRead ? 1 : 0, after.modifiedAt, after.changeKey, after.pk);
   await recordMailChanges(db, [change(after, 'updated', after.modifiedAt)]);
 }
