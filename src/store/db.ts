@@ -17,6 +17,7 @@ import type pg from 'pg';
 import type { StoreTables } from './tables.ts';
 import { registerDirectReader, type DirectStatement } from './prepared.ts';
 import { nameStatements, writeText, type StatementHooks } from './statements.ts';
+import { inSnapshot, ReadSnapshot } from './read-snapshot.ts';
 
 /** Which SQL dialect the store runs on. */
 export type DialectName = 'sqlite' | 'postgres';
@@ -55,9 +56,10 @@ export const statementCacheSize = 1000;
  * already seen (bounded LRU of {@link statementCacheSize}); Kysely's SqliteDialect prepares
  * anew otherwise (~10 µs per small select against ~0.4 µs to run it). A statement still
  * being iterated (busy) is not shared: a fresh one is prepared for that call. `hooks.onWrite`
- * hears every write text prepared (Kysely prepares each statement it runs).
+ * hears every write text prepared (Kysely prepares each statement it runs). With `snapshot`, a
+ * statement that is not a select ends the shared read transaction before it runs.
  */
-export function cachingSqlite(database: SQLite.Database, max = statementCacheSize, hooks: StatementHooks = {}): SqliteDatabase {
+export function cachingSqlite(database: SQLite.Database, max = statementCacheSize, hooks: StatementHooks = {}, snapshot?: ReadSnapshot): SqliteDatabase {
   const cache = new LRUCache<string, SQLite.Statement>({ max });
   const plain = (text: string): SQLite.Statement => {
     let stmt = cache.get(text);
@@ -67,9 +69,13 @@ export function cachingSqlite(database: SQLite.Database, max = statementCacheSiz
     return stmt;
   };
   return {
-    close: () => database.close(),
+    close: () => {
+      snapshot?.end();
+      database.close();
+    },
     prepare(text: string): SqliteStatement {
       // Kysely prepares every statement it runs (cached here): once per execution.
+      snapshot?.beforeStatement(text);
       if (hooks.onWrite && writeText.test(text)) hooks.onWrite(text);
       const limit = boundLimitOf(text);
       return (limit ? limitInlined(limit, text, plain) : plain(text)) as unknown as SqliteStatement;
@@ -307,12 +313,13 @@ export async function openStore<DB = StoreTables>(opts: StoreOptions): Promise<S
   // default 2 MB page cache (issue 31: message GET 85 -> 54 us of CPU a request, bench/README.md).
   database.pragma('mmap_size = 268435456');
   const hooks: StatementHooks = {};
-  const statements = cachingSqlite(database, statementCacheSize, hooks);
+  const snapshot = new ReadSnapshot(database);
+  const statements = cachingSqlite(database, statementCacheSize, hooks, snapshot);
   const dialect = new TrackedSqliteDialect({ database: statements });
   const db = new Kysely<DB>({ dialect });
   registerDirectReader(db, {
     busy: () => dialect.driver?.held !== 0,
-    statement: (text) => statements.prepare(text) as unknown as DirectStatement,
+    statement: (text) => inSnapshot(statements.prepare(text) as unknown as DirectStatement & { reader: boolean }, snapshot),
   });
   let closed = false;
   const store = new Store(
