@@ -240,6 +240,19 @@ export interface RoundScenario {
   bare: LoadSpec;
   /** Checked before the first round: a reason to skip the scenario, or undefined. */
   probe?: () => Promise<string | undefined>;
+  /** Process ids of the Stratus instances serving the run: their CPU time a request is reported. */
+  pids?: () => number[];
+}
+
+/** CPU time (user + system, µs) the processes `pids` have used so far (`/proc/<pid>/stat`, clock ticks of 10 ms). */
+export function cpuMicros(pids: number[]): number {
+  let ticks = 0;
+  for (const pid of pids) {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    ticks += Number(fields[11]) + Number(fields[12]);
+  }
+  return ticks * 10_000;
 }
 
 /** A scenario's figures over the rounds. */
@@ -248,6 +261,8 @@ export interface RoundRecord {
   p99: number[];
   ratio: number[];
   bare: number[];
+  /** Stratus CPU µs a request, per round (when the scenario names its {@link RoundScenario.pids}). */
+  cpu: number[];
   bad: number;
   skipped?: string;
 }
@@ -274,7 +289,7 @@ export async function interleavedRounds(list: RoundScenario[], o: RoundOptions):
   const runs = new Map<string, RoundRecord>();
   for (let r = 0; r < o.rounds; r++) {
     for (const s of list) {
-      const rec = runs.get(s.id) ?? { rps: [], p99: [], ratio: [], bare: [], bad: 0 };
+      const rec = runs.get(s.id) ?? { rps: [], p99: [], ratio: [], bare: [], cpu: [], bad: 0 };
       runs.set(s.id, rec);
       if (rec.skipped) continue;
       if (r === 0) {
@@ -286,7 +301,9 @@ export async function interleavedRounds(list: RoundScenario[], o: RoundOptions):
         }
       }
       const b = await load(s.bare, o.seconds, o.connections);
+      const cpu0 = s.pids ? cpuMicros(s.pids()) : 0;
       const x = await load(s.stratus, o.seconds, o.connections);
+      if (s.pids) rec.cpu.push((cpuMicros(s.pids()) - cpu0) / Math.max(1, x.rps * o.seconds));
       rec.bare.push(b.rps);
       rec.rps.push(x.rps);
       rec.p99.push(x.p99);
@@ -303,17 +320,17 @@ export function roundsTable(title: string, list: { id: string; name: string }[],
   const lines = [
     `### ${title}`,
     '',
-    '| scenario | req/s (median) | bare req/s (median) | ratio (median) | ratio per round | p99 ms (median) | non-2xx + errors |',
-    '|---|---|---|---|---|---|---|',
+    '| scenario | req/s (median) | bare req/s (median) | ratio (median) | ratio per round | p99 ms (median) | Stratus CPU µs a request (median) | non-2xx + errors |',
+    '|---|---|---|---|---|---|---|---|',
   ];
   for (const s of list) {
     const rec = runs.get(s.id)!;
     if (rec.skipped) {
-      lines.push(`| ${s.name} | skipped (${rec.skipped}) | | | | | |`);
+      lines.push(`| ${s.name} | skipped (${rec.skipped}) | | | | | | |`);
       continue;
     }
     lines.push(
-      `| ${s.name} | ${Math.round(median(rec.rps))} | ${Math.round(median(rec.bare))} | **${median(rec.ratio).toFixed(3)}** | ${rec.ratio.map((x) => x.toFixed(3)).join(' / ')} | ${median(rec.p99)} | ${rec.bad} |`,
+      `| ${s.name} | ${Math.round(median(rec.rps))} | ${Math.round(median(rec.bare))} | **${median(rec.ratio).toFixed(3)}** | ${rec.ratio.map((x) => x.toFixed(3)).join(' / ')} | ${median(rec.p99)} | ${rec.cpu.length ? Math.round(median(rec.cpu)) : '–'} | ${rec.bad} |`,
     );
   }
   return lines.join('\n');

@@ -136,6 +136,7 @@ async function benchDb(db: 'sqlite' | 'postgres'): Promise<string[]> {
         stratus: { urls, pool: pools.get(id)! },
         bare: { urls: [bare.origin], pool: pools.get(id)! },
         probe: () => probePool(urls[0]!, pools.get(id)!),
+        pids: () => f.pids().slice(0, n),
       }));
       const runs = await interleavedRounds(list, { rounds, seconds, connections, warmup, label: `${db} ×${n}` });
       tables.push(roundsTable(`${db === 'sqlite' ? 'SQLite' : 'PostgreSQL'}, ${n} instance${n > 1 ? 's on one schema (connections spread over both)' : ''}`, list, runs));
