@@ -14,7 +14,7 @@ import { openStore, type Migrations } from './store/db.ts';
 import type { Database } from './store/database.ts';
 import { Identity } from './core/identity/identity.ts';
 import { CacheHub } from './core/cache.ts';
-import { cacheMigrations, presenceMigrations } from './core/cache-migrations.ts';
+import { cacheKeyMigrations, cacheMigrations, presenceMigrations } from './core/cache-migrations.ts';
 import { installCacheTriggers } from './core/cache-tables.ts';
 import { directoryMigrations } from './core/identity/directory.ts';
 import { registerIdentityRoutes } from './core/identity/routes.ts';
@@ -51,7 +51,7 @@ export interface BuiltApp {
 
 /** Every migration of the core and the areas. */
 export function allMigrations(mods: ServiceModule[] = modules): Migrations {
-  const out: Migrations = { ...directoryMigrations, ...rateLimitMigrations, ...cacheMigrations, ...presenceMigrations, ...worldMigrations };
+  const out: Migrations = { ...directoryMigrations, ...rateLimitMigrations, ...cacheMigrations, ...presenceMigrations, ...cacheKeyMigrations, ...worldMigrations };
   for (const m of mods) {
     for (const [name, mig] of Object.entries(m.migrations)) {
       if (out[name]) throw new Error(`duplicate migration name ${name}`);

@@ -3,7 +3,7 @@
  * rows (one per cached area, and the `*` row of sequence numbers) and the live instances.
  */
 import type { Kysely } from 'kysely';
-import type { Migrations } from '../store/db.ts';
+import { autoIncrementKey, type Migrations } from '../store/db.ts';
 import type { CacheDatabase } from './tables.ts';
 
 /** Migration of the version table (one row per area). */
@@ -28,6 +28,25 @@ export const cacheMigrations: Migrations = {
   core_0005_cache_area_seeded: {
     async up(db: Kysely<CacheDatabase>) {
       await db.insertInto('stratus_cache_versions').values({ area: 'seeded', version: 0 }).onConflict((oc) => oc.column('area').doNothing()).execute();
+    },
+  },
+};
+
+/**
+ * Migration of the key log of keyed cached tables (`cache-tables.ts` `CachedTable.keyed`): on
+ * SQLite their triggers append the written rows' keys here and bump the `#keys` version row, and
+ * `CacheHub.sync` drops only those entries. Created on both dialects (one schema); PostgreSQL
+ * carries the keys in its notifications instead.
+ */
+export const cacheKeyMigrations: Migrations = {
+  core_0032_cache_keys: {
+    async up(db: Kysely<CacheDatabase>) {
+      await db.schema
+        .createTable('stratus_cache_keys')
+        .addColumn('seq', ...autoIncrementKey(db))
+        .addColumn('entry', 'text', (c) => c.notNull())
+        .execute();
+      await db.insertInto('stratus_cache_versions').values({ area: '#keys', version: 0 }).onConflict((oc) => oc.column('area').doNothing()).execute();
     },
   },
 };

@@ -6,7 +6,8 @@
  *
  * - SQLite: one row trigger per table and event, `UPDATE stratus_cache_versions SET version =
  *   version + 1 WHERE area IN (…)`. Every request reads the version rows first
- *   (`CacheHub.sync`), so the next request on any process sees the write.
+ *   (`CacheHub.sync`), so the next request on any process sees the write. A keyed table's
+ *   trigger logs the written keys instead ({@link CachedTable.keyed}, `cache-keys.ts`).
  * - PostgreSQL: one statement trigger per table and event over its transition table (a
  *   statement that changed no row bumps nothing): the same increment, and
  *   `pg_notify('stratus_cache_<schema>', '0 <areas>')` for the live instances
@@ -40,10 +41,13 @@ export interface CachedTable {
   areas: readonly CacheArea[];
   events?: readonly WriteEvent[];
   /**
-   * PostgreSQL, a table of one area whose rows only one cache holds (a `CacheHub.shared` name),
-   * by the text of `column`: the trigger's notification names the written rows' keys
-   * (`#<cache>|<key>`, up to 20 rows; else the whole area) and a live instance drops only those
-   * entries (issue 31 item 4: a webhook write no longer empties every webhook row cached).
+   * A table of one area whose rows only one cache holds (a `CacheHub.shared` name), by the text
+   * of `column`: a write drops only the written rows' entries (`#<cache>|<key>`), not the whole
+   * area (issue 31: a webhook write no longer empties every webhook row cached).
+   * - PostgreSQL: the trigger's notification names the keys (up to 20 rows; else the whole
+   *   area), and a live instance drops only those entries.
+   * - SQLite: the trigger appends the keys to `stratus_cache_keys` and bumps the `#keys` version
+   *   row instead of the area's; `CacheHub.sync` reads them (`cache-keys.ts`).
    */
   keyed?: { cache: string; column: string };
 }
@@ -82,6 +86,11 @@ export const cachedTables: Readonly<Record<string, CachedTable>> = {
   platform_operations: { areas: ['platform'], events: ['insert'] },
 };
 
+/** The areas of the keyed tables (dropped whole when their key log missed entries: `cache-keys.ts`). */
+export function keyedAreas(): CacheArea[] {
+  return [...new Set(Object.values(cachedTables).flatMap((c) => (c.keyed ? c.areas : [])))];
+}
+
 /** The cached areas a table's writes change, by table (for `Store.onCachedWrite`). */
 export function cachedAreasByTable(): Map<string, readonly CacheArea[]> {
   return new Map(Object.entries(cachedTables).map(([t, c]) => [t, c.areas]));
@@ -91,8 +100,9 @@ const eventCode: Record<WriteEvent, string> = { insert: 'i', update: 'u', delete
 
 /** The trigger name of a table's event: the areas (and on PostgreSQL the key) are hashed into it, so a changed list makes a new trigger. */
 export function triggerName(table: string, event: WriteEvent, areas: readonly CacheArea[], dialect: 'sqlite' | 'postgres', keyed?: CachedTable['keyed']): string {
-  const key = dialect === 'postgres' && keyed ? `|${keyed.cache}|${keyed.column}` : '';
-  const h = createHash('sha1').update(`${dialect}|${areas.join(',')}|v1${key}`).digest('hex').slice(0, 8);
+  const key = keyed ? `|${keyed.cache}|${keyed.column}` : '';
+  // A SQLite keyed trigger logs its keys (`|k1`): a store of an older version has area triggers under the same key.
+  const h = createHash('sha1').update(`${dialect}|${areas.join(',')}|v1${key}${dialect === 'sqlite' && keyed ? '|k1' : ''}`).digest('hex').slice(0, 8);
   return `stratus_cv_${table}_${eventCode[event]}_${h}`;
 }
 
@@ -129,6 +139,33 @@ begin
   end if;
   return null;
 end $f$`;
+
+/** Entries of `stratus_cache_keys` kept (older ones are deleted by the next keyed write). */
+export const keptKeyEntries = 1000;
+
+/**
+ * SQLite: the trigger of a keyed table's event (see {@link CachedTable.keyed}). It bumps the
+ * `#keys` version row instead of the area's, and appends `#<cache>|<key>` of the written row
+ * (an update whose key changed: the old key too) to `stratus_cache_keys`, deleting entries
+ * older than the last {@link keptKeyEntries}. `CacheHub.sync` reads the entries a moved `#keys`
+ * version stands for and drops only those cache entries (the whole area when it missed some).
+ */
+function sqliteKeyedTrigger(name: string, table: string, event: WriteEvent, keyed: NonNullable<CachedTable['keyed']>): string {
+  if (!/^[a-z][a-z0-9_.]*$/i.test(keyed.cache)) throw new Error(`keyed cached table ${table}: a plain cache name`);
+  const col = ident(keyed.column);
+  const entry = (row: 'new' | 'old') => `'#${keyed.cache}|' || ${row}.${col}`;
+  const rows =
+    event === 'insert'
+      ? `insert into stratus_cache_keys (entry) values (${entry('new')});`
+      : event === 'delete'
+        ? `insert into stratus_cache_keys (entry) values (${entry('old')});`
+        : `insert into stratus_cache_keys (entry) values (${entry('new')}); insert into stratus_cache_keys (entry) select ${entry('old')} where old.${col} is not new.${col};`;
+  return `create trigger ${ident(name)} after ${event} on ${ident(table)} begin
+  update stratus_cache_versions set version = version + 1 where area = '#keys';
+  ${rows}
+  delete from stratus_cache_keys where seq <= (select max(seq) from stratus_cache_keys) - ${keptKeyEntries};
+end`;
+}
 
 const ident = (s: string) => {
   if (!/^[a-z_][a-z0-9_]*$/.test(s)) throw new Error(`not a plain SQL name: ${s}`);
@@ -179,6 +216,8 @@ end $f$`,
       } else if (pg) {
         const ref = t.event === 'delete' ? 'old table as stratus_cache_rows' : 'new table as stratus_cache_rows';
         await sql.raw(`create trigger ${ident(name)} after ${t.event} on ${ident(t.table)} referencing ${ref} for each statement execute function stratus_cache_touch(${areas})`).execute(trx);
+      } else if (t.keyed) {
+        await sql.raw(sqliteKeyedTrigger(name, t.table, t.event, t.keyed)).execute(trx);
       } else {
         await sql.raw(`create trigger ${ident(name)} after ${t.event} on ${ident(t.table)} begin update stratus_cache_versions set version = version + 1 where area in (${areas}); end`).execute(trx);
       }

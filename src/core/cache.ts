@@ -37,7 +37,8 @@ import { appliedEverywhere, sendMarker } from './cache-fallback.ts';
 import { bumpCacheVersions } from './cache-versions.ts';
 import { SharedValues, type SharedRow, type SharedWrite } from './shared-values.ts';
 import { KeptVersions, keyOfEntry } from './kept-versions.ts';
-import { watchOwnWrites } from './cache-tables.ts';
+import { keyedAreas, watchOwnWrites } from './cache-tables.ts';
+import { KeyLog } from './cache-keys.ts';
 import { RequestWrites } from './cache-requests.ts';
 import { TickBatch, turnTrip, type TripPart } from './tick-batch.ts';
 import type { CacheDatabase } from './tables.ts';
@@ -100,6 +101,8 @@ export class CacheHub {
   /** PostgreSQL: requests ({@link markRequest}) that send a marker before they are answered. */
   private readonly markedRequests = new WeakSet<object>();
   readonly requests = new RequestWrites(); // PostgreSQL: which requests wrote (`cache-requests.ts`)
+  /** SQLite: where this hub reads the keyed tables' written keys (`cache-keys.ts`). */
+  private readonly keyLog: KeyLog | undefined;
 
   constructor(store: Store) {
     const db = (this.db = store.db as unknown as Kysely<CacheDatabase>);
@@ -116,10 +119,12 @@ export class CacheHub {
     );
     // This instance's own writes of cached tables (the triggers bump the versions): its caches of
     // the areas are emptied at once; on PostgreSQL the next answer waits for a marker ({@link markWritten}).
+    this.keyLog = store.dialect === 'sqlite' ? new KeyLog(db) : undefined;
     watchOwnWrites(store, (areas, keyed) => {
-      // A keyed table's write while live: only the keys its notification names are dropped, before
-      // the answer (the marker comes back after it); until then loads of the area are not stored.
-      if (keyed && this.live) this.touch(areas);
+      // A keyed table's write while live (PostgreSQL) or on SQLite: only the keys its notification
+      // or its log entries name are dropped, before the answer (PostgreSQL: the marker comes back
+      // after it) or by the next sync (SQLite); until then loads of the area are not stored.
+      if (keyed && (this.live || this.keyLog)) this.touch(areas);
       else this.invalidate(...areas);
       this.markWritten();
     });
@@ -369,17 +374,27 @@ export class CacheHub {
     return p;
   }
 
-  /** Empties the areas whose version moved since the last read (every area at the first read). */
-  private apply(now: Map<string, string>): void {
+  /**
+   * Empties the areas whose version moved since the last read (every area at the first read);
+   * SQLite, when `#keys` moved: drops the entries the key log names (`cache-keys.ts`).
+   * @throws the database error of the key log's read.
+   */
+  private apply(now: Map<string, string>): void | Promise<void> {
     if (now === this.seen) return;
     this.sharedValues.seen(now);
     const before = this.seen;
     this.seen = now;
     if (!before) {
       this.invalidate();
-      return;
+      return this.keyLog?.restart();
     }
     const moved = cacheAreas.filter((a) => before.get(a) !== now.get(a));
     if (moved.length) this.invalidate(...moved);
+    if (this.keyLog && before.get('#keys') !== now.get('#keys')) {
+      return this.keyLog.read().then((entries) => {
+        if (entries === undefined) this.invalidate(...keyedAreas());
+        else for (const e of new Set(entries)) this.dropKey(e);
+      });
+    }
   }
 }

@@ -6,7 +6,7 @@
  * of src/store/database.ts. test/database-types.test.ts compares the declarations with the
  * migrated schema on both dialects.
  */
-import { defineTables, bigint, integer, nullable, text, withDefault, type Tables } from '../store/columns.ts';
+import { autoKey, defineTables, bigint, integer, nullable, text, withDefault, type Tables } from '../store/columns.ts';
 
 /** The columns of the identity tables, by table. */
 export const identityColumns = defineTables({
@@ -181,6 +181,14 @@ export const cacheColumns = defineTables({
     id: text(),
     acked: bigint(),
     lease_until: bigint(),
+  },
+  /**
+   * Created by `core_0032_cache_keys` (SQLite: the keys the keyed tables' triggers wrote, `#<cache>|<key>`,
+   * the last 1,000; `cache-tables.ts`).
+   */
+  stratus_cache_keys: {
+    seq: autoKey(),
+    entry: text(),
   },
 });
 
