@@ -84,6 +84,7 @@ async function benchConfig(db: 'sqlite' | 'postgres', instances: number): Promis
           const probe = await fetch(`${first}${p}`, { method: s.method ?? 'GET', headers });
           return probe.status >= 300 ? `probe answered ${probe.status}` : undefined;
         },
+        pids: () => f.pids(),
       });
     }
     const runs = await interleavedRounds(list, { rounds, seconds, connections, warmup: warmupSeconds, label: `${db} ×${instances}` });
