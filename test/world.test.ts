@@ -19,6 +19,7 @@ import { bothDatabases, startTestServerOn } from './helpers/databases.ts';
 import { parse } from 'yaml';
 import { stableUuid } from '../src/core/ids.ts';
 import { readWorld } from '../src/world/file.ts';
+import { demoWorldFile } from '../src/world/demo.ts';
 import { resolveWorld } from '../src/world/load.ts';
 import { worldSchemaText } from '../scripts/gen-world-schema.ts';
 
@@ -247,4 +248,13 @@ test('the demo world round trip: its export starts a server whose export is the 
   } finally {
     await again.close();
   }
+});
+
+test('the shipped demo world validates against the world schema (a fresh start loads it without validating it again)', () => {
+  const checked = readWorld([demoWorldFile]);
+  const trusted = readWorld([demoWorldFile], undefined, true);
+  assert.ok(checked.tenants.length > 0);
+  assert.equal(trusted.hash, checked.hash, 'the same data either way');
+  const dist = path.join(path.dirname(demoWorldFile), '../../../dist/worlds/demo.yaml');
+  if (fs.existsSync(dist)) assert.equal(fs.readFileSync(dist, 'utf8'), fs.readFileSync(demoWorldFile, 'utf8'), 'the bundle ships the same file');
 });

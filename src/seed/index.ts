@@ -24,7 +24,8 @@ export async function isSeeded(ctx: AppContext): Promise<boolean> {
  * precomputed (`demoSecretHashes`), so none is hashed at load.
  */
 async function seedDirectory(ctx: AppContext, modules: ServiceModule[]): Promise<void> {
-  await loadWorld(ctx, modules, readWorld([demoWorldFile]), demoSecretHashes);
+  // The shipped demo world is valid (test/world.test.ts checks it against the schema): not validated again here.
+  await loadWorld(ctx, modules, readWorld([demoWorldFile], undefined, true), demoSecretHashes);
 }
 
 /** Loads the whole demo data set (the demo world file) and marks the store seeded. */
