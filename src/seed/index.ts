@@ -10,7 +10,7 @@ import { directoryTables } from '../core/identity/directory.ts';
 import { demoSecretHashes } from './demo.ts';
 import { readWorld } from '../world/file.ts';
 import { loadWorld } from '../world/load.ts';
-import { demoWorldFile } from '../world/demo.ts';
+import { demoWorldToLoad } from '../world/demo.ts';
 
 const seededKey = 'demo_seeded_at';
 
@@ -25,7 +25,7 @@ export async function isSeeded(ctx: AppContext): Promise<boolean> {
  */
 async function seedDirectory(ctx: AppContext, modules: ServiceModule[]): Promise<void> {
   // The shipped demo world is valid (test/world.test.ts checks it against the schema): not validated again here.
-  await loadWorld(ctx, modules, readWorld([demoWorldFile], undefined, true), demoSecretHashes);
+  await loadWorld(ctx, modules, readWorld([demoWorldToLoad()], undefined, true), demoSecretHashes);
 }
 
 /** Loads the whole demo data set (the demo world file) and marks the store seeded. */
