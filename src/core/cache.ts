@@ -117,9 +117,9 @@ export class CacheHub {
       },
       { trip: turnTrip(db), part: versionPart(sent) },
     );
+    this.keyLog = store.dialect === 'sqlite' ? new KeyLog(db) : undefined;
     // This instance's own writes of cached tables (the triggers bump the versions): its caches of
     // the areas are emptied at once; on PostgreSQL the next answer waits for a marker ({@link markWritten}).
-    this.keyLog = store.dialect === 'sqlite' ? new KeyLog(db) : undefined;
     watchOwnWrites(store, (areas, keyed) => {
       // A keyed table's write while live (PostgreSQL) or on SQLite: only the keys its notification
       // or its log entries name are dropped, before the answer (PostgreSQL: the marker comes back

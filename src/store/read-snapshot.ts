@@ -35,7 +35,7 @@ export class ReadSnapshot {
   constructor(private readonly database: SQLite.Database) {
     this.begin = database.prepare('begin');
     this.commit = database.prepare('commit');
-    this.timer = setTimeout(this.closeNow, 1);
+    this.timer = setTimeout(() => this.end(), 1);
     // Never cleared (a cleared timer cannot be refreshed): when it fires with nothing open it does nothing.
     this.timer.unref();
   }
@@ -66,10 +66,6 @@ export class ReadSnapshot {
 
   private readonly closeAtTurnEnd = (): void => {
     this.scheduled = false;
-    this.end();
-  };
-
-  private readonly closeNow = (): void => {
     this.end();
   };
 }
