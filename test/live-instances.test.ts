@@ -44,6 +44,19 @@ async function subject(base: string, token: string, id: string): Promise<string>
   return ((await r.json()) as any).subject;
 }
 
+/** The subject of the newest inbox message (a page: kept per mailbox version, `kept.ts`). */
+async function pageSubject(base: string, token: string): Promise<string> {
+  const r = await fetch(`${base}/v1.0/me/mailFolders/drafts/messages?$select=subject&$top=1`, { headers: { authorization: `Bearer ${token}` } });
+  assert.equal(r.status, 200);
+  return ((await r.json()) as any).value[0].subject;
+}
+
+async function isRead(base: string, token: string, id: string): Promise<boolean> {
+  const r = await fetch(`${base}/v1.0/me/messages/${id}?$select=isRead`, { headers: { authorization: `Bearer ${token}` } });
+  assert.equal(r.status, 200);
+  return ((await r.json()) as any).isRead;
+}
+
 async function patchSubject(base: string, token: string, id: string, text: string): Promise<void> {
   const r = await fetch(`${base}/v1.0/me/messages/${id}`, { method: 'PATCH', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ subject: text }) });
   assert.equal(r.status, 200, await r.text());
@@ -112,8 +125,8 @@ describe('live instances on one PostgreSQL schema', { skip: skipReason }, () => 
   test('a mail write is applied by every live instance, the writer included, before it is answered', async () => {
     const keptA = a.server.ctx.cache.keptVersions('mail');
     const keptB = b.server.ctx.cache.keptVersions('mail');
-    const was = await subject(b.url, mail, message);
-    assert.equal(await subject(a.url, mail, message), was);
+    const was = await pageSubject(b.url, mail);
+    assert.equal(await pageSubject(a.url, mail), was);
     assert.notEqual(keptA.get(mailboxKey), undefined, 'A keeps the mailbox version');
     assert.notEqual(keptB.get(mailboxKey), undefined, 'B keeps the mailbox version');
     const text = `mail ${crypto.randomUUID()}`;
@@ -121,6 +134,8 @@ describe('live instances on one PostgreSQL schema', { skip: skipReason }, () => 
     // No wait of any kind here: both dropped the mailbox's version before A answered.
     assert.equal(keptB.get(mailboxKey), undefined, 'B dropped it');
     assert.equal(keptA.get(mailboxKey), undefined, 'A dropped it');
+    assert.equal(await pageSubject(b.url, mail), text);
+    assert.equal(await pageSubject(a.url, mail), text);
     assert.equal(await subject(b.url, mail, message), text);
     assert.equal(await subject(a.url, mail, message), text);
     assert.equal(await subject(polled.url, mail, message), text);
@@ -142,16 +157,55 @@ describe('live instances on one PostgreSQL schema', { skip: skipReason }, () => 
 
   test('a live instance reads no mailbox version; an instance that is not live reads it every turn', async () => {
     const texts = (s: TestServer) => s.server.ctx.cache.shared<string>('mail.keptTexts', 'directory', 1000);
-    await subject(b.url, mail, message);
-    await subject(polled.url, mail, message);
+    await pageSubject(b.url, mail);
+    await pageSubject(polled.url, mail);
     const keptOnB = texts(b).size;
     const keptOnPolled = texts(polled).size;
     // A version bump that bypasses the triggers (no notification): only a read of the version can see it.
     await db.query('update mail_mailbox_versions set version = version + 1 where tenant_id = $1 and mailbox_id = $2', [demoTenant.id, demoUser.id]);
-    await subject(b.url, mail, message);
-    await subject(polled.url, mail, message);
+    await pageSubject(b.url, mail);
+    await pageSubject(polled.url, mail);
     assert.equal(texts(b).size, keptOnB, 'the live instance answered the text kept for the version it keeps');
     assert.equal(texts(polled).size, keptOnPolled + 1, 'the instance that is not live read the new version and kept a new text');
+  });
+
+  test("a live instance reads a message by id from memory until that message is written; other messages' writes leave it", async () => {
+    const other = await fetch(`${a.url}/v1.0/me/messages`, { method: 'POST', headers: { authorization: `Bearer ${mail}`, 'content-type': 'application/json' }, body: JSON.stringify({ subject: 'another live mail' }) });
+    assert.equal(other.status, 201);
+    const otherId = ((await other.json()) as any).id;
+    const setRead = async (id: string, value: boolean) => {
+      const r = await fetch(`${a.url}/v1.0/me/messages/${id}`, { method: 'PATCH', headers: { authorization: `Bearer ${mail}`, 'content-type': 'application/json' }, body: JSON.stringify({ isRead: value }) });
+      assert.equal(r.status, 200, await r.text());
+    };
+    await setRead(message, false);
+    assert.equal(await isRead(b.url, mail, message), false);
+    assert.equal(await isRead(polled.url, mail, message), false);
+    // Another message of the same mailbox written through the API: its notification names that message only.
+    await setRead(otherId, true);
+    assert.equal(await isRead(b.url, mail, otherId), true);
+    // A change of the message that bypasses the triggers (no notification; its mailbox version
+    // moved by hand): only a read of the mailbox version and the row can see it.
+    await db.query('begin');
+    await db.query('set local session_replication_role = replica');
+    // (a new change key, as every write of a message makes: answers are kept per change key)
+    await db.query("update mail_messages set is_read = 1, change_key = 'CQAAAB' || substr(md5(random()::text), 1, 20) where id = $1", [message]);
+    await db.query('update mail_mailbox_versions set version = version + 1 where tenant_id = $1 and mailbox_id = $2', [demoTenant.id, demoUser.id]);
+    await db.query('commit');
+    assert.equal(await isRead(b.url, mail, message), false, 'the live instance answered from the version it keeps: the other write did not drop it');
+    assert.equal(await isRead(polled.url, mail, message), true, 'the instance that is not live read the row');
+    // Written through the API (its own notification): every live instance answers the new state at once.
+    await setRead(message, false);
+    assert.equal(await isRead(b.url, mail, message), false);
+    await setRead(message, true);
+    assert.equal(await isRead(b.url, mail, message), true);
+    assert.equal(await isRead(a.url, mail, message), true);
+    // A move gives the message a new REST id: the old id is not found on either live instance.
+    const moved = await fetch(`${a.url}/v1.0/me/messages/${otherId}/move`, { method: 'POST', headers: { authorization: `Bearer ${mail}`, 'content-type': 'application/json' }, body: JSON.stringify({ destinationId: 'archive' }) });
+    assert.equal(moved.status, 201, await moved.text());
+    for (const s of [a, b]) {
+      const r = await fetch(`${s.url}/v1.0/me/messages/${otherId}`, { headers: { authorization: `Bearer ${mail}` } });
+      assert.equal(r.status, 404, 'the id from before the move');
+    }
   });
 
   test('an instance whose connection is cut reads the versions until it is live again', async () => {

@@ -4,6 +4,7 @@
  */
 import { LRUCache } from 'lru-cache';
 import type { CacheArea } from './cache.ts';
+import { DropLog } from './drop-log.ts';
 
 interface Box<V> {
   v: V;
@@ -22,6 +23,8 @@ interface Box<V> {
 export class AreaCache<V> {
   private readonly lru: LRUCache<string, Box<V>>;
   private epoch = 0;
+  /** Keys removed one by one ({@link delete}): a load of such a key that overlapped its removal is not stored. */
+  private readonly drops = new DropLog();
 
   constructor(
     private readonly hub: { generation(area: CacheArea): number },
@@ -41,14 +44,16 @@ export class AreaCache<V> {
 
   /**
    * The cached value of `key`, or the result of `load()` (stored unless the area was
-   * invalidated while it ran). Errors of `load` propagate and are not cached.
+   * invalidated, or this key {@link delete}d, while it ran). Errors of `load` propagate and are
+   * not cached.
    */
   async get(key: string, load: () => Promise<V>): Promise<V> {
     const hit = this.current(key);
     if (hit) return hit.v;
     const gen = this.hub.generation(this.area);
+    const ticket = this.drops.ticket();
     const v = await load();
-    if (this.hub.generation(this.area) === gen) this.lru.set(key, { v, e: this.epoch });
+    if (this.hub.generation(this.area) === gen && !this.drops.droppedSince(key, ticket)) this.lru.set(key, { v, e: this.epoch });
     return v;
   }
 
@@ -57,14 +62,18 @@ export class AreaCache<V> {
     return this.current(key)?.v;
   }
 
-  /** Sets a value directly (same generation rule as {@link get}: pass the generation read before loading). */
+  /**
+   * Sets a value directly (same generation rule as {@link get}: pass the generation read before
+   * loading). Not for a cache whose keys are {@link delete}d one by one: that rule is {@link get}'s.
+   */
   set(key: string, v: V, gen: number): void {
     if (this.hub.generation(this.area) === gen) this.lru.set(key, { v, e: this.epoch });
   }
 
-  /** Removes one key. */
+  /** Removes one key; a load of it under way is not stored ({@link get}). */
   delete(key: string): void {
     this.lru.delete(key);
+    this.drops.drop(key);
   }
 
   /** Empties the cache (O(1): a new epoch; see the class note). */

@@ -97,7 +97,7 @@ export class CacheHub {
   private marked = 0;
   private markedDone = 0;
   /** Kept versions by name (`kept-versions.ts`). */
-  private readonly kept = new Map<string, KeptVersions>();
+  private readonly kept = new Map<string, KeptVersions<any>>();
   /** PostgreSQL: requests ({@link markRequest}) that send a marker before they are answered. */
   private readonly markedRequests = new WeakSet<object>();
   readonly requests = new RequestWrites(); // PostgreSQL: which requests wrote (`cache-requests.ts`)
@@ -123,8 +123,10 @@ export class CacheHub {
     watchOwnWrites(store, (areas, keyed) => {
       // A keyed table's write while live (PostgreSQL) or on SQLite: only the keys its notification
       // or its log entries name are dropped, before the answer (PostgreSQL: the marker comes back
-      // after it) or by the next sync (SQLite); until then loads of the area are not stored.
-      if (keyed && (this.live || this.keyLog)) this.touch(areas);
+      // after it) or by the next sync (SQLite). A load of such a key under way when the drop comes
+      // is not stored (`AreaCache.delete`); one that ends before may store the old row, which the
+      // drop then removes. Only derived answers ({@link epoch}) are dropped now.
+      if (keyed && (this.live || this.keyLog)) this.epoch++;
       else this.invalidate(...areas);
       this.markWritten();
     });
@@ -163,9 +165,9 @@ export class CacheHub {
    * The app's kept versions called `name` (made on first use, at most `max` keys): used while
    * live, dropped by notifications `name:<tenant>/<id>` (`kept-versions.ts`).
    */
-  keptVersions(name: string, max = 10_000): KeptVersions {
-    let k = this.kept.get(name);
-    if (!k) this.kept.set(name, (k = new KeptVersions(() => this.live, max)));
+  keptVersions<V extends {} = string>(name: string, max = 10_000): KeptVersions<V> {
+    let k = this.kept.get(name) as KeptVersions<V> | undefined;
+    if (!k) this.kept.set(name, (k = new KeptVersions<V>(() => this.live, max)));
     return k;
   }
 
@@ -179,20 +181,17 @@ export class CacheHub {
     }
   }
 
-  /** Loads of `areas` that overlap now are not stored, and derived answers ({@link epoch}) are dropped; no entry is removed. */
-  private touch(areas: readonly CacheArea[]): void {
-    this.epoch++;
-    for (const a of areas) this.gens.set(a, this.gens.get(a)! + 1);
-  }
-
-  /** A notification `#<cache>|<key>` (`cache-tables.ts` keyed tables): drops that one entry. */
+  /**
+   * A notification `#<cache>|<key>` (`cache-tables.ts` keyed tables): drops that one entry (a
+   * load of it under way is not stored) and derived answers ({@link epoch}). Loads of other keys
+   * and of the area's other caches are stored as usual: a keyed table's rows are held by its own
+   * cache only.
+   */
   private dropKey(entry: string): void {
     const bar = entry.indexOf('|');
     const c = this.named.get(entry.slice(1, bar));
     this.epoch++;
-    if (!c) return;
-    this.gens.set(c.area, this.gens.get(c.area)! + 1);
-    c.delete(entry.slice(bar + 1));
+    c?.delete(entry.slice(bar + 1));
   }
 
   /**

@@ -9,18 +9,19 @@
  * marker (`cache-presence.ts`) and answers once every live instance acknowledged the marker, that is,
  * applied the write's notification. The notification drops the kept version ({@link drop}).
  *
- * A version is kept only when it was read while live and no notification of this name arrived
- * while it was read ({@link ticket}); it is used only while live. Leaving or entering live mode
- * empties it. On SQLite and in an instance that is not live nothing is kept: every read reads
+ * A version is kept only when it was read while live and no notification dropping its key (or
+ * all of the name) arrived while it was read ({@link ticket}, `drop-log.ts`); it is used only
+ * while live. Leaving or entering live mode empties it. On SQLite and in an instance that is not live nothing is kept: every read reads
  * the version (one statement per turn).
  */
 import { LRUCache } from 'lru-cache';
+import { DropLog } from './drop-log.ts';
 
-/** One name's kept versions: a bounded LRU from key (`tenant NUL id`) to version text. */
-export class KeptVersions {
-  private readonly lru: LRUCache<string, string>;
-  /** Incremented by every drop and clear: a read that overlapped one is not kept. */
-  private gen = 0;
+/** One name's kept versions: a bounded LRU from key (`tenant NUL id`) to version (a text unless the name keeps more). */
+export class KeptVersions<V extends {} = string> {
+  private readonly lru: LRUCache<string, V>;
+  /** The keys dropped lately: a read that overlapped a drop of its key (or a clear) is not kept. */
+  private readonly drops = new DropLog();
 
   /**
    * @param live whether the instance is live now (`CacheHub.live`)
@@ -30,33 +31,33 @@ export class KeptVersions {
     private readonly live: () => boolean,
     max: number,
   ) {
-    this.lru = new LRUCache<string, string>({ max });
+    this.lru = new LRUCache<string, V>({ max });
   }
 
   /** The kept version of `key` while live, else undefined (then read it, and {@link set} it with a {@link ticket} taken before the read). */
-  get(key: string): string | undefined {
+  get(key: string): V | undefined {
     return this.lru.size && this.live() ? this.lru.get(key) : undefined;
   }
 
   /** Taken before a read of a version: -1 when not live (nothing will be kept). */
   ticket(): number {
-    return this.live() ? this.gen : -1;
+    return this.live() ? this.drops.ticket() : -1;
   }
 
-  /** Keeps `version` of `key` when nothing was dropped since `ticket` was taken and the instance is still live. */
-  set(key: string, version: string, ticket: number): void {
-    if (ticket === this.gen && this.live()) this.lru.set(key, version);
+  /** Keeps `version` of `key` when `key` was not dropped (nor everything cleared) since `ticket` was taken and the instance is still live. */
+  set(key: string, version: V, ticket: number): void {
+    if (ticket >= 0 && this.live() && !this.drops.droppedSince(key, ticket)) this.lru.set(key, version);
   }
 
   /** A notification named `key` (`tenant NUL id`): its version moved. */
   drop(key: string): void {
-    this.gen++;
+    this.drops.drop(key);
     this.lru.delete(key);
   }
 
   /** Empties it (a notification of many keys; entering or leaving live mode). */
   clear(): void {
-    this.gen++;
+    this.drops.clear();
     this.lru.clear();
   }
 }

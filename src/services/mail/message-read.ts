@@ -1,19 +1,27 @@
 /**
- * A message by id without `$expand` on SQLite (issue 31: "GET among 10,000 distinct messages").
+ * A message by id without `$expand` (issue 31: "GET among 10,000 distinct messages").
  *
  * The kept texts of `kept.ts` are keyed by the mailbox version and the request, and hold 1,000
  * answers per app: a client reading many different messages misses them nearly every time, and
  * pays for the version read, the message's whole row (its stored document, 1–2 KB of JSON), the
- * splice and the UTF-8 encoding each time. On SQLite the version is a statement of its own, so
- * this path reads instead only the message's row key and change key (one statement, no document)
- * and answers the bytes kept for that message version and these render options: every write of
- * a message gives it a new change key (spec mail §2; `rendered.ts` relies on the same), so the
- * bytes of a version never go stale and no mailbox version is needed. Only when they are not kept
- * is the whole row read (as `getMessage` reads it) and rendered.
+ * splice and the UTF-8 encoding each time. This path answers the bytes kept for the message's
+ * version (row key, change key) and these render options instead: every write of a message gives
+ * it a new change key (spec mail §2; `rendered.ts` relies on the same), so the bytes of a version
+ * never go stale and no mailbox version is needed. The version comes from:
  *
- * PostgreSQL keeps the `kept.ts` path: there a live instance knows the mailbox version without a
- * statement, and a not-live one reads it in the turn's one statement, while the row key read here
- * would be a round trip of its own.
+ * - **SQLite**: one statement reading only the row key and change key (no document).
+ * - **PostgreSQL, live instance** (`core/cache-presence.ts`): memory. The message version
+ *   triggers (`mail_0013_message_version_notices`) notify `msg:<tenant>/<pk>` for every written
+ *   message, and the writer answers once every live instance applied that notification. So a
+ *   version kept here (with what a read by id checks: the ids, the mailbox, the folder) is the
+ *   stored one until its entry drops it; one read while a drop of its key arrived is not kept
+ *   (`core/kept-versions.ts`). The other writes of the mailbox do not touch it: before, the
+ *   90/10 mix's read-state PATCHes moved every mailbox's version several times a second and
+ *   every message read on PostgreSQL was a statement.
+ * - **PostgreSQL, not live**: nothing kept; the whole row is read (a round trip either way).
+ *
+ * Only when the version is not known, or its bytes not kept, is the whole row read (as
+ * `getMessage` reads it) and rendered.
  */
 import type { Kysely } from 'kysely';
 import { LRUCache } from 'lru-cache';
@@ -24,7 +32,8 @@ import { parseSelect } from './query.ts';
 import { isWellFormedId } from './ids.ts';
 import { findMessage, malformed, notFound } from './store.ts';
 import { messageJsonUncached, withFirstMember } from './rendered.ts';
-import type { RenderOptions } from './message.ts';
+import type { MessageRecord, RenderOptions } from './message.ts';
+import { isPostgres } from '../../store/db.ts';
 
 /** The row key and change key of a message by REST or immutable id; purged items are invisible (as `findMessage`). */
 const versionById = prepared((db: Kysely<Database>) =>
@@ -53,28 +62,87 @@ function keyOf(pk: number, changeKey: string, o: RenderOptions, version: string)
 }
 
 /**
- * The answer of `GET …/messages/{id}` without `$expand` (SQLite; see the module note), in the
- * order of checks of the general path: the id, the message, the caller's permission, `$select`.
+ * What a live PostgreSQL instance keeps of a message (key `tenant NUL pk`, dropped by the
+ * notification entry `msg:<tenant>/<pk>`): its change key, and what a read by id checks.
+ */
+interface KeptMessage {
+  changeKey: string;
+  id: string;
+  immutableId: string;
+  mailboxId: string;
+  folderId: string;
+}
+
+/** Kept messages per app (`CacheHub.keptVersions`): at most this many. */
+const keptMessagesMax = 100_000;
+
+/**
+ * PostgreSQL: the row key a requested id (`tenant NUL mailbox NUL id`) was last found under. Only
+ * a hint: a kept message is used only when its own ids, mailbox and folder match the request.
+ */
+const rowKeyHints = new LRUCache<string, number>({ max: keptMessagesMax });
+
+/**
+ * The answer of `GET …/messages/{id}` without `$expand` (see the module note), in the order of
+ * checks of the general path: the id, the message, the caller's permission, `$select`.
  * @throws ApiError 400 `ErrorInvalidIdMalformed`, 404 `ErrorItemNotFound`, 403 `ErrorAccessDenied`, 400 for a bad `$select`
  */
 export async function messageAnswer(mr: MailRequest, id: string): Promise<Buffer> {
   if (!isWellFormedId(id)) throw malformed();
   const db = mr.ctx.store.db as Kysely<Database>;
   const mb = mr.mb;
-  const [v] = await versionById(db, mb.tenantId, mb.mailboxId, id, mb.wellKnown.get('recoverableitemspurges')!);
+  const purges = mb.wellKnown.get('recoverableitemspurges')!;
+  if (isPostgres(db)) return keptMessageAnswer(mr, id, purges);
+  const [v] = await versionById(db, mb.tenantId, mb.mailboxId, id, purges);
   if (!v) throw notFound();
   need(mr, 'read');
-  const o: RenderOptions = { select: parseSelect(mr.q), bodyType: mr.bodyType, immutable: mr.immutable, webmailOrigin: mr.ctx.origin() };
+  const o = renderOptions(mr);
   const kept = answers.get(keyOf(Number(v.pk), v.change_key, o, mr.version));
-  if (kept !== undefined) {
-    // The request log may hold this answer by reference: the cache keeps it anyway.
-    mr.ctx.requestLog.heldBody(mr.req.raw, kept);
-    return kept;
-  }
+  if (kept !== undefined) return held(mr, kept);
   // The whole row, read as the general path reads it; kept under its own change key (a write
   // between the two reads makes a new version, never a wrong text for the old one).
   const m = await findMessage(db, mb, id);
   if (!m) throw notFound();
+  return render(mr, m, o);
+}
+
+/** PostgreSQL: {@link messageAnswer} with the message version kept in memory while live (module note). */
+async function keptMessageAnswer(mr: MailRequest, id: string, purges: string): Promise<Buffer> {
+  const mb = mr.mb;
+  const kept = mr.ctx.cache.keptVersions<KeptMessage>('msg', keptMessagesMax);
+  const hintKey = `${mb.tenantId}\u0000${mb.mailboxId}\u0000${id}`;
+  const pk = rowKeyHints.get(hintKey);
+  const e = pk === undefined ? undefined : kept.get(`${mb.tenantId}\u0000${pk}`);
+  if (e !== undefined && e.mailboxId === mb.mailboxId && (e.id === id || e.immutableId === id) && e.folderId !== purges) {
+    need(mr, 'read');
+    const o = renderOptions(mr);
+    const bytes = answers.get(keyOf(pk!, e.changeKey, o, mr.version));
+    if (bytes !== undefined) return held(mr, bytes);
+  }
+  const ticket = kept.ticket();
+  const m = await findMessage(mr.ctx.store.db as Kysely<Database>, mb, id);
+  if (!m) throw notFound();
+  kept.set(`${mb.tenantId}\u0000${m.pk}`, { changeKey: m.changeKey, id: m.id, immutableId: m.immutableId, mailboxId: m.mailboxId, folderId: m.folderId }, ticket);
+  rowKeyHints.set(hintKey, m.pk);
+  need(mr, 'read');
+  const o = renderOptions(mr);
+  const bytes = answers.get(keyOf(m.pk, m.changeKey, o, mr.version));
+  return bytes !== undefined ? held(mr, bytes) : render(mr, m, o);
+}
+
+/** The render options of the request. @throws ApiError 400 for a bad `$select` */
+function renderOptions(mr: MailRequest): RenderOptions {
+  return { select: parseSelect(mr.q), bodyType: mr.bodyType, immutable: mr.immutable, webmailOrigin: mr.ctx.origin() };
+}
+
+/** A kept answer: the request log may hold it by reference (the cache keeps it anyway). */
+function held(mr: MailRequest, bytes: Buffer): Buffer {
+  mr.ctx.requestLog.heldBody(mr.req.raw, bytes);
+  return bytes;
+}
+
+/** Renders `m` as the answer (`@odata.context` first) and keeps it under its version. */
+function render(mr: MailRequest, m: MessageRecord, o: RenderOptions): Buffer {
   const bytes = Buffer.from(withFirstMember('@odata.context', contextUrl(mr, 'messages/$entity'), messageJsonUncached(m, o)), 'utf8');
   answers.set(keyOf(m.pk, m.changeKey, o, mr.version), bytes);
   return bytes;

@@ -342,4 +342,42 @@ END $$`,
       await db.schema.createIndex('mail_messages_folder_subject').on('mail_messages').columns(['tenant_id', 'mailbox_id', 'folder_id', 'subject_lc', 'pk desc', 'change_key']).execute();
     },
   },
+  mail_0013_message_version_notices: {
+    /**
+     * Issue 31 (GET among many messages on PostgreSQL): the `mail_messages` version triggers of
+     * `mail_0008_mailbox_version_notices` also name the written messages, `msg:<tenant>/<pk>` for
+     * each row of the statement (or `msg`, all of them, for more than 20 rows or a tenant id with
+     * other characters than `[A-Za-z0-9._@-]`), in the same notification as their mailboxes. A live
+     * instance keeps each message's version and identity (`message-read.ts`) and drops it on
+     * that entry, so a message read needs no statement while its message is unchanged, however
+     * often the rest of its mailbox changes. SQLite: nothing (it reads the change key).
+     */
+    async up(db: Kysely<unknown>) {
+      if (!isPostgres(db)) return;
+      const plain = "'^[A-Za-z0-9._@-]+$'";
+      for (const [event, rows] of [['INSERT', 'new_rows'], ['UPDATE', 'new_rows'], ['DELETE', 'old_rows']] as const) {
+        const fn = `mail_messages_version_${event.toLowerCase()}`;
+        await sql
+          .raw(
+            `CREATE OR REPLACE FUNCTION ${fn}() RETURNS trigger LANGUAGE plpgsql AS $$
+            DECLARE boxes text; msgs text;
+            BEGIN
+              INSERT INTO mail_mailbox_versions (tenant_id, mailbox_id, version) SELECT DISTINCT tenant_id, mailbox_id, 1 FROM ${rows}
+                ON CONFLICT (tenant_id, mailbox_id) DO UPDATE SET version = mail_mailbox_versions.version + 1;
+              SELECT CASE WHEN count(*) = 0 THEN NULL
+                WHEN count(*) > 20 OR bool_or(tenant_id !~ ${plain} OR mailbox_id !~ ${plain}) THEN 'mail'
+                ELSE string_agg('mail:' || tenant_id || '/' || mailbox_id, ',') END
+                INTO boxes FROM (SELECT DISTINCT tenant_id, mailbox_id FROM ${rows}) b;
+              SELECT CASE WHEN count(*) = 0 THEN NULL
+                WHEN count(*) > 20 OR bool_or(tenant_id !~ ${plain}) THEN 'msg'
+                ELSE string_agg('msg:' || tenant_id || '/' || pk, ',') END
+                INTO msgs FROM ${rows};
+              IF boxes IS NOT NULL THEN PERFORM pg_notify('${presenceChannelPrefix}' || current_schema(), '0 ' || boxes || ',' || msgs); END IF;
+              RETURN NULL;
+            END $$`,
+          )
+          .execute(db);
+      }
+    },
+  },
 };

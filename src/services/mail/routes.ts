@@ -19,7 +19,6 @@ import { keySegment } from './paths.ts';
 import { checkRequestInput, eq, mailboxOwner, mailPrincipal, need, parsePrefer, pathSegments, sendJson, type MailRequest } from './request.ts';
 import { keptMailBytes, keptMailText, mailboxVersionAhead } from './kept.ts';
 import { messageAnswer } from './message-read.ts';
-import { isPostgres } from '../../store/db.ts';
 
 async function handle(ctx: AppContext, req: FastifyRequest, reply: FastifyReply): Promise<unknown> {
   const raw = req.raw.url ?? req.url;
@@ -46,7 +45,9 @@ async function handle(ctx: AppContext, req: FastifyRequest, reply: FastifyReply)
   // are used only after the checks below, in the same order as for any other path.
   const ahead = me && principal.kind === 'user' ? count(principal.objectId) : undefined;
   if (ahead instanceof Promise) ahead.catch(() => undefined);
-  const versionAhead = ahead && req.method === 'GET' ? mailboxVersionAhead(ctx.store.db, ctx.cache, principal.tenantId, principal.objectId) : undefined;
+  // A message by id on a live instance needs no mailbox version (`message-read.ts`).
+  const byIdLive = rest.length === 2 && eq(rest[0], 'messages') && !q.has('$expand') && ctx.cache.live;
+  const versionAhead = ahead && req.method === 'GET' && !byIdLive ? mailboxVersionAhead(ctx.store.db, ctx.cache, principal.tenantId, principal.objectId) : undefined;
   const user = await mailboxOwner(ctx, principal, me ? 'me' : { idOrUpn: segs[2]! });
   const userSegment = me ? 'me' : keySegment('users', user.id);
 
@@ -105,9 +106,6 @@ async function dispatch(mr: MailRequest, method: string, rest: string[]): Promis
   throw errors.mail.segmentNotFound({ segment: head ?? '' });
 }
 
-/** Whether the store is SQLite (a message by id is read by `message-read.ts` there). */
-const sqlite = (ctx: AppContext) => !isPostgres(ctx.store.db);
-
 /** The folder named by `tail[0]` and the `childFolders/{id}` pairs up to `end`. @throws ApiError 404 `ErrorFolderNotFound` (also a child under another parent) */
 async function folderOfPath(mr: MailRequest, tail: string[], end: number): Promise<FolderRow> {
   const db = mr.ctx.store.db;
@@ -145,25 +143,16 @@ async function messagesCollection(mr: MailRequest, method: string, tail: string[
     if (!folder) throw errors.mail.deltaNeedsFolder();
     return lists.delta(mr, folder);
   }
-  if (method === 'GET' && tail.length === 1 && sqlite(mr.ctx) && lists.withoutExpand(mr)) {
-    // The text kept for this mailbox version and request (a client polling one message: one
-    // version read per event-loop turn for all requests), else the answer kept per message
-    // version (`message-read.ts`: a client reading many different messages). Both answer only
-    // a message that was found and checked, so the 404 and 400 come first as below.
-    const bytes = await keptMailBytes(mr, 'message', () => messageAnswer(mr, tail[0]!));
+  if (method === 'GET' && tail.length === 1 && lists.withoutExpand(mr)) {
+    // The answer kept per message version (`message-read.ts`: a client reading many different
+    // messages); on SQLite and on a PostgreSQL instance that is not live, behind the text kept
+    // for this mailbox version and request (a client polling one message: one version read per
+    // event-loop turn for all requests). A live PostgreSQL instance knows the message's version
+    // without a statement, so it skips the mailbox's. Both answer only a message that was found
+    // and checked, so the 404 and 400 come first as below.
+    const bytes = mr.ctx.cache.live ? await messageAnswer(mr, tail[0]!) : await keptMailBytes(mr, 'message', () => messageAnswer(mr, tail[0]!));
     need(mr, 'read');
     return sendJson(mr, 200, bytes);
-  }
-  if (method === 'GET' && tail.length === 1 && lists.withoutExpand(mr)) {
-    // A message by id without `$expand`: its text is kept per mailbox version (`kept.ts`); a
-    // kept text exists only for a message that was found, so the 404 and 400 come first as below.
-    const text = await keptMailText(mr, 'message', async () => {
-      const m = await getMessage(mr.ctx.store.db, mr.mb, tail[0]!);
-      need(mr, 'read');
-      return msg.messageText(mr, m);
-    });
-    need(mr, 'read');
-    return sendJson(mr, 200, text);
   }
   const m = await getMessage(mr.ctx.store.db, mr.mb, tail[0]!);
   return msg.messageItem(mr, method, m, tail.slice(1));
