@@ -18,12 +18,24 @@ import type { Database } from '../../store/database.ts';
 import type { AutomationDatabase } from './tables.ts';
 import { param, prepared } from '../../store/prepared.ts';
 import { compiledOnce } from '../../store/compiled.ts';
+import { rowInTurn, type RowRead } from '../../core/row-batch.ts';
 import type { CacheHub } from '../../core/cache.ts';
 import type { ListedResourceQuery } from '../../context.ts';
 import { groupResourceIds } from '../arm/groups.ts';
 
 /** A webhook by its lower-cased id (compiled once: the area's hottest read). */
 const webhookById = prepared((db: Kysely<Database>) => db.selectFrom('automation_webhooks').selectAll().where('id_lower', '=', param(0)));
+
+/** The stored columns of a webhook (`selectAll` order). */
+const webhookColumns = ['id_lower', 'id', 'tenant_id', 'account_id_lower', 'name', 'runbook_name', 'is_enabled', 'expiry_time', 'creation_time', 'last_invoked_time', 'token_hash', 'body'] as const;
+
+/** PostgreSQL: a webhook by lower-case id as a read of the turn's one statement (`core/row-batch.ts`). */
+const webhookInTurn: RowRead = {
+  name: 'webhook by id',
+  keyParts: 1,
+  lookup: sql`select ${sql.raw(webhookColumns.join(', '))} from automation_webhooks where id_lower = q.k1`,
+  columns: webhookColumns,
+};
 
 /** A webhook's document and columns but its token and last invocation (compiled once per dialect: the PUT's write). */
 const updateWebhookRow = compiledOnce((db: Kysely<Database>) =>
@@ -167,7 +179,9 @@ export class AutomationStore {
   async webhook(id: string): Promise<WebhookRow | undefined> {
     const key = id.toLowerCase();
     const load = async () => {
-      const [r] = await webhookById(this.db, key);
+      // PostgreSQL: in the turn's one statement with the other misses of the turn (`core/row-batch.ts`).
+      const batched = rowInTurn(this.db, webhookInTurn, [key]);
+      const r = batched ? await batched : (await webhookById(this.db, key))[0];
       return r ? Object.freeze(r as Record<string, unknown>) : undefined;
     };
     // The app's one cache of stored webhook rows by lower-case id (`resources` area).

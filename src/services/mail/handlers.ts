@@ -12,7 +12,7 @@ import { emptyDoc, type MessageRecord } from './message.ts';
 import { messageJson, withFirstMember } from './rendered.ts';
 import { present, presentOne, renderOptions } from './lists.ts';
 import { parseMessageInput, type MessageInput } from './message-input.ts';
-import { leavesDocument, lacksNames, writePatchedMessage, writeReadStateNow } from './writes.ts';
+import { leavesDocument, lacksNames, writePatchedMessage, writeReadStateInOne, writeReadStateNow } from './writes.ts';
 import { getFolder, insertMessages, messageFromRow, moveMessage, copyMessage, writeExtendedProperties, notFound, type FolderRow, computeHasAttachments, change } from './store.ts';
 import { recordMailChanges } from './changes.ts';
 import { buildResponseDraft, checkFrom, draftRecord, readReplyInput, resolveNames, sendMessage } from './actions.ts';
@@ -125,7 +125,7 @@ export async function messageItem(mr: MailRequest, method: string, m: MessageRec
       if (!documentKept) await resolveNames(mr.ctx.identity.directory, doc);
       const updated: MessageRecord = { ...m, doc, isRead: parsed.isRead ?? m.isRead, modifiedAt: nowIso(), changeKey: newChangeKey() };
       const readStateOnly = documentKept && !parsed.singleValueExtendedProperties?.length && !parsed.multiValueExtendedProperties?.length;
-      if (!readStateOnly || !writeReadStateNow(mr.ctx.store.db, updated)) {
+      if (!readStateOnly || !(writeReadStateNow(mr.ctx.store.db, updated) || (await writeReadStateInOne(mr.ctx.store.db, updated)))) {
         await tx(async (trx) => {
           await writePatchedMessage(trx, updated, parsed.present, documentKept);
           await writeExtendedProperties(trx, m.pk, parsed.singleValueExtendedProperties, parsed.multiValueExtendedProperties);

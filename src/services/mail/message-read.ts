@@ -30,7 +30,7 @@ import { param, prepared } from '../../store/prepared.ts';
 import { contextUrl, need, type MailRequest } from './request.ts';
 import { parseSelect } from './query.ts';
 import { isWellFormedId } from './ids.ts';
-import { findMessage, malformed, notFound } from './store.ts';
+import { findMessage, findMessageInTurn, malformed, notFound } from './store.ts';
 import { messageJsonUncached, withFirstMember } from './rendered.ts';
 import type { MessageRecord, RenderOptions } from './message.ts';
 import { isPostgres } from '../../store/db.ts';
@@ -120,7 +120,7 @@ async function keptMessageAnswer(mr: MailRequest, id: string, purges: string): P
     if (bytes !== undefined) return held(mr, bytes);
   }
   const ticket = kept.ticket();
-  const m = await findMessage(mr.ctx.store.db as Kysely<Database>, mb, id);
+  const m = await findMessageInTurn(mr.ctx.store.db as Kysely<Database>, mb, id);
   if (!m) throw notFound();
   kept.set(`${mb.tenantId}\u0000${m.pk}`, { changeKey: m.changeKey, id: m.id, immutableId: m.immutableId, mailboxId: m.mailboxId, folderId: m.folderId }, ticket);
   rowKeyHints.set(hintKey, m.pk);

@@ -11,7 +11,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../context.ts';
 import { errors } from '../../core/errors/index.ts';
 import { knownPrincipal } from '../../core/auth.ts';
-import { openCachedMailbox, getFolder, type FolderRow, hiddenFromMailboxList, getMessage } from './store.ts';
+import { openCachedMailbox, getFolder, type FolderRow, hiddenFromMailboxList, getMessageInTurn } from './store.ts';
 import * as msg from './handlers.ts';
 import * as lists from './lists.ts';
 import { copyOrMoveFolder, folderChildren, folderItem } from './folder-handlers.ts';
@@ -154,7 +154,7 @@ async function messagesCollection(mr: MailRequest, method: string, tail: string[
     need(mr, 'read');
     return sendJson(mr, 200, bytes);
   }
-  const m = await getMessage(mr.ctx.store.db, mr.mb, tail[0]!);
+  const m = await getMessageInTurn(mr.ctx.store.db, mr.mb, tail[0]!);
   return msg.messageItem(mr, method, m, tail.slice(1));
 }
 

@@ -8,12 +8,13 @@
  * again. Any other PATCH rewrites the row with `updateMessage` of `store.ts`, and its
  * categories only when they were sent.
  */
-import type { Kysely } from 'kysely';
+import { CompiledQuery, type Kysely } from 'kysely';
 import type { Database } from '../../store/database.ts';
 import { compiledOnce } from '../../store/compiled.ts';
 import { directConnection, param } from '../../store/prepared.ts';
 import { insertOneChange, recordMailChanges } from './changes.ts';
 import { signal } from '../../core/cache-bus.ts';
+import { isPostgres } from '../../store/db.ts';
 import type { MessageDoc, MessageRecord } from './message.ts';
 import { change, updateMessage } from './store.ts';
 
@@ -69,6 +70,28 @@ export function writeReadStateNow(db: Kysely<Database>, after: MessageRecord): b
     throw e;
   }
   void signal(db, 'mail');
+  return true;
+}
+
+/**
+ * PostgreSQL: the read-state write of {@link writeReadStateNow} as one statement — the row's
+ * three columns, the change-log row (only when the row was still there) and the change
+ * notifications' wake-up (`signal(db, 'mail')`, delivered at commit) — so one round trip instead
+ * of five (`begin`, update, insert, `pg_notify`, `commit`); a single statement is its own
+ * transaction. Measured in the 90/10 mix (bench/README.md, fourth pass).
+ */
+const readStateStatement = `with u as (update mail_messages set is_read = $1, modified_at = $2, change_key = $3 where pk = $4 returning pk),
+c as (insert into mail_changes (tenant_id, mailbox_id, folder_id, message_id, change_type, at) select $5, $6, $7, $8, 'updated', $2 from u returning 1)
+select pg_notify('stratus_' || current_schema(), 'mail') from c`;
+
+/**
+ * {@link writeReadStateNow} on PostgreSQL: one statement on the root handle (see {@link readStateStatement}).
+ * @returns false (nothing written) on SQLite
+ * @throws the database error (nothing is written)
+ */
+export async function writeReadStateInOne(db: Kysely<Database>, after: MessageRecord): Promise<boolean> {
+  if (!isPostgres(db)) return false;
+  await db.executeQuery(CompiledQuery.raw(readStateStatement, [after.isRead ? 1 : 0, after.modifiedAt, after.changeKey, after.pk, after.tenantId, after.mailboxId, after.folderId, after.id]));
   return true;
 }
 

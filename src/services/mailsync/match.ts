@@ -131,11 +131,17 @@ export function createMatcher(ctx: AppContext): Matcher {
         rows.push({ tenant_id: s.tenantId, subscription_id: s.id, kind: 'change', url: s.notificationUrl, payload: toJson(payload), attempts: 0, first_at: now, due_at: now, claim: null });
       }
     }
-    await ctx.store.transaction(async (trx) => {
-      if (!(await advanceCursor(trx, cursor, next))) throw new CursorMoved();
-      await insertNotifications(trx, rows);
-      await writeMembers(trx, members);
-    });
+    if (rows.length === 0 && members.size === 0) {
+      // Nothing to write but the cursor (no subscription watched these changes, the common case):
+      // its compare-and-set alone is atomic, no transaction around it (three round trips fewer on PostgreSQL).
+      if (!(await advanceCursor(db, cursor, next))) throw new CursorMoved();
+    } else {
+      await ctx.store.transaction(async (trx) => {
+        if (!(await advanceCursor(trx, cursor, next))) throw new CursorMoved();
+        await insertNotifications(trx, rows);
+        await writeMembers(trx, members);
+      });
+    }
     return usable.length === changes.length && changes.length === changeBatch;
   }
 
