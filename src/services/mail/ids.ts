@@ -42,9 +42,19 @@ export function newFolderId(seed?: string): string {
 export function newAttachmentId(seed?: string): string {
   return 'AAMkAt' + body(seed === undefined ? undefined : 'att:' + seed);
 }
-/** A new change key (24 base64url characters). */
+/** Random bytes for change keys, drawn ahead as for ids (a `randomBytes(15)` per PATCH was ~1 % of the 90/10 mix). */
+const keyPool = Buffer.alloc(15 * 128);
+let keyPoolAt = keyPool.length;
+
+/** A new change key (26 base64url characters). */
 export function newChangeKey(): string {
-  return 'CQAAAB' + randomBytes(15).toString('base64url');
+  if (keyPoolAt === keyPool.length) {
+    randomFillSync(keyPool);
+    keyPoolAt = 0;
+  }
+  const text = keyPool.toString('base64url', keyPoolAt, keyPoolAt + 15);
+  keyPoolAt += 15;
+  return 'CQAAAB' + text;
 }
 /** A new conversation id (`AAQk…`). */
 export function newConversationId(seed?: string): string {

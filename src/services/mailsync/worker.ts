@@ -32,8 +32,8 @@ import { createMatcher, CursorMoved } from './match.ts';
 import { createDelivery, reauthorizationLeadMs } from './delivery.ts';
 
 /**
- * The least time (ms) from the end of a tick to the next one when a signal arrived during the tick
- * (a signal to an idle worker starts a tick at once): a burst of writes is matched together.
+ * The least time (ms) between the starts of two ticks started by signals (a signal to a worker
+ * idle for longer starts one at once): a burst of writes is matched together.
  */
 const signalGapMs = 20;
 
@@ -98,8 +98,12 @@ export function startNotificationWorker(ctx: AppContext): NotificationWorker {
     }
     // A tick already follows within the gap: this signal's changes are matched by it.
     if (timer && gapArmed) return;
-    arm(0);
+    // At most one signalled tick per gap: a steady stream of writes is matched in bursts.
+    arm(lastRunAt + signalGapMs - performance.now(), true);
   }
+
+  /** When the last tick started (monotonic ms). */
+  let lastRunAt = -Infinity;
 
   /** Whether the armed timer is the short wait after a tick that was woken ({@link signalGapMs}). */
   let gapArmed = false;
@@ -113,6 +117,7 @@ export function startNotificationWorker(ctx: AppContext): NotificationWorker {
   function run(): void {
     timer = undefined;
     gapArmed = false;
+    lastRunAt = performance.now();
     if (stopped || running) return;
     woken = false;
     running = (async () => {
@@ -121,8 +126,8 @@ export function startNotificationWorker(ctx: AppContext): NotificationWorker {
       if (more) return arm(0);
       // Woken while it ran (a mail write during the tick): the next tick a little later, so that
       // a steady stream of writes costs a few ticks a second, not one per write burst (issue 31:
-      // each tick is about eight statements; the 90/10 mix ran ~100 a second).
-      if (woken) return arm(signalGapMs, true);
+      // each tick is about eight statements; the 90/10 mix ran 100–240 a second).
+      if (woken) return arm(lastRunAt + signalGapMs - performance.now(), true);
       const poll = ctx.config.settings.mailNotificationPollMs;
       // A hole in the PostgreSQL log: wait for its writers by polling (they give no signal).
       if (matcher.waiting()) return arm(poll);
@@ -130,7 +135,7 @@ export function startNotificationWorker(ctx: AppContext): NotificationWorker {
         ctx.log.warn({ err: e }, 'mail notification worker failed');
         return nowMs() + poll;
       });
-      if (stopped || woken) return arm(signalGapMs, true);
+      if (stopped || woken) return arm(lastRunAt + signalGapMs - performance.now(), true);
       if (deadline === undefined) return; // idle until a signal
       const inMs = deadline - nowMs();
       // Due but not started (a receiver's slot is busy, its delivery ends with a kick): poll.
@@ -138,7 +143,7 @@ export function startNotificationWorker(ctx: AppContext): NotificationWorker {
     })().finally(() => {
       running = undefined;
       // A wake-up that came after the tick decided how long to sleep.
-      if (woken && !stopped) arm(signalGapMs, true);
+      if (woken && !stopped) arm(lastRunAt + signalGapMs - performance.now(), true);
     });
   }
 
