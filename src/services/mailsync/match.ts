@@ -15,7 +15,7 @@ import { mailChangesAfter, mailChangeWriters, writersFinished, type MailChangeRo
 import { openMailbox, findMessage, type Mailbox } from '../mail/store.ts';
 import type { MessageRecord } from '../mail/message.ts';
 import { filterQuery } from './subscriptions.ts';
-import { advanceCursor, initCursor, insertNotifications, memberInside, readCursor, subscriptionsOnMailboxes, writeMembers, type OutboxRow, type Subscription } from './store.ts';
+import { advanceCursor, initCursor, skipWithoutSubscriptions, insertNotifications, memberInside, readCursor, subscriptionsOnMailboxes, writeMembers, type OutboxRow, type Subscription } from './store.ts';
 import { yieldEvery, yieldToIo } from './delivery.ts';
 
 /** Changes read per tick. */
@@ -46,6 +46,11 @@ export function createMatcher(ctx: AppContext): Matcher {
 
   /** Matches one batch of the change log; true when more changes may be waiting right away. */
   async function match(): Promise<boolean> {
+    // No subscription at all (the common case of a busy mail store): only the cursor moves.
+    if (await skipWithoutSubscriptions(db)) {
+      wait = undefined;
+      return false;
+    }
     const cursor = await readCursor(db);
     if (cursor === undefined) {
       await initCursor(db);

@@ -4,7 +4,7 @@
  * the worker's cursor over the mail change log: the queries of the subscription operations,
  * the notification worker and the console (the migrations are in `migrations.ts`).
  */
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { latestMailChangeSeq } from '../mail/changes.ts';
 import { nowIso } from '../../core/clock.ts';
 import { fromJson, toJson } from '../../store/db.ts';
@@ -221,6 +221,24 @@ export async function readCursor(db: Kysely<Database>): Promise<number | undefin
 export async function initCursor(db: Kysely<Database>): Promise<void> {
   const latest = await latestMailChangeSeq(db);
   await db.insertInto('mail_sync_state').values({ name: 'cursor', seq: latest }).onConflict((oc) => oc.column('name').doNothing()).execute();
+}
+
+/**
+ * When no subscription exists: moves the cursor to the end of the change log in one statement
+ * (no change can give a notification: a subscription made later starts after the changes it
+ * could see when made, `startSeq`, and one made before this statement's snapshot stops it).
+ * Issue 31: without subscriptions a tick of the 90/10 mix read the log, the subscriptions of the
+ * changed mailboxes and moved the cursor — four statements where this is one.
+ * @returns true when it moved (or kept) the cursor so; false when a subscription exists or the cursor was never made
+ */
+export async function skipWithoutSubscriptions(db: Kysely<Database>): Promise<boolean> {
+  const r = await db
+    .updateTable('mail_sync_state')
+    .set({ seq: sql<number>`case when coalesce((select max(seq) from mail_changes), 0) > seq then (select max(seq) from mail_changes) else seq end` })
+    .where('name', '=', 'cursor')
+    .where(({ not, exists, selectFrom }) => not(exists(selectFrom('mail_subscriptions').select(sql`1`.as('one')))))
+    .executeTakeFirst();
+  return Number(r.numUpdatedRows) === 1;
 }
 
 /**
