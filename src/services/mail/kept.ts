@@ -132,9 +132,10 @@ export async function keptMailText(mr: MailRequest, what: string, produce: () =>
  * {@link keptMailText} for a producer that makes the UTF-8 bytes itself (`message-read.ts`,
  * which keeps answers per message version too): a client that repeats one request gets the
  * text kept for the mailbox version, one that reads many different messages the producer's.
+ * `produce` is given the mailbox version read (a version the message reader may key on too).
  * @throws what `produce` throws (not kept)
  */
-export async function keptMailBytes(mr: MailRequest, what: string, produce: () => Promise<Buffer>): Promise<Buffer> {
+export async function keptMailBytes(mr: MailRequest, what: string, produce: (mailboxVersion: string) => Promise<Buffer>): Promise<Buffer> {
   const texts = mr.ctx.cache.shared<Buffer>('mail.keptTexts', 'directory', 1000);
   const gen = mr.ctx.cache.generation('directory');
   const ahead = mr.versionAhead;
@@ -147,7 +148,7 @@ export async function keptMailBytes(mr: MailRequest, what: string, produce: () =
     mr.ctx.requestLog.heldBody(mr.req.raw, kept);
     return kept;
   }
-  const bytes = await produce();
+  const bytes = await produce(version);
   if (bytes.length <= maxKeptBytes) texts.set(key, bytes, gen);
   return bytes;
 }

@@ -9,7 +9,11 @@
  * it a new change key (spec mail §2; `rendered.ts` relies on the same), so the bytes of a version
  * never go stale and no mailbox version is needed. The version comes from:
  *
- * - **SQLite**: one statement reading only the row key and change key (no document).
+ * - **SQLite**: one statement reading only the row key and change key (no document), or none
+ *   when the mailbox's version (read anyway, one prepared read) is the one this message was last
+ *   read at: every write of a message moves its mailbox's version in the write's transaction
+ *   (`mail_0007_mailbox_versions`, by trigger), so the message is then as it was. A client
+ *   reading many messages of a mailbox nobody writes reads no message row at all.
  * - **PostgreSQL, live instance** (`core/cache-presence.ts`): memory. The message version
  *   triggers (`mail_0013_message_version_notices`) notify `msg:<tenant>/<pk>` for every written
  *   message, and the writer answers once every live instance applied that notification. So a
@@ -76,6 +80,25 @@ interface KeptMessage {
 /** Kept messages per app (`CacheHub.keptVersions`): at most this many. */
 const keptMessagesMax = 100_000;
 
+/** SQLite: a message's version as read by id, with its mailbox's version then. */
+interface SeenMessage {
+  mailboxVersion: string;
+  pk: number;
+  changeKey: string;
+}
+
+/**
+ * SQLite: per app (its cache hub), the {@link SeenMessage} of each id read (`tenant NUL mailbox
+ * NUL id`); used while the mailbox version is the same (module note).
+ */
+const seenByApp = new WeakMap<object, LRUCache<string, SeenMessage>>();
+
+function seenOf(hub: object): LRUCache<string, SeenMessage> {
+  let seen = seenByApp.get(hub);
+  if (!seen) seenByApp.set(hub, (seen = new LRUCache<string, SeenMessage>({ max: keptMessagesMax })));
+  return seen;
+}
+
 /**
  * PostgreSQL: the row key a requested id (`tenant NUL mailbox NUL id`) was last found under. Only
  * a hint: a kept message is used only when its own ids, mailbox and folder match the request.
@@ -87,17 +110,24 @@ const rowKeyHints = new LRUCache<string, number>({ max: keptMessagesMax });
  * checks of the general path: the id, the message, the caller's permission, `$select`.
  * @throws ApiError 400 `ErrorInvalidIdMalformed`, 404 `ErrorItemNotFound`, 403 `ErrorAccessDenied`, 400 for a bad `$select`
  */
-export async function messageAnswer(mr: MailRequest, id: string): Promise<Buffer> {
+export async function messageAnswer(mr: MailRequest, id: string, mailboxVersion?: string): Promise<Buffer> {
   if (!isWellFormedId(id)) throw malformed();
   const db = mr.ctx.store.db as Kysely<Database>;
   const mb = mr.mb;
   const purges = mb.wellKnown.get('recoverableitemspurges')!;
   if (isPostgres(db)) return keptMessageAnswer(mr, id, purges);
-  const [v] = await versionById(db, mb.tenantId, mb.mailboxId, id, purges);
-  if (!v) throw notFound();
+  const seenAt = seenOf(mr.ctx.cache);
+  const seenKey = `${mb.tenantId}\u0000${mb.mailboxId}\u0000${id}`;
+  let v = mailboxVersion === undefined ? undefined : seenAt.get(seenKey);
+  if (v === undefined || v.mailboxVersion !== mailboxVersion) {
+    const [row] = await versionById(db, mb.tenantId, mb.mailboxId, id, purges);
+    if (!row) throw notFound();
+    v = { mailboxVersion: mailboxVersion ?? '', pk: Number(row.pk), changeKey: row.change_key };
+    if (mailboxVersion !== undefined) seenAt.set(seenKey, v);
+  }
   need(mr, 'read');
   const o = renderOptions(mr);
-  const kept = answers.get(keyOf(Number(v.pk), v.change_key, o, mr.version));
+  const kept = answers.get(keyOf(v.pk, v.changeKey, o, mr.version));
   if (kept !== undefined) return held(mr, kept);
   // The whole row, read as the general path reads it; kept under its own change key (a write
   // between the two reads makes a new version, never a wrong text for the old one).

@@ -150,7 +150,7 @@ async function messagesCollection(mr: MailRequest, method: string, tail: string[
     // event-loop turn for all requests). A live PostgreSQL instance knows the message's version
     // without a statement, so it skips the mailbox's. Both answer only a message that was found
     // and checked, so the 404 and 400 come first as below.
-    const bytes = mr.ctx.cache.live ? await messageAnswer(mr, tail[0]!) : await keptMailBytes(mr, 'message', () => messageAnswer(mr, tail[0]!));
+    const bytes = mr.ctx.cache.live ? await messageAnswer(mr, tail[0]!) : await keptMailBytes(mr, 'message', (mailboxVersion) => messageAnswer(mr, tail[0]!, mailboxVersion));
     need(mr, 'read');
     return sendJson(mr, 200, bytes);
   }
