@@ -27,14 +27,15 @@
  * Only when the version is not known, or its bytes not kept, is the whole row read (as
  * `getMessage` reads it) and rendered.
  */
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { LRUCache } from 'lru-cache';
 import type { Database } from '../../store/database.ts';
 import { param, prepared } from '../../store/prepared.ts';
 import { contextUrl, need, type MailRequest } from './request.ts';
 import { parseSelect } from './query.ts';
 import { isWellFormedId } from './ids.ts';
-import { findMessage, findMessageInTurn, malformed, notFound } from './store.ts';
+import { findMessage, malformed, messageFromRow, messageRowColumns, notFound, type Mailbox } from './store.ts';
+import { rowInTurn, type RowRead } from '../../core/row-batch.ts';
 import { messageJsonUncached, withFirstMember } from './rendered.ts';
 import type { MessageRecord, RenderOptions } from './message.ts';
 import { isPostgres } from '../../store/db.ts';
@@ -176,4 +177,36 @@ function render(mr: MailRequest, m: MessageRecord, o: RenderOptions): Buffer {
   const bytes = Buffer.from(withFirstMember('@odata.context', contextUrl(mr, 'messages/$entity'), messageJsonUncached(m, o)), 'utf8');
   answers.set(keyOf(m.pk, m.changeKey, o, mr.version), bytes);
   return bytes;
+}
+
+/** PostgreSQL: a message by id as a read of the turn's one statement (`core/row-batch.ts`); keys: tenant, mailbox, id, the purges folder. */
+const messageInTurn: RowRead = {
+  name: 'mail message by id',
+  keyParts: 4,
+  lookup: sql`select ${sql.raw(messageRowColumns.join(', '))} from mail_messages where tenant_id = q.k1 and mailbox_id = q.k2 and (id = q.k3 or immutable_id = q.k3) and folder_id <> q.k4 limit 1`,
+  columns: messageRowColumns.filter((c) => c !== 'doc'),
+  longColumn: 'doc',
+};
+
+/**
+ * {@link findMessage} on the store's root handle (never a transaction's): on PostgreSQL the
+ * turn's reads of messages by id go in the turn's one statement (`core/row-batch.ts`).
+ * @throws ApiError 400 `ErrorInvalidIdMalformed`; the database error of the read
+ */
+export async function findMessageInTurn(db: Kysely<Database>, mb: Mailbox, id: string): Promise<MessageRecord | undefined> {
+  if (!isWellFormedId(id)) throw malformed();
+  const read = rowInTurn(db, messageInTurn, [mb.tenantId, mb.mailboxId, id, mb.wellKnown.get('recoverableitemspurges')!]);
+  if (read === undefined) return findMessage(db, mb, id);
+  const r = await read;
+  return r ? messageFromRow(r) : undefined;
+}
+
+/**
+ * {@link getMessage} on the store's root handle ({@link findMessageInTurn}).
+ * @throws ApiError 404 `ErrorItemNotFound`, 400 `ErrorInvalidIdMalformed`
+ */
+export async function getMessageInTurn(db: Kysely<Database>, mb: Mailbox, id: string): Promise<MessageRecord> {
+  const m = await findMessageInTurn(db, mb, id);
+  if (!m) throw notFound();
+  return m;
 }

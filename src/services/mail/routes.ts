@@ -11,14 +11,14 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../context.ts';
 import { errors } from '../../core/errors/index.ts';
 import { knownPrincipal } from '../../core/auth.ts';
-import { openCachedMailbox, getFolder, type FolderRow, hiddenFromMailboxList, getMessageInTurn } from './store.ts';
+import { openCachedMailbox, getFolder, type FolderRow, hiddenFromMailboxList } from './store.ts';
 import * as msg from './handlers.ts';
 import * as lists from './lists.ts';
 import { copyOrMoveFolder, folderChildren, folderItem } from './folder-handlers.ts';
 import { keySegment } from './paths.ts';
 import { checkRequestInput, eq, mailboxOwner, mailPrincipal, need, parsePrefer, pathSegments, sendJson, type MailRequest } from './request.ts';
 import { keptMailBytes, keptMailText, mailboxVersionAhead } from './kept.ts';
-import { messageAnswer } from './message-read.ts';
+import { getMessageInTurn, messageAnswer } from './message-read.ts';
 
 async function handle(ctx: AppContext, req: FastifyRequest, reply: FastifyReply): Promise<unknown> {
   const raw = req.raw.url ?? req.url;

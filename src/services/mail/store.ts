@@ -4,7 +4,7 @@
  * log (`recordMailChanges`, same transaction; a move is `deleted` in the old folder plus
  * `created` in the new one). Every query is scoped by tenant and mailbox.
  */
-import { sql, type Insertable, type Kysely } from 'kysely';
+import type { Insertable, Kysely } from 'kysely';
 import { errors } from '../../core/errors/index.ts';
 import { nowIso } from '../../core/clock.ts';
 import { lazyJson, toJson, bool } from '../../store/db.ts';
@@ -14,7 +14,6 @@ import { bodyText, type MessageDoc, type MessageRecord } from './message.ts';
 import type { Database } from '../../store/database.ts';
 import type { CacheHub } from '../../core/cache.ts';
 import { param, prepared } from '../../store/prepared.ts';
-import { rowInTurn, type RowRead } from '../../core/row-batch.ts';
 
 /**
  * The `mail_messages` columns a {@link MessageRecord} is made of (see {@link messageFromRow}):
@@ -318,38 +317,6 @@ export async function findMessage(db: Kysely<Database>, mb: Mailbox, id: string)
   const purges = mb.wellKnown.get('recoverableitemspurges')!;
   const [r] = await messageById(db, mb.tenantId, mb.mailboxId, id, purges);
   return r ? messageFromRow(r) : undefined;
-}
-
-/** PostgreSQL: a message by id as a read of the turn's one statement (`core/row-batch.ts`); keys: tenant, mailbox, id, the purges folder. */
-const messageInTurn: RowRead = {
-  name: 'mail message by id',
-  keyParts: 4,
-  lookup: sql`select ${sql.raw(messageRowColumns.join(', '))} from mail_messages where tenant_id = q.k1 and mailbox_id = q.k2 and (id = q.k3 or immutable_id = q.k3) and folder_id <> q.k4 limit 1`,
-  columns: messageRowColumns.filter((c) => c !== 'doc'),
-  longColumn: 'doc',
-};
-
-/**
- * {@link findMessage} on the store's root handle (never a transaction's): on PostgreSQL the
- * turn's reads of messages by id go in the turn's one statement (`core/row-batch.ts`).
- * @throws ApiError 400 `ErrorInvalidIdMalformed`; the database error of the read
- */
-export async function findMessageInTurn(db: Kysely<Database>, mb: Mailbox, id: string): Promise<MessageRecord | undefined> {
-  if (!isWellFormedId(id)) throw malformed();
-  const read = rowInTurn(db, messageInTurn, [mb.tenantId, mb.mailboxId, id, mb.wellKnown.get('recoverableitemspurges')!]);
-  if (read === undefined) return findMessage(db, mb, id);
-  const r = await read;
-  return r ? messageFromRow(r) : undefined;
-}
-
-/**
- * {@link getMessage} on the store's root handle ({@link findMessageInTurn}).
- * @throws ApiError 404 `ErrorItemNotFound`, 400 `ErrorInvalidIdMalformed`
- */
-export async function getMessageInTurn(db: Kysely<Database>, mb: Mailbox, id: string): Promise<MessageRecord> {
-  const m = await findMessageInTurn(db, mb, id);
-  if (!m) throw notFound();
-  return m;
 }
 
 /**

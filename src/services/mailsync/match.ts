@@ -34,11 +34,18 @@ export interface Matcher {
   match(): Promise<boolean>;
   /** Whether a hole in the PostgreSQL log is being waited out (its writers give no signal: poll). */
   waiting(): boolean;
+  /**
+   * Whether the last {@link match} found no subscription and no queued notification (in one
+   * statement): then nothing is due or can expire, and the worker skips its other steps.
+   */
+  idle(): boolean;
 }
 
 /** The matcher of one worker. */
 export function createMatcher(ctx: AppContext): Matcher {
   const db = ctx.store.db;
+  /** The last match found no subscription and no queued notification: nothing to deliver or expire. */
+  let idle = false;
   /** Holes in the log at or below this `seq` are final. */
   let settled = 0;
   /** A hole was seen: the log read up to `upTo`, the writers of the log then in progress. */
@@ -46,8 +53,11 @@ export function createMatcher(ctx: AppContext): Matcher {
 
   /** Matches one batch of the change log; true when more changes may be waiting right away. */
   async function match(): Promise<boolean> {
+    idle = false;
     // No subscription at all (the common case of a busy mail store): only the cursor moves.
-    if (await skipWithoutSubscriptions(db)) {
+    const skipped = await skipWithoutSubscriptions(db);
+    idle = skipped === 'idle';
+    if (skipped) {
       wait = undefined;
       return false;
     }
@@ -178,5 +188,5 @@ export function createMatcher(ctx: AppContext): Matcher {
     return prior === true ? 'deleted' : undefined;
   }
 
-  return { match, waiting: () => wait !== undefined };
+  return { match, waiting: () => wait !== undefined, idle: () => idle };
 }

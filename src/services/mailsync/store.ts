@@ -229,16 +229,20 @@ export async function initCursor(db: Kysely<Database>): Promise<void> {
  * could see when made, `startSeq`, and one made before this statement's snapshot stops it).
  * Issue 31: without subscriptions a tick of the 90/10 mix read the log, the subscriptions of the
  * changed mailboxes and moved the cursor — four statements where this is one.
- * @returns true when it moved (or kept) the cursor so; false when a subscription exists or the cursor was never made
+ * @returns `idle` when it moved (or kept) the cursor so and no notification is queued either (nothing
+ *   for the worker to do), `skipped` when it did but some notification is queued, false when a
+ *   subscription exists or the cursor was never made
  */
-export async function skipWithoutSubscriptions(db: Kysely<Database>): Promise<boolean> {
+export async function skipWithoutSubscriptions(db: Kysely<Database>): Promise<'skipped' | 'idle' | false> {
   const r = await db
     .updateTable('mail_sync_state')
     .set({ seq: sql<number>`case when coalesce((select max(seq) from mail_changes), 0) > seq then (select max(seq) from mail_changes) else seq end` })
     .where('name', '=', 'cursor')
     .where(({ not, exists, selectFrom }) => not(exists(selectFrom('mail_subscriptions').select(sql`1`.as('one')))))
+    .returning(sql<number | string>`(select count(*) from (select 1 from mail_notifications limit 1) n)`.as('queued'))
     .executeTakeFirst();
-  return Number(r.numUpdatedRows) === 1;
+  if (r === undefined) return false;
+  return Number(r.queued) === 0 ? 'idle' : 'skipped';
 }
 
 /**

@@ -57,6 +57,8 @@ export function startNotificationWorker(ctx: AppContext): NotificationWorker {
     let more = false;
     try {
       more = await matcher.match();
+      // No subscription and nothing queued (seen in the match's one statement): nothing to expire or deliver.
+      if (matcher.idle()) return more;
     } catch (e) {
       if (e instanceof CursorMoved) more = true;
       else if (!stopped) ctx.log.warn({ err: e }, 'mail change matching failed');
@@ -131,7 +133,8 @@ export function startNotificationWorker(ctx: AppContext): NotificationWorker {
       const poll = ctx.config.settings.mailNotificationPollMs;
       // A hole in the PostgreSQL log: wait for its writers by polling (they give no signal).
       if (matcher.waiting()) return arm(poll);
-      const deadline = await nextDeadline().catch((e) => {
+      // Nothing subscribed or queued: idle until a signal (no deadline to read).
+      const deadline = matcher.idle() ? undefined : await nextDeadline().catch((e) => {
         ctx.log.warn({ err: e }, 'mail notification worker failed');
         return nowMs() + poll;
       });
