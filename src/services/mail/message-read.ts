@@ -101,10 +101,17 @@ function seenOf(hub: object): LRUCache<string, SeenMessage> {
 }
 
 /**
- * PostgreSQL: the row key a requested id (`tenant NUL mailbox NUL id`) was last found under. Only
- * a hint: a kept message is used only when its own ids, mailbox and folder match the request.
+ * PostgreSQL: per app (its cache hub), the row key a requested id (`tenant NUL mailbox NUL id`)
+ * was last found under. Only a hint: a kept message is used only when its own ids, mailbox and
+ * folder match the request.
  */
-const rowKeyHints = new LRUCache<string, number>({ max: keptMessagesMax });
+const hintsByApp = new WeakMap<object, LRUCache<string, number>>();
+
+function hintsOf(hub: object): LRUCache<string, number> {
+  let hints = hintsByApp.get(hub);
+  if (!hints) hintsByApp.set(hub, (hints = new LRUCache<string, number>({ max: keptMessagesMax })));
+  return hints;
+}
 
 /**
  * The answer of `GET …/messages/{id}` without `$expand` (see the module note), in the order of
@@ -142,6 +149,7 @@ async function keptMessageAnswer(mr: MailRequest, id: string, purges: string): P
   const mb = mr.mb;
   const kept = mr.ctx.cache.keptVersions<KeptMessage>('msg', keptMessagesMax);
   const hintKey = `${mb.tenantId}\u0000${mb.mailboxId}\u0000${id}`;
+  const rowKeyHints = hintsOf(mr.ctx.cache);
   const pk = rowKeyHints.get(hintKey);
   const e = pk === undefined ? undefined : kept.get(`${mb.tenantId}\u0000${pk}`);
   if (e !== undefined && e.mailboxId === mb.mailboxId && (e.id === id || e.immutableId === id) && e.folderId !== purges) {
