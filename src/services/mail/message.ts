@@ -192,18 +192,31 @@ export interface RenderOptions {
   context?: string;
 }
 
+/** What a message's `bodyPreview` was made from, and the preview. */
+interface Preview {
+  contentType: string;
+  content: string;
+  mentions: string;
+  text: string;
+}
+
 /**
- * `bodyPreview` of recently rendered message versions, by row and change key (every write of a
- * message gives it a new change key): the preview is made from the whole body (HTML to text,
- * whitespace folding), the costliest part of rendering a message.
+ * `bodyPreview` of recently rendered messages, by row key, with what it was made from: the
+ * preview is made from the whole body (HTML to text, whitespace folding), the costliest part of
+ * rendering a message, and a write that leaves the body as it is (a read-state PATCH: a new change
+ * key) keeps it. The body is compared as a string (a memory comparison, far cheaper than the
+ * conversion). Per process (equal inputs give equal previews, whichever app asks); 2,000 entries
+ * hold up to ~8 MB of bodies: enough for a message rendered again soon after it was written.
  */
-const previews = new LRUCache<string, string>({ max: 10_000 });
+const previews = new LRUCache<number, Preview>({ max: 2_000 });
 
 function cachedPreview(m: MessageRecord, d: MessageDoc): string {
-  const key = `${m.pk}|${m.changeKey}`;
-  let p = previews.get(key);
-  if (p === undefined) previews.set(key, (p = bodyPreview(d)));
-  return p;
+  const mentions = d.mentions.length ? d.mentions.map((x) => x.mentioned.name || x.mentioned.address).join('\u0001') : '';
+  const p = previews.get(m.pk);
+  if (p !== undefined && p.content === d.body.content && p.contentType === d.body.contentType && p.mentions === mentions) return p.text;
+  const text = bodyPreview(d);
+  previews.set(m.pk, { contentType: d.body.contentType, content: d.body.content, mentions, text });
+  return text;
 }
 
 /** Every property in output order: the default set, then the select-only ones. */
