@@ -102,7 +102,8 @@ const eventCode: Record<WriteEvent, string> = { insert: 'i', update: 'u', delete
 export function triggerName(table: string, event: WriteEvent, areas: readonly CacheArea[], dialect: 'sqlite' | 'postgres', keyed?: CachedTable['keyed']): string {
   const key = keyed ? `|${keyed.cache}|${keyed.column}` : '';
   // A SQLite keyed trigger logs its keys (`|k1`): a store of an older version has area triggers under the same key.
-  const h = createHash('sha1').update(`${dialect}|${areas.join(',')}|v1${key}${dialect === 'sqlite' && keyed ? '|k1' : ''}`).digest('hex').slice(0, 8);
+  // A PostgreSQL keyed trigger bumps a shard row (`|s1`, {@link keyedVersionShards}): its function is made again with the new trigger.
+  const h = createHash('sha1').update(`${dialect}|${areas.join(',')}|v1${key}${dialect === 'sqlite' && keyed ? '|k1' : ''}${dialect === 'postgres' && keyed ? '|s1' : ''}`).digest('hex').slice(0, 8);
   return `stratus_cv_${table}_${eventCode[event]}_${h}`;
 }
 
@@ -122,23 +123,37 @@ function wanted(dialect: 'sqlite' | 'postgres'): Map<string, WantedTrigger> {
   return out;
 }
 
+/** PostgreSQL: how many version rows a keyed area's writes are spread over (`<area>#<n>`, see {@link keyedFunction}). */
+export const keyedVersionShards = 16;
+
 /**
- * PostgreSQL: the keyed tables' trigger function (arguments: area, cache, key column): the
- * area's version as {@link installCacheTriggers}' function, and a notification naming the keys
- * of the rows written (old and new ones of an update), or the whole area for more than 20 rows
- * or a key that is empty, longer than 200 characters or holds a comma.
+ * PostgreSQL: the trigger function of a keyed table's event (`name`: the trigger's own name): a
+ * notification naming the keys of the rows written (old and new ones of an update), or the whole
+ * area for more than 20 rows or a key that is empty, longer than 200 characters or holds a comma;
+ * and for the instances that are not live (they read the versions every turn) a version bump —
+ * not of the area's own row but of one of {@link keyedVersionShards} rows `<area>#<n>`, chosen by
+ * the writer's backend (`CacheHub.sync` drops the area when any of them moved). One row for every
+ * writer was a lock each write held through its commit (the WAL flush): measured in the 90/10
+ * mix, the trigger took 1.5 ms a call and webhook writes queued behind each other on it. The
+ * key query is written out per table (static SQL, planned once per connection): the one generic
+ * function built it with `execute format(…)`, planned again at every call (246 µs a call).
  */
-const keyedFunction = `create or replace function stratus_cache_touch_keyed() returns trigger language plpgsql as $f$
-declare keys text;
+function pgKeyedFunction(name: string, t: WantedTrigger, keyed: NonNullable<CachedTable['keyed']>): string {
+  const area = ident(t.areas[0]!);
+  const col = ident(keyed.column);
+  const old = t.event === 'update' ? ` union select ${col}::text from stratus_cache_old` : '';
+  return `create or replace function ${ident(name)}() returns trigger language plpgsql as $f$
+declare keys text; shard text := '${area}#' || (pg_backend_pid() % ${keyedVersionShards});
 begin
   if exists (select 1 from stratus_cache_rows) then
-    update stratus_cache_versions set version = version + 1 where area = TG_ARGV[0];
-    execute format('select case when count(*) > 20 or bool_or(k is null or k = '''' or length(k) > 200 or strpos(k, '','') > 0) then null else string_agg(%L || k, '','') end from (select %I::text as k from stratus_cache_rows'
-      || case when TG_OP = 'UPDATE' then ' union select %I::text from stratus_cache_old' else '' end || ') s', '#' || TG_ARGV[1] || '|', TG_ARGV[2], TG_ARGV[2]) into keys;
-    perform pg_notify('${presenceChannelPrefix}' || current_schema(), '0 ' || coalesce(keys, TG_ARGV[0]));
+    insert into stratus_cache_versions (area, version) values (shard, 1) on conflict (area) do update set version = stratus_cache_versions.version + 1;
+    select case when count(*) > 20 or bool_or(k is null or k = '' or length(k) > 200 or strpos(k, ',') > 0) then null else string_agg('#${keyed.cache}|' || k, ',') end
+      into keys from (select ${col}::text as k from stratus_cache_rows${old}) s;
+    perform pg_notify('${presenceChannelPrefix}' || current_schema(), '0 ' || coalesce(keys, '${area}'));
   end if;
   return null;
 end $f$`;
+}
 
 /** Entries of `stratus_cache_keys` kept (older ones are deleted by the next keyed write). */
 export const keptKeyEntries = 1000;
@@ -188,7 +203,11 @@ export async function installCacheTriggers<DB>(db: Kysely<DB>): Promise<void> {
       : (await sql<{ name: string; tbl: string }>`select name, tbl_name as tbl from sqlite_master where type = 'trigger' and name like 'stratus_cv_%'`.execute(trx)).rows;
     const present = new Set(have.map((r) => r.name));
     for (const r of have) {
-      if (!want.has(r.name)) await sql.raw(pg ? `drop trigger if exists ${ident(r.name)} on ${ident(r.tbl)}` : `drop trigger if exists ${ident(r.name)}`).execute(trx);
+      if (!want.has(r.name)) {
+        await sql.raw(pg ? `drop trigger if exists ${ident(r.name)} on ${ident(r.tbl)}` : `drop trigger if exists ${ident(r.name)}`).execute(trx);
+        // A keyed trigger's own function (PostgreSQL) goes with it.
+        if (pg) await sql.raw(`drop function if exists ${ident(r.name)}()`).execute(trx);
+      }
     }
     if (pg && [...want.keys()].some((n) => !present.has(n))) {
       // `0`: the notification takes no sequence number (no lock beyond the version rows); the writer's marker orders it (file comment).
@@ -204,7 +223,6 @@ begin
 end $f$`,
         )
         .execute(trx);
-      await sql.raw(keyedFunction).execute(trx);
     }
     for (const [name, t] of want) {
       if (present.has(name)) continue;
@@ -212,7 +230,8 @@ end $f$`,
       if (pg && t.keyed) {
         if (t.areas.length !== 1 || !/^[a-z][a-z0-9_.]*$/i.test(t.keyed.cache)) throw new Error(`keyed cached table ${t.table}: one area and a plain cache name`);
         const ref = t.event === 'delete' ? 'old table as stratus_cache_rows' : t.event === 'update' ? 'old table as stratus_cache_old new table as stratus_cache_rows' : 'new table as stratus_cache_rows';
-        await sql.raw(`create trigger ${ident(name)} after ${t.event} on ${ident(t.table)} referencing ${ref} for each statement execute function stratus_cache_touch_keyed(${areas}, '${t.keyed.cache}', '${ident(t.keyed.column)}')`).execute(trx);
+        await sql.raw(pgKeyedFunction(name, t, t.keyed)).execute(trx);
+        await sql.raw(`create trigger ${ident(name)} after ${t.event} on ${ident(t.table)} referencing ${ref} for each statement execute function ${ident(name)}()`).execute(trx);
       } else if (pg) {
         const ref = t.event === 'delete' ? 'old table as stratus_cache_rows' : 'new table as stratus_cache_rows';
         await sql.raw(`create trigger ${ident(name)} after ${t.event} on ${ident(t.table)} referencing ${ref} for each statement execute function stratus_cache_touch(${areas})`).execute(trx);

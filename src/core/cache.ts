@@ -388,6 +388,14 @@ export class CacheHub {
       return this.keyLog?.restart();
     }
     const moved = cacheAreas.filter((a) => before.get(a) !== now.get(a));
+    // PostgreSQL keyed writes bump one of the area's shard rows `<area>#<n>` (`cache-tables.ts`).
+    for (const [row, version] of now) {
+      const hash = row.indexOf('#');
+      if (hash > 0 && before.get(row) !== version) {
+        const area = row.slice(0, hash) as CacheArea;
+        if ((cacheAreas as readonly string[]).includes(area) && !moved.includes(area)) moved.push(area);
+      }
+    }
     if (moved.length) this.invalidate(...moved);
     if (this.keyLog && before.get('#keys') !== now.get('#keys')) {
       return this.keyLog.read().then((entries) => {
