@@ -129,6 +129,17 @@ export async function keptMailText(mr: MailRequest, what: string, produce: () =>
 }
 
 /**
+ * The version of the request's mailbox (`'0'` for one never written): the one asked for ahead
+ * ({@link mailboxVersionAhead}) when it is the request's mailbox, else {@link readVersion}'s.
+ * @throws the database error of the read
+ */
+export async function mailboxVersionOf(mr: MailRequest): Promise<string> {
+  const ahead = mr.versionAhead;
+  const read = ahead && ahead.tenantId === mr.mb.tenantId && ahead.mailboxId === mr.mb.mailboxId ? ahead.version : readVersion(mr.ctx.store.db, mr.ctx.cache, mr.mb.tenantId, mr.mb.mailboxId);
+  return (await read) ?? '0';
+}
+
+/**
  * {@link keptMailText} for a producer that makes the UTF-8 bytes itself (`message-read.ts`,
  * which keeps answers per message version too): a client that repeats one request gets the
  * text kept for the mailbox version, one that reads many different messages the producer's.
@@ -138,9 +149,7 @@ export async function keptMailText(mr: MailRequest, what: string, produce: () =>
 export async function keptMailBytes(mr: MailRequest, what: string, produce: (mailboxVersion: string) => Promise<Buffer>): Promise<Buffer> {
   const texts = mr.ctx.cache.shared<Buffer>('mail.keptTexts', 'directory', 1000);
   const gen = mr.ctx.cache.generation('directory');
-  const ahead = mr.versionAhead;
-  const read = ahead && ahead.tenantId === mr.mb.tenantId && ahead.mailboxId === mr.mb.mailboxId ? ahead.version : readVersion(mr.ctx.store.db, mr.ctx.cache, mr.mb.tenantId, mr.mb.mailboxId);
-  const version = (await read) ?? '0';
+  const version = await mailboxVersionOf(mr);
   const key = textKeys.key(what, mr.ctx.origin(), mr.immutable ? 'i' : 'r', mr.bodyType ?? '', mr.maxPageSize === undefined ? '' : String(mr.maxPageSize), mailboxKey(mr.mb.tenantId, mr.mb.mailboxId), version, mr.req.raw.url ?? mr.req.url);
   const kept = texts.peek(key);
   if (kept !== undefined) {

@@ -17,7 +17,8 @@ import * as lists from './lists.ts';
 import { copyOrMoveFolder, folderChildren, folderItem } from './folder-handlers.ts';
 import { keySegment } from './paths.ts';
 import { checkRequestInput, eq, mailboxOwner, mailPrincipal, need, parsePrefer, pathSegments, sendJson, type MailRequest } from './request.ts';
-import { keptMailBytes, keptMailText, mailboxVersionAhead } from './kept.ts';
+import { keptMailBytes, keptMailText, mailboxVersionAhead, mailboxVersionOf } from './kept.ts';
+import { isPostgres } from '../../store/db.ts';
 import { getMessageInTurn, messageAnswer } from './message-read.ts';
 
 async function handle(ctx: AppContext, req: FastifyRequest, reply: FastifyReply): Promise<unknown> {
@@ -145,12 +146,18 @@ async function messagesCollection(mr: MailRequest, method: string, tail: string[
   }
   if (method === 'GET' && tail.length === 1 && lists.withoutExpand(mr)) {
     // The answer kept per message version (`message-read.ts`: a client reading many different
-    // messages); on SQLite and on a PostgreSQL instance that is not live, behind the text kept
-    // for this mailbox version and request (a client polling one message: one version read per
-    // event-loop turn for all requests). A live PostgreSQL instance knows the message's version
-    // without a statement, so it skips the mailbox's. Both answer only a message that was found
-    // and checked, so the 404 and 400 come first as below.
-    const bytes = mr.ctx.cache.live ? await messageAnswer(mr, tail[0]!) : await keptMailBytes(mr, 'message', (mailboxVersion) => messageAnswer(mr, tail[0]!, mailboxVersion));
+    // messages, or one message again and again). SQLite: known by the mailbox version (a prepared
+    // read) while it does not move, else by a read of the change key. A live PostgreSQL
+    // instance knows the message's version without a statement. A PostgreSQL instance that is
+    // not live keeps texts per mailbox version and request (the version comes in the turn's one
+    // statement; the message would be a round trip of its own). Each answers only a message that
+    // was found and checked, so the 404 and 400 come first as below.
+    const id = tail[0]!;
+    const bytes = mr.ctx.cache.live
+      ? await messageAnswer(mr, id)
+      : isPostgres(mr.ctx.store.db)
+        ? await keptMailBytes(mr, 'message', () => messageAnswer(mr, id))
+        : await messageAnswer(mr, id, await mailboxVersionOf(mr));
     need(mr, 'read');
     return sendJson(mr, 200, bytes);
   }
