@@ -81,22 +81,34 @@ interface KeptMessage {
 /** Kept messages per app (`CacheHub.keptVersions`): at most this many. */
 const keptMessagesMax = 100_000;
 
-/** SQLite: a message's version as read by id, with its mailbox's version then. */
+/**
+ * SQLite: a message's version as read by id, with its mailbox's version then, and the last
+ * answer made for it with what that answer depends on (so that a client repeating one request
+ * gets it with no key built and no other lookup).
+ */
 interface SeenMessage {
   mailboxVersion: string;
   pk: number;
   changeKey: string;
+  bytes?: Buffer;
+  /** What {@link bytes} was made for: the raw `$select`, `Prefer` options, origin, API version. */
+  select?: string | null;
+  immutable?: boolean;
+  bodyType?: string;
+  origin?: string;
+  apiVersion?: string;
 }
 
 /**
  * SQLite: per app (its cache hub), the {@link SeenMessage} of each id read (`tenant NUL mailbox
- * NUL id`); used while the mailbox version is the same (module note).
+ * NUL id`); used while the mailbox version is the same (module note). At most 32 MiB of answers
+ * and entries.
  */
 const seenByApp = new WeakMap<object, LRUCache<string, SeenMessage>>();
 
 function seenOf(hub: object): LRUCache<string, SeenMessage> {
   let seen = seenByApp.get(hub);
-  if (!seen) seenByApp.set(hub, (seen = new LRUCache<string, SeenMessage>({ max: keptMessagesMax })));
+  if (!seen) seenByApp.set(hub, (seen = new LRUCache<string, SeenMessage>({ max: keptMessagesMax, maxSize: 32 * 1024 * 1024, sizeCalculation: (e, k) => 64 + k.length + (e.bytes?.length ?? 0) })));
   return seen;
 }
 
@@ -134,14 +146,24 @@ export async function messageAnswer(mr: MailRequest, id: string, mailboxVersion?
     if (mailboxVersion !== undefined) seenAt.set(seenKey, v);
   }
   need(mr, 'read');
+  const select = mr.q.get('$select');
+  const origin = mr.ctx.origin();
+  if (v.bytes !== undefined && v.select === select && v.immutable === mr.immutable && v.bodyType === mr.bodyType && v.origin === origin && v.apiVersion === mr.version) return held(mr, v.bytes);
   const o = renderOptions(mr);
-  const kept = answers.get(keyOf(v.pk, v.changeKey, o, mr.version));
-  if (kept !== undefined) return held(mr, kept);
-  // The whole row, read as the general path reads it; kept under its own change key (a write
-  // between the two reads makes a new version, never a wrong text for the old one).
-  const m = await findMessage(db, mb, id);
-  if (!m) throw notFound();
-  return render(mr, m, o);
+  let bytes = answers.get(keyOf(v.pk, v.changeKey, o, mr.version));
+  if (bytes === undefined) {
+    // The whole row, read as the general path reads it; kept under its own change key (a write
+    // between the two reads makes a new version, never a wrong text for the old one).
+    const m = await findMessage(db, mb, id);
+    if (!m) throw notFound();
+    bytes = render(mr, m, o);
+    if (m.changeKey !== v.changeKey) return bytes;
+  }
+  if (mailboxVersion !== undefined && seenAt.peek(seenKey) === v) {
+    Object.assign(v, { bytes, select, immutable: mr.immutable, bodyType: mr.bodyType, origin, apiVersion: mr.version });
+    seenAt.set(seenKey, v); // its size again, with the answer
+  }
+  return held(mr, bytes);
 }
 
 /** PostgreSQL: {@link messageAnswer} with the message version kept in memory while live (module note). */
