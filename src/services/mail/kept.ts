@@ -134,9 +134,13 @@ export async function keptMailText(mr: MailRequest, what: string, produce: () =>
  * @throws the database error of the read
  */
 export async function mailboxVersionOf(mr: MailRequest): Promise<string> {
+  return (await versionRead(mr)) ?? '0';
+}
+
+/** The read of {@link mailboxVersionOf} as it comes (a value when kept: awaited once by the caller). */
+function versionRead(mr: MailRequest): string | undefined | Promise<string | undefined> {
   const ahead = mr.versionAhead;
-  const read = ahead && ahead.tenantId === mr.mb.tenantId && ahead.mailboxId === mr.mb.mailboxId ? ahead.version : readVersion(mr.ctx.store.db, mr.ctx.cache, mr.mb.tenantId, mr.mb.mailboxId);
-  return (await read) ?? '0';
+  return ahead && ahead.tenantId === mr.mb.tenantId && ahead.mailboxId === mr.mb.mailboxId ? ahead.version : readVersion(mr.ctx.store.db, mr.ctx.cache, mr.mb.tenantId, mr.mb.mailboxId);
 }
 
 /**
@@ -149,7 +153,7 @@ export async function mailboxVersionOf(mr: MailRequest): Promise<string> {
 export async function keptMailBytes(mr: MailRequest, what: string, produce: (mailboxVersion: string) => Promise<Buffer>): Promise<Buffer> {
   const texts = mr.ctx.cache.shared<Buffer>('mail.keptTexts', 'directory', 1000);
   const gen = mr.ctx.cache.generation('directory');
-  const version = await mailboxVersionOf(mr);
+  const version = (await versionRead(mr)) ?? '0';
   const key = textKeys.key(what, mr.ctx.origin(), mr.immutable ? 'i' : 'r', mr.bodyType ?? '', mr.maxPageSize === undefined ? '' : String(mr.maxPageSize), mailboxKey(mr.mb.tenantId, mr.mb.mailboxId), version, mr.req.raw.url ?? mr.req.url);
   const kept = texts.peek(key);
   if (kept !== undefined) {
