@@ -127,6 +127,18 @@ function wanted(dialect: 'sqlite' | 'postgres'): Map<string, WantedTrigger> {
 export const keyedVersionShards = 16;
 
 /**
+ * Whether one of `area`'s shard rows (`<area>#<n>`, {@link keyedVersionShards}) moved between two
+ * reads of the version rows (a row that appeared counts as moved). Rows of the key log (`#keys`,
+ * SQLite) and of other areas are not the area's.
+ */
+export function shardMoved(area: string, before: ReadonlyMap<string, string>, now: ReadonlyMap<string, string>): boolean {
+  for (const [row, version] of now) {
+    if (row.length > area.length && row.charCodeAt(area.length) === 35 /* # */ && row.startsWith(area) && before.get(row) !== version) return true;
+  }
+  return false;
+}
+
+/**
  * PostgreSQL: the trigger function of a keyed table's event (`name`: the trigger's own name): a
  * notification naming the keys of the rows written (old and new ones of an update), or the whole
  * area for more than 20 rows or a key that is empty, longer than 200 characters or holds a comma;

@@ -37,7 +37,7 @@ import { appliedEverywhere, sendMarker } from './cache-fallback.ts';
 import { bumpCacheVersions } from './cache-versions.ts';
 import { SharedValues, type SharedRow, type SharedWrite } from './shared-values.ts';
 import { KeptVersions, keyOfEntry } from './kept-versions.ts';
-import { keyedAreas, watchOwnWrites } from './cache-tables.ts';
+import { keyedAreas, shardMoved, watchOwnWrites } from './cache-tables.ts';
 import { KeyLog } from './cache-keys.ts';
 import { RequestWrites } from './cache-requests.ts';
 import { TickBatch, turnTrip, type TripPart } from './tick-batch.ts';
@@ -387,15 +387,8 @@ export class CacheHub {
       this.invalidate();
       return this.keyLog?.restart();
     }
-    const moved = cacheAreas.filter((a) => before.get(a) !== now.get(a));
-    // PostgreSQL keyed writes bump one of the area's shard rows `<area>#<n>` (`cache-tables.ts`).
-    for (const [row, version] of now) {
-      const hash = row.indexOf('#');
-      if (hash > 0 && before.get(row) !== version) {
-        const area = row.slice(0, hash) as CacheArea;
-        if ((cacheAreas as readonly string[]).includes(area) && !moved.includes(area)) moved.push(area);
-      }
-    }
+    // An area's own row, or on PostgreSQL one of its keyed writes' shard rows (`cache-tables.ts`).
+    const moved = cacheAreas.filter((a) => before.get(a) !== now.get(a) || shardMoved(a, before, now));
     if (moved.length) this.invalidate(...moved);
     if (this.keyLog && before.get('#keys') !== now.get('#keys')) {
       return this.keyLog.read().then((entries) => {
