@@ -147,10 +147,9 @@ function versionRead(mr: MailRequest): string | undefined | Promise<string | und
  * {@link keptMailText} for a producer that makes the UTF-8 bytes itself (`message-read.ts`,
  * which keeps answers per message version too): a client that repeats one request gets the
  * text kept for the mailbox version, one that reads many different messages the producer's.
- * `produce` is given the mailbox version read (a version the message reader may key on too).
  * @throws what `produce` throws (not kept)
  */
-export async function keptMailBytes(mr: MailRequest, what: string, produce: (mailboxVersion: string) => Promise<Buffer>): Promise<Buffer> {
+export async function keptMailBytes(mr: MailRequest, what: string, produce: () => Promise<Buffer>): Promise<Buffer> {
   const texts = mr.ctx.cache.shared<Buffer>('mail.keptTexts', 'directory', 1000);
   const gen = mr.ctx.cache.generation('directory');
   const version = (await versionRead(mr)) ?? '0';
@@ -161,7 +160,7 @@ export async function keptMailBytes(mr: MailRequest, what: string, produce: (mai
     mr.ctx.requestLog.heldBody(mr.req.raw, kept);
     return kept;
   }
-  const bytes = await produce(version);
+  const bytes = await produce();
   if (bytes.length <= maxKeptBytes) texts.set(key, bytes, gen);
   return bytes;
 }

@@ -33,6 +33,8 @@ import type { Database } from '../../store/database.ts';
 import { param, prepared } from '../../store/prepared.ts';
 import { contextUrl, need, type MailRequest } from './request.ts';
 import { parseSelect } from './query.ts';
+import { renderOptions } from './lists.ts';
+import { mailboxVersionOf } from './kept.ts';
 import { isWellFormedId } from './ids.ts';
 import { findMessage, malformed, messageFromRow, messageRowColumns, notFound, type Mailbox } from './store.ts';
 import { rowInTurn, type RowRead } from '../../core/row-batch.ts';
@@ -106,12 +108,6 @@ interface SeenMessage {
  */
 const seenByApp = new WeakMap<object, LRUCache<string, SeenMessage>>();
 
-function seenOf(hub: object): LRUCache<string, SeenMessage> {
-  let seen = seenByApp.get(hub);
-  if (!seen) seenByApp.set(hub, (seen = new LRUCache<string, SeenMessage>({ max: keptMessagesMax, maxSize: 32 * 1024 * 1024, sizeCalculation: (e, k) => 64 + k.length + (e.bytes?.length ?? 0) })));
-  return seen;
-}
-
 /**
  * PostgreSQL: per app (its cache hub), the row key a requested id (`tenant NUL mailbox NUL id`)
  * was last found under. Only a hint: a kept message is used only when its own ids, mailbox and
@@ -119,10 +115,11 @@ function seenOf(hub: object): LRUCache<string, SeenMessage> {
  */
 const hintsByApp = new WeakMap<object, LRUCache<string, number>>();
 
-function hintsOf(hub: object): LRUCache<string, number> {
-  let hints = hintsByApp.get(hub);
-  if (!hints) hintsByApp.set(hub, (hints = new LRUCache<string, number>({ max: keptMessagesMax })));
-  return hints;
+/** The app's own map of `byApp` (its cache hub `hub`), made by `make` on first use. */
+function perApp<T extends object>(byApp: WeakMap<object, T>, hub: object, make: () => T): T {
+  let t = byApp.get(hub);
+  if (!t) byApp.set(hub, (t = make()));
+  return t;
 }
 
 /**
@@ -130,26 +127,26 @@ function hintsOf(hub: object): LRUCache<string, number> {
  * checks of the general path: the id, the message, the caller's permission, `$select`.
  * @throws ApiError 400 `ErrorInvalidIdMalformed`, 404 `ErrorItemNotFound`, 403 `ErrorAccessDenied`, 400 for a bad `$select`
  */
-export async function messageAnswer(mr: MailRequest, id: string, mailboxVersion?: string): Promise<Buffer> {
+export async function messageAnswer(mr: MailRequest, id: string): Promise<Buffer> {
   if (!isWellFormedId(id)) throw malformed();
   const db = mr.ctx.store.db as Kysely<Database>;
   const mb = mr.mb;
   const purges = mb.wellKnown.get('recoverableitemspurges')!;
   if (isPostgres(db)) return keptMessageAnswer(mr, id, purges);
-  const seenAt = seenOf(mr.ctx.cache);
+  const seenAt = perApp(seenByApp, mr.ctx.cache, () => new LRUCache<string, SeenMessage>({ max: keptMessagesMax, maxSize: 32 * 1024 * 1024, sizeCalculation: (e, k) => 64 + k.length + (e.bytes?.length ?? 0) }));
   const seenKey = `${mb.tenantId}\u0000${mb.mailboxId}\u0000${id}`;
-  let v = mailboxVersion === undefined ? undefined : seenAt.get(seenKey);
+  const mailboxVersion = await mailboxVersionOf(mr);
+  let v = seenAt.get(seenKey);
   if (v === undefined || v.mailboxVersion !== mailboxVersion) {
     const [row] = await versionById(db, mb.tenantId, mb.mailboxId, id, purges);
     if (!row) throw notFound();
-    v = { mailboxVersion: mailboxVersion ?? '', pk: Number(row.pk), changeKey: row.change_key };
-    if (mailboxVersion !== undefined) seenAt.set(seenKey, v);
+    seenAt.set(seenKey, (v = { mailboxVersion, pk: Number(row.pk), changeKey: row.change_key }));
   }
   need(mr, 'read');
   const select = mr.q.get('$select');
   const origin = mr.ctx.origin();
   if (v.bytes !== undefined && v.select === select && v.immutable === mr.immutable && v.bodyType === mr.bodyType && v.origin === origin && v.apiVersion === mr.version) return held(mr, v.bytes);
-  const o = renderOptions(mr);
+  const o = renderOptions(mr, parseSelect(mr.q));
   let bytes = answers.get(keyOf(v.pk, v.changeKey, o, mr.version));
   if (bytes === undefined) {
     // The whole row, read as the general path reads it; kept under its own change key (a write
@@ -159,7 +156,7 @@ export async function messageAnswer(mr: MailRequest, id: string, mailboxVersion?
     bytes = render(mr, m, o);
     if (m.changeKey !== v.changeKey) return bytes;
   }
-  if (mailboxVersion !== undefined && seenAt.peek(seenKey) === v) {
+  if (seenAt.peek(seenKey) === v) {
     Object.assign(v, { bytes, select, immutable: mr.immutable, bodyType: mr.bodyType, origin, apiVersion: mr.version });
     seenAt.set(seenKey, v); // its size again, with the answer
   }
@@ -171,12 +168,12 @@ async function keptMessageAnswer(mr: MailRequest, id: string, purges: string): P
   const mb = mr.mb;
   const kept = mr.ctx.cache.keptVersions<KeptMessage>('msg', keptMessagesMax);
   const hintKey = `${mb.tenantId}\u0000${mb.mailboxId}\u0000${id}`;
-  const rowKeyHints = hintsOf(mr.ctx.cache);
+  const rowKeyHints = perApp(hintsByApp, mr.ctx.cache, () => new LRUCache<string, number>({ max: keptMessagesMax }));
   const pk = rowKeyHints.get(hintKey);
   const e = pk === undefined ? undefined : kept.get(`${mb.tenantId}\u0000${pk}`);
   if (e !== undefined && e.mailboxId === mb.mailboxId && (e.id === id || e.immutableId === id) && e.folderId !== purges) {
     need(mr, 'read');
-    const o = renderOptions(mr);
+    const o = renderOptions(mr, parseSelect(mr.q));
     const bytes = answers.get(keyOf(pk!, e.changeKey, o, mr.version));
     if (bytes !== undefined) return held(mr, bytes);
   }
@@ -186,14 +183,9 @@ async function keptMessageAnswer(mr: MailRequest, id: string, purges: string): P
   kept.set(`${mb.tenantId}\u0000${m.pk}`, { changeKey: m.changeKey, id: m.id, immutableId: m.immutableId, mailboxId: m.mailboxId, folderId: m.folderId }, ticket);
   rowKeyHints.set(hintKey, m.pk);
   need(mr, 'read');
-  const o = renderOptions(mr);
+  const o = renderOptions(mr, parseSelect(mr.q));
   const bytes = answers.get(keyOf(m.pk, m.changeKey, o, mr.version));
   return bytes !== undefined ? held(mr, bytes) : render(mr, m, o);
-}
-
-/** The render options of the request. @throws ApiError 400 for a bad `$select` */
-function renderOptions(mr: MailRequest): RenderOptions {
-  return { select: parseSelect(mr.q), bodyType: mr.bodyType, immutable: mr.immutable, webmailOrigin: mr.ctx.origin() };
 }
 
 /** A kept answer: the request log may hold it by reference (the cache keeps it anyway). */

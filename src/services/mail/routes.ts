@@ -17,7 +17,7 @@ import * as lists from './lists.ts';
 import { copyOrMoveFolder, folderChildren, folderItem } from './folder-handlers.ts';
 import { keySegment } from './paths.ts';
 import { checkRequestInput, eq, mailboxOwner, mailPrincipal, need, parsePrefer, pathSegments, sendJson, type MailRequest } from './request.ts';
-import { keptMailBytes, keptMailText, mailboxVersionAhead, mailboxVersionOf } from './kept.ts';
+import { keptMailBytes, keptMailText, mailboxVersionAhead } from './kept.ts';
 import { isPostgres } from '../../store/db.ts';
 import { getMessageInTurn, messageAnswer } from './message-read.ts';
 
@@ -153,11 +153,7 @@ async function messagesCollection(mr: MailRequest, method: string, tail: string[
     // statement; the message would be a round trip of its own). Each answers only a message that
     // was found and checked, so the 404 and 400 come first as below.
     const id = tail[0]!;
-    const bytes = mr.ctx.cache.live
-      ? await messageAnswer(mr, id)
-      : isPostgres(mr.ctx.store.db)
-        ? await keptMailBytes(mr, 'message', () => messageAnswer(mr, id))
-        : await messageAnswer(mr, id, await mailboxVersionOf(mr));
+    const bytes = isPostgres(mr.ctx.store.db) && !mr.ctx.cache.live ? await keptMailBytes(mr, 'message', () => messageAnswer(mr, id)) : await messageAnswer(mr, id);
     need(mr, 'read');
     return sendJson(mr, 200, bytes);
   }

@@ -101,13 +101,13 @@ export function startNotificationWorker(ctx: AppContext): NotificationWorker {
     // A tick already follows within the gap: this signal's changes are matched by it.
     if (timer && gapArmed) return;
     // At most one signalled tick per gap: a steady stream of writes is matched in bursts.
-    arm(lastRunAt + signalGapMs - performance.now(), true);
+    armAfterGap();
   }
 
   /** When the last tick started (monotonic ms). */
   let lastRunAt = -Infinity;
 
-  /** Whether the armed timer is the short wait after a tick that was woken ({@link signalGapMs}). */
+  /** Whether the armed timer is the wait for the end of a gap ({@link signalGapMs}) before a signalled tick. */
   let gapArmed = false;
 
   function arm(delayMs: number, gap = false): void {
@@ -116,20 +116,25 @@ export function startNotificationWorker(ctx: AppContext): NotificationWorker {
     timer = setTimeout(run, Math.min(Math.max(0, delayMs), 2 ** 31 - 1));
   }
 
+  /** Arms the next tick for the end of the gap after the last tick's start ({@link signalGapMs}). */
+  function armAfterGap(): void {
+    arm(lastRunAt + signalGapMs - performance.now(), true);
+  }
+
   function run(): void {
     timer = undefined;
     gapArmed = false;
-    lastRunAt = performance.now();
     if (stopped || running) return;
+    lastRunAt = performance.now();
     woken = false;
     running = (async () => {
       const more = await tick();
       if (stopped) return;
       if (more) return arm(0);
-      // Woken while it ran (a mail write during the tick): the next tick a little later, so that
-      // a steady stream of writes costs a few ticks a second, not one per write burst (issue 31:
-      // each tick is about eight statements; the 90/10 mix ran 100–240 a second).
-      if (woken) return arm(lastRunAt + signalGapMs - performance.now(), true);
+      // Woken while it ran (a mail write during the tick): the next tick comes after the gap
+      // (`finally` below), so that a steady stream of writes costs a few ticks a second, not one
+      // per write burst (issue 31: each tick was about eight statements; the 90/10 mix ran 100–240 a second).
+      if (woken) return;
       const poll = ctx.config.settings.mailNotificationPollMs;
       // A hole in the PostgreSQL log: wait for its writers by polling (they give no signal).
       if (matcher.waiting()) return arm(poll);
@@ -138,15 +143,15 @@ export function startNotificationWorker(ctx: AppContext): NotificationWorker {
         ctx.log.warn({ err: e }, 'mail notification worker failed');
         return nowMs() + poll;
       });
-      if (stopped || woken) return arm(lastRunAt + signalGapMs - performance.now(), true);
+      if (stopped || woken) return;
       if (deadline === undefined) return; // idle until a signal
       const inMs = deadline - nowMs();
       // Due but not started (a receiver's slot is busy, its delivery ends with a kick): poll.
       arm(inMs <= 0 ? poll : inMs);
     })().finally(() => {
       running = undefined;
-      // A wake-up that came after the tick decided how long to sleep.
-      if (woken && !stopped) arm(lastRunAt + signalGapMs - performance.now(), true);
+      // A wake-up during the tick: the next one after the gap, whatever the tick decided.
+      if (woken && !stopped) armAfterGap();
     });
   }
 
