@@ -18,6 +18,8 @@ import type { StoreTables } from './tables.ts';
 import { registerDirectReader, type DirectStatement } from './prepared.ts';
 import { nameStatements, writeText, type StatementHooks } from './statements.ts';
 import { inSnapshot, ReadSnapshot } from './read-snapshot.ts';
+import { boundLimitOf, limitInlined } from './sqlite-limits.ts';
+import { startCheckpointer, type Checkpointer } from './checkpointer.ts';
 
 /** Which SQL dialect the store runs on. */
 export type DialectName = 'sqlite' | 'postgres';
@@ -84,64 +86,6 @@ export function cachingSqlite(database: SQLite.Database, max = statementCacheSiz
 }
 
 /**
- * Where a select binds its `LIMIT` (`limit ?`): the text before and after the marker and the
- * parameter's index. Only for texts without quotes (so every `?` is a parameter); undefined
- * for the others. Worked out once per text.
- */
-interface BoundLimit {
-  head: string;
-  tail: string;
-  index: number;
-}
-const boundLimits = new LRUCache<string, BoundLimit | false>({ max: 10_000 });
-function boundLimitOf(text: string): BoundLimit | undefined {
-  if (!text.includes(' limit ?')) return undefined;
-  let found = boundLimits.get(text);
-  if (found === undefined) {
-    found = false;
-    const at = text.lastIndexOf(' limit ?');
-    if (at >= 0 && !/['"`]/.test(text.replace(/"[\w.]+"/g, '')) && /^\s*(select|with)\b/i.test(text)) {
-      const head = text.slice(0, at + ' limit '.length);
-      found = { head, tail: text.slice(at + ' limit ?'.length), index: head.split('?').length - 1 };
-    }
-    boundLimits.set(text, found);
-  }
-  return found || undefined;
-}
-
-/**
- * A statement whose bound `LIMIT` is written into its text when it runs (`limit 11` instead of
- * `limit ?` with 11 bound). SQLite's planner reads a bound LIMIT's value, so binding one makes
- * the statement prepare itself again at every run: measured 10–12 µs a run against 2 µs for
- * the same read with the LIMIT written in. Each distinct LIMIT gets its own cached statement;
- * the other parameters stay bound (OFFSET too: binding it costs nothing).
- */
-function limitInlined(limit: BoundLimit, text: string, plain: (text: string) => SQLite.Statement) {
-  const withLimit = (params: unknown[]): [SQLite.Statement, unknown[]] => {
-    const n = params[limit.index];
-    if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < -1) return [plain(text), params];
-    return [plain(`${limit.head}${n}${limit.tail}`), params.filter((_, i) => i !== limit.index)];
-  };
-  return {
-    // What the statement is, as written (a `with` may end in a write).
-    reader: plain(text).reader,
-    busy: false,
-    all(params: unknown[]) {
-      const [stmt, rest] = withLimit(params);
-      return stmt.all(rest);
-    },
-    iterate(params: unknown[]) {
-      const [stmt, rest] = withLimit(params);
-      return stmt.iterate(rest);
-    },
-    run(params: unknown[]) {
-      const [stmt, rest] = withLimit(params);
-      return stmt.run(rest);
-    },
-  };
-}
-
-/**
  * Kysely's SQLite driver, counting the callers that hold or wait for its single connection
  * (`held`), so {@link registerDirectReader}'s reads know when the connection is free.
  */
@@ -189,6 +133,8 @@ export class Store<DB = StoreTables> {
   private readonly closer: () => Promise<void>;
   private readonly afterMigrate: () => void;
   private readonly hooks: StatementHooks;
+  /** A SQLite file store's checkpoint worker (`checkpointer.ts`); undefined on PostgreSQL and in memory. */
+  checkpointer: Checkpointer | undefined;
 
   constructor(db: Kysely<DB>, dialect: DialectName, closer: () => Promise<void>, schema?: string, afterMigrate: () => void = () => {}, hooks: StatementHooks = {}) {
     this.db = db;
@@ -312,6 +258,8 @@ export async function openStore<DB = StoreTables>(opts: StoreOptions): Promise<S
   // cache per page: a message row is 3-4 KB, so 10,000 distinct messages are far more than the
   // default 2 MB page cache (issue 31: message GET 85 -> 54 us of CPU a request, bench/README.md).
   database.pragma('mmap_size = 268435456');
+  // Checkpoints on a worker thread, not in a commit on the event loop (`checkpointer.ts`).
+  const checkpointer = file !== ':memory:' ? startCheckpointer(database, file, synchronous) : undefined;
   const hooks: StatementHooks = {};
   const snapshot = new ReadSnapshot(database);
   const statements = cachingSqlite(database, statementCacheSize, hooks, snapshot);
@@ -328,12 +276,14 @@ export async function openStore<DB = StoreTables>(opts: StoreOptions): Promise<S
     async () => {
       if (closed) return;
       closed = true;
+      await checkpointer?.close();
       await db.destroy();
     },
     undefined,
     undefined,
     hooks,
   );
+  store.checkpointer = checkpointer;
   return store;
 }
 

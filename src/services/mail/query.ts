@@ -242,7 +242,13 @@ export function ordering(q: URLSearchParams): { column: string | RawBuilder<unkn
       if (props[i] !== o.path.toLowerCase()) throw errors.mail.inefficientFilter();
     });
   }
-  return [...items.map((i) => ({ column: i.column, direction: i.direction })), { column: 'mail_messages.pk', direction: 'desc' as const }];
+  // Ties are broken by the row key: in the direction of a last `receivedDateTime` key (so a page in
+  // either direction is one range of the received-time indexes, read forward or backward, never
+  // sorted: issue 31, an ascending inbox page 70 -> 22 us on SQLite), else newest stored first (the
+  // order of `mail_messages_folder_subject`).
+  const last = items.at(-1);
+  const tie = last?.column === 'mail_messages.received_at' ? last.direction : 'desc';
+  return [...items.map((i) => ({ column: i.column, direction: i.direction })), { column: 'mail_messages.pk', direction: tie }];
 }
 
 /**

@@ -18,8 +18,22 @@ import { messageFromRow, qualifiedMessageRowColumns } from './store.ts';
 /** Rendered texts by version and options; at most 32 Mi characters of text and keys. */
 const texts = new LRUCache<string, string>({ maxSize: 32 * 1024 * 1024, sizeCalculation: (v, k) => v.length + k.length });
 
-function keyOf(pk: number, changeKey: string, o: RenderOptions): string {
-  return `${pk}|${changeKey}|${o.immutable ? 'i' : 'r'}|${o.bodyType ?? ''}|${o.select ? o.select.join(',') : '*'}|${o.webmailOrigin}`;
+/** Short names of the render options seen (at most 1,000; further ones are named by their own text). */
+const optionNames = new Map<string, string>();
+
+/** The render options as a short, interned key part: one text hashed once a page, not once a message. */
+function optionsKey(o: RenderOptions): string {
+  const text = `${o.immutable ? 'i' : 'r'}|${o.bodyType ?? ''}|${o.select ? o.select.join(',') : '*'}|${o.webmailOrigin}`;
+  let name = optionNames.get(text);
+  if (name === undefined) {
+    if (optionNames.size >= 1000) return text;
+    optionNames.set(text, (name = `#${optionNames.size}`));
+  }
+  return name;
+}
+
+function keyOf(pk: number, changeKey: string, options: string): string {
+  return `${pk}|${changeKey}|${options}`;
 }
 
 /**
@@ -27,7 +41,11 @@ function keyOf(pk: number, changeKey: string, o: RenderOptions): string {
  * `context` is ignored: a text is an object without `@odata.context`, to splice).
  */
 export function messageJson(m: MessageRecord, o: RenderOptions): string {
-  const key = keyOf(m.pk, m.changeKey, o);
+  return messageJsonKeyed(m, o, optionsKey(o));
+}
+
+function messageJsonKeyed(m: MessageRecord, o: RenderOptions, options: string): string {
+  const key = keyOf(m.pk, m.changeKey, options);
   let t = texts.get(key);
   if (t === undefined) texts.set(key, (t = JSON.stringify(renderMessage(m, { ...o, context: undefined }))));
   return t;
@@ -38,7 +56,7 @@ export function messageJson(m: MessageRecord, o: RenderOptions): string {
  * caller that keeps the answer itself: `message-read.ts`).
  */
 export function messageJsonUncached(m: MessageRecord, o: RenderOptions): string {
-  return texts.get(keyOf(m.pk, m.changeKey, o)) ?? JSON.stringify(renderMessage(m, { ...o, context: undefined }));
+  return texts.get(keyOf(m.pk, m.changeKey, optionsKey(o))) ?? JSON.stringify(renderMessage(m, { ...o, context: undefined }));
 }
 
 /** The table-qualified columns a page of {@link pageJson} reads: the row key and the change key. */
@@ -54,13 +72,14 @@ export const versionColumns = ['mail_messages.pk', 'mail_messages.change_key'] a
 export async function pageJson(db: Kysely<Database>, rows: readonly any[], o: RenderOptions): Promise<(string | undefined)[]> {
   const out: (string | undefined)[] = new Array(rows.length);
   const missing: number[] = [];
+  const options = optionsKey(o);
   for (let i = 0; i < rows.length; i++) {
     const r = rows[i];
     if (r.doc !== undefined) {
-      out[i] = messageJson(messageFromRow(r), o);
+      out[i] = messageJsonKeyed(messageFromRow(r), o, options);
       continue;
     }
-    const t = texts.get(keyOf(Number(r.pk), r.change_key, o));
+    const t = texts.get(keyOf(Number(r.pk), r.change_key, options));
     if (t === undefined) missing.push(i);
     else out[i] = t;
   }
@@ -77,7 +96,7 @@ export async function pageJson(db: Kysely<Database>, rows: readonly any[], o: Re
     const byPk = new Map(full.map((r: any) => [Number(r.pk), r]));
     for (const i of missing) {
       const r = byPk.get(Number(rows[i].pk));
-      if (r) out[i] = messageJson(messageFromRow(r), o);
+      if (r) out[i] = messageJsonKeyed(messageFromRow(r), o, options);
     }
   }
   return out;

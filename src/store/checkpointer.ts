@@ -1,0 +1,117 @@
+/**
+ * WAL checkpoints of the embedded store off the event loop (issue 31: "no event-loop stall from
+ * a write").
+ *
+ * SQLite copies the write-ahead log back into the database file in a checkpoint, by default
+ * inside the commit that takes the log past 1,000 pages: that commit then writes about 4 MB and
+ * syncs both files before it returns. On the event loop that was a stall of 25–40 ms (three
+ * `fsync`s of 1–15 ms each, measured with `strace -T` under the 90/10 mix of `bench:real`), two
+ * or three times a second under writes, and every request in flight waited for it.
+ *
+ * Here the serving connection never checkpoints on commit (`wal_autocheckpoint = 0`); a worker
+ * thread with a connection of its own to the same file runs a PASSIVE checkpoint every
+ * {@link checkpointIntervalMs}: it copies what the log holds without waiting for readers or
+ * writers and syncs as the store's `synchronous` setting says, while the event loop goes on
+ * serving and committing. Durability is the log's, as before: a commit is in the log when it
+ * returns, so `kill -9` loses nothing; the checkpoint only moves pages already there.
+ *
+ * If the worker fails or exits early, the serving connection checkpoints on commit again
+ * (SQLite's default), so the log never grows without bound.
+ */
+import { createRequire } from 'node:module';
+import { Worker } from 'node:worker_threads';
+import type SQLite from 'better-sqlite3';
+
+/** Milliseconds between two checkpoints of the worker (at 2,400 log pages a second of writes, about 500 pages each). */
+export const checkpointIntervalMs = 200;
+
+const source = `
+const { parentPort, workerData } = require('node:worker_threads');
+const Database = require(workerData.driver);
+const db = new Database(workerData.file, { fileMustExist: true });
+db.pragma('busy_timeout = 1000');
+db.pragma('synchronous = ' + workerData.synchronous);
+const checkpoint = db.prepare('pragma wal_checkpoint(PASSIVE)');
+const run = () => {
+  try {
+    return checkpoint.get();
+  } catch (e) {
+    // Busy or locked: the next round tries again.
+    return undefined;
+  }
+};
+const timer = setInterval(run, workerData.intervalMs);
+parentPort.on('message', (m) => {
+  if (m && m.checkpoint) {
+    parentPort.postMessage({ id: m.id, result: run() });
+    return;
+  }
+  if (m === 'close') {
+    clearInterval(timer);
+    db.close();
+    parentPort.close();
+  }
+});
+`;
+
+/** The checkpoint worker of one store file ({@link startCheckpointer}). */
+export interface Checkpointer {
+  /**
+   * Runs one checkpoint now on the worker and resolves with SQLite's answer (`busy`, `log`:
+   * pages in the log, `checkpointed`: pages copied), or undefined when it was busy.
+   */
+  checkpoint(): Promise<{ busy: number; log: number; checkpointed: number } | undefined>;
+  /** Stops the worker and closes its connection (the serving connection's close checkpoints last). */
+  close(): Promise<void>;
+}
+
+/**
+ * Moves the checkpoints of `database` (a WAL-mode file connection) to a worker thread (see the
+ * module note).
+ * @param file the database file's path, as the serving connection opened it
+ * @param synchronous the store's `synchronous` setting (`OFF`, `NORMAL`, `FULL`, `EXTRA`)
+ * @throws Error when the worker cannot be started (the serving connection then keeps SQLite's default)
+ */
+export function startCheckpointer(database: SQLite.Database, file: string, synchronous: string): Checkpointer {
+  const worker = new Worker(source, { eval: true, workerData: { file, synchronous, intervalMs: checkpointIntervalMs, driver: createRequire(import.meta.url).resolve('better-sqlite3') } });
+  database.pragma('wal_autocheckpoint = 0');
+  let closing = false;
+  let next = 1;
+  const waiting = new Map<number, (r: { busy: number; log: number; checkpointed: number } | undefined) => void>();
+  const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+  const fallBack = () => {
+    for (const w of waiting.values()) w(undefined);
+    waiting.clear();
+    if (closing || !database.open) return;
+    // The worker is gone: checkpoint on commit again (SQLite's default).
+    database.pragma('wal_autocheckpoint = 1000');
+  };
+  worker.on('error', fallBack);
+  worker.on('exit', fallBack);
+  worker.on('message', (m: { id: number; result?: { busy: number; log: number; checkpointed: number } }) => {
+    waiting.get(m.id)?.(m.result);
+    waiting.delete(m.id);
+    if (waiting.size === 0) worker.unref();
+  });
+  // Never keeps the process alive by itself.
+  worker.unref();
+  return {
+    checkpoint() {
+      if (closing) return Promise.resolve(undefined);
+      const id = next++;
+      worker.ref();
+      return new Promise((resolve) => {
+        waiting.set(id, resolve);
+        worker.postMessage({ checkpoint: true, id });
+      });
+    },
+    async close() {
+      if (closing) return exited;
+      closing = true;
+      // Referenced until it has closed its connection: the caller awaits that.
+      worker.ref();
+      worker.postMessage('close');
+      await exited;
+    },
+  };
+}
