@@ -258,8 +258,8 @@ export async function openStore<DB = StoreTables>(opts: StoreOptions): Promise<S
   // cache per page: a message row is 3-4 KB, so 10,000 distinct messages are far more than the
   // default 2 MB page cache (issue 31: message GET 85 -> 54 us of CPU a request, bench/README.md).
   database.pragma('mmap_size = 268435456');
-  // Checkpoints on a worker thread, not in a commit on the event loop (`checkpointer.ts`).
-  const checkpointer = file !== ':memory:' ? startCheckpointer(database, file, synchronous) : undefined;
+  // Checkpoints on a worker thread, mostly not in a commit on the event loop (`checkpointer.ts`).
+  const checkpointer = file !== ':memory:' ? startCheckpointer(file, synchronous) : undefined;
   const hooks: StatementHooks = {};
   const snapshot = new ReadSnapshot(database);
   const statements = cachingSqlite(database, statementCacheSize, hooks, snapshot);
