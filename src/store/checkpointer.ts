@@ -59,13 +59,17 @@ parentPort.on('message', (m) => {
 });
 `;
 
+/** SQLite's answer to a checkpoint: `busy` (1 when it could not finish), `log` (pages in the log), `checkpointed` (pages copied). */
+export interface CheckpointResult {
+  busy: number;
+  log: number;
+  checkpointed: number;
+}
+
 /** The checkpoint worker of one store file ({@link startCheckpointer}). */
 export interface Checkpointer {
-  /**
-   * Runs one checkpoint now on the worker and resolves with SQLite's answer (`busy`, `log`:
-   * pages in the log, `checkpointed`: pages copied), or undefined when it was busy.
-   */
-  checkpoint(): Promise<{ busy: number; log: number; checkpointed: number } | undefined>;
+  /** Runs one checkpoint now on the worker; undefined when it was busy or the worker is gone. */
+  checkpoint(): Promise<CheckpointResult | undefined>;
   /** Stops the worker and closes its connection (the serving connection's close checkpoints last). */
   close(): Promise<void>;
 }
@@ -79,17 +83,19 @@ export interface Checkpointer {
 export function startCheckpointer(file: string, synchronous: string): Checkpointer {
   const worker = new Worker(source, { eval: true, workerData: { file, synchronous, intervalMs: checkpointIntervalMs, driver: createRequire(import.meta.url).resolve('better-sqlite3') } });
   let closing = false;
+  // Set when the worker failed or exited: the serving connection's own threshold still bounds the log.
+  let gone = false;
   let next = 1;
-  const waiting = new Map<number, (r: { busy: number; log: number; checkpointed: number } | undefined) => void>();
+  const waiting = new Map<number, (r: CheckpointResult | undefined) => void>();
   const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
-  // The worker gone, the serving connection's own threshold still bounds the log.
-  const fallBack = () => {
+  const lost = () => {
+    gone = true;
     for (const w of waiting.values()) w(undefined);
     waiting.clear();
   };
-  worker.on('error', fallBack);
-  worker.on('exit', fallBack);
-  worker.on('message', (m: { id: number; result?: { busy: number; log: number; checkpointed: number } }) => {
+  worker.on('error', lost);
+  worker.on('exit', lost);
+  worker.on('message', (m: { id: number; result?: CheckpointResult }) => {
     waiting.get(m.id)?.(m.result);
     waiting.delete(m.id);
     if (waiting.size === 0) worker.unref();
@@ -98,7 +104,7 @@ export function startCheckpointer(file: string, synchronous: string): Checkpoint
   worker.unref();
   return {
     checkpoint() {
-      if (closing) return Promise.resolve(undefined);
+      if (closing || gone) return Promise.resolve(undefined);
       const id = next++;
       worker.ref();
       return new Promise((resolve) => {

@@ -38,7 +38,7 @@ import { mailboxVersionOf } from './kept.ts';
 import { isWellFormedId } from './ids.ts';
 import { findMessage, malformed, messageFromRow, messageRowColumns, notFound, type Mailbox } from './store.ts';
 import { rowInTurn, type RowRead } from '../../core/row-batch.ts';
-import { messageJsonUncached, withFirstMember } from './rendered.ts';
+import { messageJsonUncached, optionsKey, withFirstMember } from './rendered.ts';
 import type { MessageRecord, RenderOptions } from './message.ts';
 import { isPostgres } from '../../store/db.ts';
 
@@ -65,7 +65,7 @@ const answers = new LRUCache<string, Buffer>({ maxSize: 32 * 1024 * 1024, sizeCa
  * message's own).
  */
 function keyOf(pk: number, changeKey: string, o: RenderOptions, version: string): string {
-  return `${pk}|${changeKey}|${o.immutable ? 'i' : 'r'}|${o.bodyType ?? ''}|${o.select ? o.select.join(',') : '*'}|${o.webmailOrigin}|${version}`;
+  return `${pk}|${changeKey}|${optionsKey(o)}|${version}`;
 }
 
 /**

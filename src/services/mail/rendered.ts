@@ -21,8 +21,11 @@ const texts = new LRUCache<string, string>({ maxSize: 32 * 1024 * 1024, sizeCalc
 /** Short names of the render options seen (at most 1,000; further ones are named by their own text). */
 const optionNames = new Map<string, string>();
 
-/** The render options as a short, interned key part: one text hashed once a page, not once a message. */
-function optionsKey(o: RenderOptions): string {
+/**
+ * The render options (all but `context`) as a short, interned key part: one text hashed once a
+ * page, not once a message. Also the options part of `message-read.ts`'s answer keys.
+ */
+export function optionsKey(o: RenderOptions): string {
   const text = `${o.immutable ? 'i' : 'r'}|${o.bodyType ?? ''}|${o.select ? o.select.join(',') : '*'}|${o.webmailOrigin}`;
   let name = optionNames.get(text);
   if (name === undefined) {
