@@ -27,8 +27,19 @@
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 
-/** Milliseconds between two checkpoints of the worker (at 2,400 log pages a second of writes, about 240 pages each). */
-export const checkpointIntervalMs = 100;
+/** Milliseconds between two checkpoints of the worker while the log grows (at 12,000 log pages a second of writes, about 240 pages each). */
+export const checkpointIntervalMs = 20;
+
+/** Milliseconds between two looks of the worker at an idle log (one that no commit has grown since its last checkpoint). */
+export const idleIntervalMs = 100;
+
+/**
+ * The serving connection's own checkpoint threshold, in log pages (SQLite's default is 1,000).
+ * Far enough above what the log holds between two checkpoints of the worker that the worker
+ * takes them all but under writes it cannot keep up with; still the bound on the log then
+ * (about 40 MB of 4 KiB pages).
+ */
+export const servingCheckpointPages = 10_000;
 
 const source = `
 const { parentPort, workerData } = require('node:worker_threads');
@@ -37,22 +48,37 @@ const db = new Database(workerData.file, { fileMustExist: true });
 db.pragma('busy_timeout = 1000');
 db.pragma('synchronous = ' + workerData.synchronous);
 const passive = db.prepare('pragma wal_checkpoint(PASSIVE)');
+// Moves exactly when another connection commits: this one never writes.
+const dataVersion = db.prepare('pragma data_version').pluck();
+let seen = -1;
 const run = () => {
   try {
+    seen = dataVersion.get();
     return passive.get();
   } catch (e) {
     // Busy or locked: the next round tries again.
     return undefined;
   }
 };
-const timer = setInterval(run, workerData.intervalMs);
+let timer;
+const tick = () => {
+  let idle = false;
+  try {
+    idle = dataVersion.get() === seen;
+  } catch (e) {
+    // Read again next round.
+  }
+  if (!idle) run();
+  timer = setTimeout(tick, idle ? workerData.idleIntervalMs : workerData.intervalMs);
+};
+timer = setTimeout(tick, workerData.intervalMs);
 parentPort.on('message', (m) => {
   if (m && m.checkpoint) {
     parentPort.postMessage({ id: m.id, result: run() });
     return;
   }
   if (m === 'close') {
-    clearInterval(timer);
+    clearTimeout(timer);
     db.close();
     parentPort.close();
   }
@@ -81,7 +107,7 @@ export interface Checkpointer {
  * @throws Error when the worker cannot be started
  */
 export function startCheckpointer(file: string, synchronous: string): Checkpointer {
-  const worker = new Worker(source, { eval: true, workerData: { file, synchronous, intervalMs: checkpointIntervalMs, driver: createRequire(import.meta.url).resolve('better-sqlite3') } });
+  const worker = new Worker(source, { eval: true, workerData: { file, synchronous, intervalMs: checkpointIntervalMs, idleIntervalMs, driver: createRequire(import.meta.url).resolve('better-sqlite3') } });
   let closing = false;
   // Set when the worker failed or exited: the serving connection's own threshold still bounds the log.
   let gone = false;

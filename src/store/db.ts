@@ -19,7 +19,7 @@ import { registerDirectReader, type DirectStatement } from './prepared.ts';
 import { nameStatements, writeText, type StatementHooks } from './statements.ts';
 import { inSnapshot, ReadSnapshot } from './read-snapshot.ts';
 import { boundLimitOf, limitInlined } from './sqlite-limits.ts';
-import { startCheckpointer, type Checkpointer } from './checkpointer.ts';
+import { servingCheckpointPages, startCheckpointer, type Checkpointer } from './checkpointer.ts';
 
 /** Which SQL dialect the store runs on. */
 export type DialectName = 'sqlite' | 'postgres';
@@ -260,6 +260,7 @@ export async function openStore<DB = StoreTables>(opts: StoreOptions): Promise<S
   database.pragma('mmap_size = 268435456');
   // Checkpoints on a worker thread, mostly not in a commit on the event loop (`checkpointer.ts`).
   const checkpointer = file !== ':memory:' ? startCheckpointer(file, synchronous) : undefined;
+  if (checkpointer) database.pragma(`wal_autocheckpoint = ${servingCheckpointPages}`);
   const hooks: StatementHooks = {};
   const snapshot = new ReadSnapshot(database);
   const statements = cachingSqlite(database, statementCacheSize, hooks, snapshot);
