@@ -135,6 +135,18 @@ describe('mail answers kept per mailbox version', () => {
     assert.equal((await get(path)).body.hasAttachments, true);
     assert.equal((await get(`/beta/me/messages/${m.id}`)).body.hasAttachments, true);
 
+    // Another message of the mailbox changes (a new mailbox version): this one's answer is the
+    // same, and its own next write still shows.
+    const before = (await get(path)).body;
+    const other = (await call(s.url, t.user, 'POST', '/v1.0/me/messages', { subject: 'sibling' })).body;
+    assert.equal((await call(s.url, t.user, 'PATCH', `/v1.0/me/messages/${other.id}`, { isRead: false })).status, 200);
+    assert.deepEqual((await get(path)).body, before);
+    assert.equal((await call(s.url, t.user, 'PATCH', path, { subject: 'version-2' })).status, 200);
+    assert.equal((await call(s.url, t.user, 'PATCH', `/v1.0/me/messages/${other.id}`, { isRead: true })).status, 200);
+    assert.equal((await get(path)).body.subject, 'version-2');
+    assert.equal((await call(s.url, t.user, 'DELETE', `/v1.0/me/messages/${other.id}`)).status, 204);
+    assert.equal((await get(`/v1.0/me/messages/${other.id}`)).status, 404);
+
     // Malformed and unknown ids keep their errors.
     assert.equal((await call(s.url, t.user, 'GET', '/v1.0/me/messages/not*an*id')).body.error.code, 'ErrorInvalidIdMalformed');
     assert.equal((await call(s.url, t.user, 'GET', `/v1.0/me/messages/${m.id.slice(0, -4)}AAAA`)).status, 404);

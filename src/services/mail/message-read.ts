@@ -140,7 +140,10 @@ export async function messageAnswer(mr: MailRequest, id: string): Promise<Buffer
   if (v === undefined || v.mailboxVersion !== mailboxVersion) {
     const [row] = await versionById(db, mb.tenantId, mb.mailboxId, id, purges);
     if (!row) throw notFound();
-    seenAt.set(seenKey, (v = { mailboxVersion, pk: Number(row.pk), changeKey: row.change_key }));
+    // The mailbox changed but not this message (the same row and change key, read after the
+    // version): what was kept for it holds for the new version too.
+    if (v !== undefined && v.pk === Number(row.pk) && v.changeKey === row.change_key) v.mailboxVersion = mailboxVersion;
+    else seenAt.set(seenKey, (v = { mailboxVersion, pk: Number(row.pk), changeKey: row.change_key }));
   }
   need(mr, 'read');
   const select = mr.q.get('$select');
