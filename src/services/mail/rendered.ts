@@ -15,8 +15,40 @@ import type { Database } from '../../store/database.ts';
 import { renderMessage, type MessageRecord, type RenderOptions } from './message.ts';
 import { messageFromRow, qualifiedMessageRowColumns } from './store.ts';
 
-/** Rendered texts by version and options; at most 32 Mi characters of text and keys. */
-const texts = new LRUCache<string, string>({ maxSize: 32 * 1024 * 1024, sizeCalculation: (v, k) => v.length + k.length });
+/**
+ * The rendered texts of one message version (its row key is the cache key): its change key and
+ * its texts by {@link optionsKey}.
+ */
+interface VersionTexts {
+  changeKey: string;
+  byOptions: Map<string, string>;
+  /** Characters of the texts and their option keys. */
+  chars: number;
+}
+
+/**
+ * Rendered texts by row key, for the version last rendered (a newer change key replaces it); at
+ * most 32 Mi characters of texts and keys. Keyed by the row key, a number: a lookup hashes no
+ * text built for it (the page's option key is interned, its hash made once).
+ */
+const texts = new LRUCache<number, VersionTexts>({ maxSize: 32 * 1024 * 1024, sizeCalculation: (e) => 64 + e.changeKey.length + e.chars });
+
+/** The text kept for this message version and options, if any. */
+function keptText(pk: number, changeKey: string, options: string): string | undefined {
+  const e = texts.get(pk);
+  return e !== undefined && e.changeKey === changeKey ? e.byOptions.get(options) : undefined;
+}
+
+/** Keeps a text of this message version and options (a text of another version of the row is dropped). */
+function keepText(pk: number, changeKey: string, options: string, text: string): void {
+  let e = texts.peek(pk);
+  if (e === undefined || e.changeKey !== changeKey) e = { changeKey, byOptions: new Map(), chars: 0 };
+  const before = e.byOptions.get(options);
+  e.chars += text.length - (before === undefined ? -options.length : before.length);
+  e.byOptions.set(options, text);
+  // Set again: the cache sizes the entry anew.
+  texts.set(pk, e);
+}
 
 /** Short names of the render options seen (at most 1,000; further ones are named by their own text). */
 const optionNames = new Map<string, string>();
@@ -35,10 +67,6 @@ export function optionsKey(o: RenderOptions): string {
   return name;
 }
 
-function keyOf(pk: number, changeKey: string, options: string): string {
-  return `${pk}|${changeKey}|${options}`;
-}
-
 /**
  * The JSON text of a message as {@link renderMessage} renders it with these options (its
  * `context` is ignored: a text is an object without `@odata.context`, to splice).
@@ -48,9 +76,8 @@ export function messageJson(m: MessageRecord, o: RenderOptions): string {
 }
 
 function messageJsonKeyed(m: MessageRecord, o: RenderOptions, options: string): string {
-  const key = keyOf(m.pk, m.changeKey, options);
-  let t = texts.get(key);
-  if (t === undefined) texts.set(key, (t = JSON.stringify(renderMessage(m, { ...o, context: undefined }))));
+  let t = keptText(m.pk, m.changeKey, options);
+  if (t === undefined) keepText(m.pk, m.changeKey, options, (t = JSON.stringify(renderMessage(m, { ...o, context: undefined }))));
   return t;
 }
 
@@ -59,7 +86,7 @@ function messageJsonKeyed(m: MessageRecord, o: RenderOptions, options: string): 
  * caller that keeps the answer itself: `message-read.ts`).
  */
 export function messageJsonUncached(m: MessageRecord, o: RenderOptions): string {
-  return texts.get(keyOf(m.pk, m.changeKey, optionsKey(o))) ?? JSON.stringify(renderMessage(m, { ...o, context: undefined }));
+  return keptText(m.pk, m.changeKey, optionsKey(o)) ?? JSON.stringify(renderMessage(m, { ...o, context: undefined }));
 }
 
 /** The table-qualified columns a page of {@link pageJson} reads: the row key and the change key. */
@@ -82,7 +109,7 @@ export async function pageJson(db: Kysely<Database>, rows: readonly any[], o: Re
       out[i] = messageJsonKeyed(messageFromRow(r), o, options);
       continue;
     }
-    const t = texts.get(keyOf(Number(r.pk), r.change_key, options));
+    const t = keptText(Number(r.pk), r.change_key, options);
     if (t === undefined) missing.push(i);
     else out[i] = t;
   }
