@@ -18,6 +18,7 @@ import SQLite from 'better-sqlite3';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 import { appToken } from './helpers/auth.ts';
 import { demoAutomation, demoSubscription } from '../src/seed/demo.ts';
+import { keptAnswersServed } from '../src/services/arm/kernel.ts';
 
 const dbUrl = process.env.STRATUS_TEST_DATABASE_URL;
 const skipReason = dbUrl ? false : 'the PostgreSQL half (live instances): set STRATUS_TEST_DATABASE_URL';
@@ -157,6 +158,30 @@ describe('SQLite: a webhook write drops only its own cached row (the key log)', 
     outsideWrite(text);
     assert.equal(await description(demoAutomation.webhook), text);
     assert.equal(rows().peek(keyOf(other)), kept);
+  });
+
+  test("a webhook's kept answer outlives a PUT of another webhook, and a PUT of its own or an outside write ends it", async () => {
+    const served = () => keptAnswersServed(s.server.ctx);
+    const answer = async (name: string) => {
+      const r = await fetch(s.url + url(name), { headers: { authorization: `Bearer ${token}` } });
+      assert.equal(r.status, 200);
+      return r.text();
+    };
+    const first = await answer(other);
+    assert.equal(await answer(other), first);
+    const before = served();
+    assert.equal(before.all > 0, true, 'the second read was a kept answer');
+    await put(demoAutomation.webhook, `another ${randomUUID()}`);
+    assert.equal(await answer(other), first);
+    assert.equal(served().acrossKeyedWrites, before.acrossKeyedWrites + 1, 'served across the other webhook\'s write');
+    const text = `own ${randomUUID()}`;
+    await put(other, text);
+    assert.equal(JSON.parse(await answer(other)).properties.description, text);
+    const kept = await answer(other);
+    const outside = `outside ${randomUUID()}`;
+    raw.prepare(`update automation_webhooks set body = json_set(body, '$.properties.description', ?) where id_lower = ?`).run(outside, keyOf(other));
+    assert.equal(JSON.parse(await answer(other)).properties.description, outside);
+    assert.notEqual(await answer(other), kept);
   });
 
   test('more writes than the log keeps between two reads empty the whole area', async () => {

@@ -76,6 +76,16 @@ export class AreaCache<V> {
     this.drops.drop(key);
   }
 
+  /** A ticket of this cache's drops ({@link droppedSince}): taken when something is derived from one of its keys. */
+  dropTicket(): number {
+    return this.drops.ticket();
+  }
+
+  /** Whether `key` may have been {@link delete}d since `ticket` (errs only on the safe side: see `DropLog`). */
+  droppedSince(key: string, ticket: number): boolean {
+    return this.drops.droppedSince(key, ticket);
+  }
+
   /** Empties the cache (O(1): a new epoch; see the class note). */
   clear(): void {
     if (this.lru.size !== 0) this.epoch++;

@@ -86,6 +86,9 @@ export const cachedTables: Readonly<Record<string, CachedTable>> = {
   platform_operations: { areas: ['platform'], events: ['insert'] },
 };
 
+/** The names of the keyed tables' caches ({@link CachedTable.keyed}). */
+export const keyedCacheNames: readonly string[] = Object.values(cachedTables).flatMap((c) => (c.keyed ? [c.keyed.cache] : []));
+
 /** The areas of the keyed tables (dropped whole when their key log missed entries: `cache-keys.ts`). */
 export function keyedAreas(): CacheArea[] {
   return [...new Set(Object.values(cachedTables).flatMap((c) => (c.keyed ? c.areas : [])))];

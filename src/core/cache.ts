@@ -37,7 +37,7 @@ import { appliedEverywhere, sendMarker } from './cache-fallback.ts';
 import { bumpCacheVersions } from './cache-versions.ts';
 import { SharedValues, type SharedRow, type SharedWrite } from './shared-values.ts';
 import { KeptVersions, keyOfEntry } from './kept-versions.ts';
-import { keyedAreas, shardMoved, watchOwnWrites } from './cache-tables.ts';
+import { keyedAreas, keyedCacheNames, shardMoved, watchOwnWrites } from './cache-tables.ts';
 import { KeyLog } from './cache-keys.ts';
 import { RequestWrites } from './cache-requests.ts';
 import { TickBatch, turnTrip, type TripPart } from './tick-batch.ts';
@@ -52,6 +52,14 @@ export const cacheAreas = ['arm', 'directory', 'platform', 'resources', 'seeded'
 export type CacheArea = (typeof cacheAreas)[number];
 
 export { bumpCacheVersions, cacheKey } from './cache-versions.ts';
+
+/** A key of a named cache something was derived from, with that cache's drop ticket then ({@link CacheHub.keyedCurrent}). */
+export interface KeyDependency {
+  /** The named cache (`CacheHub.shared`; a keyed table's cache, `cache-tables.ts`). */
+  cache: string;
+  key: string;
+  ticket: number;
+}
 export { AreaCache } from './cache-area.ts';
 
 /** The version rows, compiled once (a prepared read on SQLite: no query building per read). */
@@ -112,6 +120,8 @@ export class CacheHub {
     this.versions = new TickBatch(
       async () => {
         sent();
+        // The read sees every keyed write this instance committed so far (SQLite runs it now).
+        this.keyedSent = this.ownKeyedWrites;
         const rows = await versionRows(db);
         return new Map([['all', new Map(rows.map((r) => [r.area, String(r.version)]))]]);
       },
@@ -126,8 +136,10 @@ export class CacheHub {
       // after it) or by the next sync (SQLite). A load of such a key under way when the drop comes
       // is not stored (`AreaCache.delete`); one that ends before may store the old row, which the
       // drop then removes. Only derived answers ({@link epoch}) are dropped now.
-      if (keyed && (this.live || this.keyLog)) this.epoch++;
-      else this.invalidate(...areas);
+      if (keyed && (this.live || this.keyLog)) {
+        this.epoch++;
+        if (!this.live) this.ownKeyedWrites++;
+      } else this.invalidate(...areas);
       this.markWritten();
     });
   }
@@ -162,6 +174,59 @@ export class CacheHub {
   epoch = 0;
 
   /**
+   * Incremented by every invalidation of a whole area (this instance's, and those {@link sync}
+   * finds another instance made), not by the drop of one key of a keyed table: with
+   * {@link keyedCurrent}, what is derived from whole areas and named keys stays current across
+   * writes of other keys.
+   */
+  areaEpoch = 0;
+
+  /** SQLite: this instance's writes of keyed tables so far (their keys are dropped by the next {@link sync}, from the key log). */
+  private ownKeyedWrites = 0;
+  /** SQLite: how many of {@link ownKeyedWrites} a finished {@link sync} has dropped the keys of. */
+  private keyedApplied = 0;
+  /** SQLite: {@link ownKeyedWrites} when the last version read was sent (applied with it: no other read is sent before it is). */
+  private keyedSent = 0;
+
+  /**
+   * Whether something derived at `areaEpoch` from whole areas and the keys `deps` (each with the
+   * drop ticket of its named cache, {@link dropTicket}, when it was derived) is still current:
+   * no area invalidated, none of those keys dropped, and every write of a keyed table this
+   * instance made has had its keys dropped. Only on SQLite (the key log: `cache-keys.ts`); false
+   * on PostgreSQL, where derived answers follow {@link epoch} alone. Call it after {@link sync}.
+   * When current, the tickets of `deps` are moved up to now (nothing of theirs was dropped up to
+   * now), so that a derived value used often is checked against the drops since its last use.
+   */
+  keyedCurrent(areaEpoch: number, deps: KeyDependency[]): boolean {
+    if (!this.keyLog || this.live || areaEpoch !== this.areaEpoch || this.keyedApplied !== this.ownKeyedWrites) return false;
+    for (const d of deps) {
+      const c = this.named.get(d.cache);
+      if (c === undefined || c.droppedSince(d.key, d.ticket)) return false;
+    }
+    for (const d of deps) d.ticket = this.named.get(d.cache)!.dropTicket();
+    return true;
+  }
+
+  /**
+   * The drop tickets of the keyed tables' caches now ({@link keyedCurrent}), by cache name (a
+   * cache not made yet has none): taken before something is derived from their rows.
+   */
+  keyedTickets(): Map<string, number> {
+    const out = new Map<string, number>();
+    for (const name of keyedCacheNames) {
+      const c = this.named.get(name);
+      if (c !== undefined) out.set(name, c.dropTicket());
+    }
+    return out;
+  }
+
+  /** Whether `key` of the named cache `cache` may have been dropped since `ticket` (true when there is no such cache). */
+  droppedSince(cache: string, key: string, ticket: number): boolean {
+    const c = this.named.get(cache);
+    return c === undefined || c.droppedSince(key, ticket);
+  }
+
+  /**
    * The app's kept versions called `name` (made on first use, at most `max` keys): used while
    * live, dropped by notifications `name:<tenant>/<id>` (`kept-versions.ts`).
    */
@@ -174,6 +239,7 @@ export class CacheHub {
   /** Empties the caches of `areas` (all when none is named, the kept versions too) of this instance. */
   invalidate(...areas: CacheArea[]): void {
     this.epoch++;
+    this.areaEpoch++;
     if (!areas.length) for (const k of this.kept.values()) k.clear();
     for (const a of areas.length ? areas : cacheAreas) {
       this.gens.set(a, this.gens.get(a)! + 1);
@@ -368,7 +434,13 @@ export class CacheHub {
     })));
     if (this.pending) return this.pending;
     // Callers of this turn join; the read is sent after all of them arrived (and `pending` is cleared then).
-    const p = this.versions.get('all').then((now) => this.apply(now!));
+    // Applied, it has dropped the keys of every keyed write this instance made before it was sent.
+    const p = this.versions
+      .get('all')
+      .then((now) => this.apply(now!))
+      .then(() => {
+        if (this.keyedSent > this.keyedApplied) this.keyedApplied = this.keyedSent;
+      });
     this.pending = p;
     return p;
   }

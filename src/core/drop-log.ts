@@ -7,22 +7,22 @@
  * after it. Counting every drop against every load (one generation for the whole cache) keeps
  * that rule but also throws away loads of other keys: in the 90/10 mix on PostgreSQL a webhook
  * `PUT` arrives every few milliseconds and most webhook loads overlapped one, so the row cache
- * missed on ~60 % of reads. This log remembers the last {@link size} dropped keys in a ring: a
- * load takes a {@link ticket} before it reads and asks {@link droppedSince} before it stores.
- * The answer errs only on the safe side (true when the ring has wrapped since the ticket, or the
- * cache was cleared).
+ * missed on ~60 % of reads. This log remembers, for each of the last dropped keys (at most
+ * {@link size} of them), when it was last dropped: a load takes a {@link ticket} before it reads
+ * and asks {@link droppedSince} before it stores, in O(1). The answer errs only on the safe side
+ * (true when the log was emptied since the ticket, by a {@link clear} or by reaching its size).
+ * Also what kept ARM answers check their keyed rows against (`CacheHub.keyedCurrent`).
  */
 export class DropLog {
-  private readonly keys: (string | undefined)[];
+  /** When each remembered key was last dropped (the drop count then). */
+  private readonly last = new Map<string, number>();
   /** Drops and clears so far; a ticket is this count when it was taken. */
   private n = 0;
-  /** The count right after the last {@link clear}: tickets below it overlapped a clear. */
+  /** The count right after the log was last emptied: tickets below it overlapped that. */
   private clearedAt = 0;
 
-  /** @param size how many dropped keys are remembered (a load overlapping more drops than this is not stored) */
-  constructor(private readonly size = 256) {
-    this.keys = new Array<string | undefined>(size);
-  }
+  /** @param size how many dropped keys are remembered (past that the log starts empty again, and every load under way counts as overlapping a drop) */
+  constructor(private readonly size = 16_384) {}
 
   /** Taken before a load reads its value. */
   ticket(): number {
@@ -31,25 +31,28 @@ export class DropLog {
 
   /** `key` was dropped (its stored value, and any value read before now, is out of date). */
   drop(key: string): void {
-    this.keys[this.n % this.size] = key;
+    if (this.last.size >= this.size && !this.last.has(key)) {
+      this.last.clear();
+      this.clearedAt = this.n + 1;
+    }
+    this.last.set(key, this.n);
     this.n++;
   }
 
   /** Every key was dropped. */
   clear(): void {
-    this.keys[this.n % this.size] = undefined;
+    this.last.clear();
     this.clearedAt = ++this.n;
   }
 
   /**
-   * Whether `key` may have been dropped since `ticket` was taken: true when it was, when the
-   * cache was cleared, or when more drops than the ring holds happened; O(drops since the ticket).
+   * Whether `key` may have been dropped since `ticket` was taken: true when it was, or when the
+   * log was emptied since (a {@link clear}, or more distinct keys dropped than it remembers); O(1).
    */
   droppedSince(key: string, ticket: number): boolean {
-    const n = this.n;
-    if (ticket === n) return false;
-    if (ticket < this.clearedAt || n - ticket > this.size) return true;
-    for (let i = ticket; i < n; i++) if (this.keys[i % this.size] === key) return true;
-    return false;
+    if (ticket === this.n) return false;
+    if (ticket < this.clearedAt) return true;
+    const at = this.last.get(key);
+    return at !== undefined && at >= ticket;
   }
 }

@@ -28,6 +28,7 @@ import { armCheck, armReader, authorizationFailed, type ArmCall, type ArmChecks 
 import { ArmStore, type ArmResourceRow } from './store.ts';
 import { pathNamesCheck, skipToken } from './input.ts';
 import { KeyInterner } from '../../core/keys.ts';
+import type { CacheHub, KeyDependency } from '../../core/cache.ts';
 import { checkNamespacedPut, putNamespace, recordOperation } from './operations.ts';
 
 /** A transaction handle of the app's store (what `ctx.store.transaction` hands its callback). */
@@ -79,6 +80,9 @@ const armCallKey = Symbol('stratus.armCall');
 /** A kept answer found for the request, or the {@link CacheHub.epoch} its answer may be kept at. */
 const keptKey = Symbol('stratus.armKept');
 
+/** The keys of keyed tables' caches the answer of a request being made was derived from ({@link keptWhileKeyUnchanged}). */
+const keptDepsKey = Symbol('stratus.armKeptDeps');
+
 /** A kept 200 answer of a `keep` operation. */
 interface KeptAnswer {
   /** The answer's UTF-8 bytes (Node sends a buffer as it is; a string it joins to the head and encodes anew every time). */
@@ -86,6 +90,27 @@ interface KeptAnswer {
   contentType: string;
   /** The cache epoch the answer was made at (valid while the hub's epoch is still this). */
   epoch: number;
+  /** The hub's area epoch then ({@link CacheHub.areaEpoch}). */
+  areaEpoch: number;
+  /**
+   * When the handler named every keyed row it read ({@link keptWhileKeyUnchanged}): those keys.
+   * The answer then also stays valid across writes of other keys of those tables (SQLite:
+   * {@link CacheHub.keyedCurrent}); without, any change of any area or key ends it.
+   */
+  deps?: KeyDependency[];
+}
+
+/**
+ * Tells the gateway that the answer of this `keep` request depends, beyond whole cache areas,
+ * on one row of a keyed table: the key `key` of the named cache `cache` (the table's
+ * `keyed.cache` in `cache-tables.ts`). A handler that calls it for every keyed row it reads lets
+ * its kept answer outlive writes of the table's other rows (issue 31: in the 90/10 mix a webhook
+ * `PUT` every few milliseconds ended every kept webhook answer). No effect on other requests.
+ */
+export function keptWhileKeyUnchanged(req: FastifyRequest, cache: string, key: string): void {
+  const carrier = req as { [keptKey]?: unknown; [keptDepsKey]?: { cache: string; key: string }[] };
+  if (carrier[keptKey] === undefined) return;
+  (carrier[keptDepsKey] ??= []).push({ cache, key });
 }
 
 /**
@@ -108,9 +133,21 @@ class KeptAnswers {
     return p && this.keys.key(p.tenantId, p.objectId, req.method, req.raw.url ?? req.url);
   }
 
-  get(key: string, epoch: number): KeptAnswer | undefined {
+  /** Answers served (tests, diagnostics): all, and those made before a write of another row of a keyed table they read. */
+  readonly served = { all: 0, acrossKeyedWrites: 0 };
+
+  /** The answer kept under `key` when it is still current for `hub` (synced first by the caller). */
+  get(key: string, hub: CacheHub): KeptAnswer | undefined {
     const a = this.answers.get(key);
-    return a && a.epoch === epoch ? a : undefined;
+    if (a === undefined) return undefined;
+    if (a.epoch === hub.epoch) {
+      this.served.all++;
+      return a;
+    }
+    if (a.deps === undefined || !hub.keyedCurrent(a.areaEpoch, a.deps)) return undefined;
+    this.served.all++;
+    this.served.acrossKeyedWrites++;
+    return a;
   }
 
   keep(key: string, a: KeptAnswer): void {
@@ -119,12 +156,32 @@ class KeptAnswers {
 }
 const keptAnswers = new WeakMap<AppContext, KeptAnswers>();
 
+/** How many kept answers the app served ({@link KeptAnswers.served}; tests, diagnostics): zeros before any `keep` route is declared. */
+export function keptAnswersServed(ctx: AppContext): { all: number; acrossKeyedWrites: number } {
+  return { ...(keptAnswers.get(ctx)?.served ?? { all: 0, acrossKeyedWrites: 0 }) };
+}
+
+/**
+ * The keyed rows a request named ({@link keptWhileKeyUnchanged}) with the drop tickets of their
+ * caches at its start; undefined when it named none, or one of a cache that had none then.
+ */
+function startDeps(tickets: Map<string, number>, named: readonly { cache: string; key: string }[] | undefined): KeyDependency[] | undefined {
+  if (named === undefined) return undefined;
+  const out: KeyDependency[] = [];
+  for (const d of named) {
+    const ticket = tickets.get(d.cache);
+    if (ticket === undefined) return undefined;
+    out.push({ cache: d.cache, key: d.key, ticket });
+  }
+  return out;
+}
+
 /**
  * Declares one resource-manager operation on `app` (the only way an ARM route is declared).
  * @param opts the operation; errors of the checks are `errors.arm`'s, rendered in `opts.family`.
  */
 export function armRoute<R extends Resolved | undefined = undefined>(app: FastifyInstance, ctx: AppContext, opts: ArmRouteOptions<R>): void {
-  type Carrier = { [armCallKey]?: ArmCall & { resolved: R }; [keptKey]?: { key: string; epoch: number } };
+  type Carrier = { [armCallKey]?: ArmCall & { resolved: R }; [keptKey]?: { key: string; epoch: number; areaEpoch: number; tickets: Map<string, number> }; [keptDepsKey]?: { cache: string; key: string }[] };
   let kept: KeptAnswers | undefined;
   if (opts.keep && opts.method === 'GET' && !opts.schema?.response) {
     kept = keptAnswers.get(ctx);
@@ -142,8 +199,7 @@ export function armRoute<R extends Resolved | undefined = undefined>(app: Fastif
       if (key !== undefined) {
         // Other instances' writes first (one version read per event-loop turn), then the epoch.
         await ctx.cache.sync();
-        const epoch = ctx.cache.epoch;
-        const hit = kept!.get(key, epoch);
+        const hit = kept!.get(key, ctx.cache);
         if (hit) {
           // Answered here: the rest of the request's hooks and the handler are skipped. They
           // passed, with the same result, for the same caller and URL when the answer was kept
@@ -153,7 +209,7 @@ export function armRoute<R extends Resolved | undefined = undefined>(app: Fastif
           ctx.requestLog.heldBody(req.raw, hit.body);
           return reply.send(hit.body);
         }
-        (req as Carrier)[keptKey] = { key, epoch };
+        (req as Carrier)[keptKey] = { key, epoch: ctx.cache.epoch, areaEpoch: ctx.cache.areaEpoch, tickets: ctx.cache.keyedTickets() };
       }
       const { resolve } = opts;
       if (!resolve) {
@@ -176,13 +232,17 @@ export function armRoute<R extends Resolved | undefined = undefined>(app: Fastif
     handler: async (req, reply) => {
       const k = (req as Carrier)[keptKey];
       const out = await opts.handler(req, reply, (req as Carrier)[armCallKey]!);
-      // Kept when nothing changed while it was made (the epoch read before the checks).
-      if (k !== undefined && reply.statusCode === 200 && ctx.cache.epoch === k.epoch) {
+      // Kept when nothing changed while it was made (the epoch read before the checks), or, for an
+      // answer whose keyed rows are named, when no area changed and none of those rows was
+      // dropped since its start (writes of other rows went on meanwhile; this instance's own
+      // writes are checked when it is used: `CacheHub.keyedCurrent`).
+      const deps = k !== undefined ? startDeps(k.tickets, (req as Carrier)[keptDepsKey]) : undefined;
+      if (k !== undefined && reply.statusCode === 200 && (ctx.cache.epoch === k.epoch || (deps !== undefined && ctx.cache.areaEpoch === k.areaEpoch && deps.every((d) => !ctx.cache.droppedSince(d.cache, d.key, d.ticket))))) {
         const text = typeof out === 'string' ? out : out !== null && typeof out === 'object' ? JSON.stringify(out) : undefined;
         const contentType = reply.getHeader('content-type') ?? (typeof out === 'string' ? undefined : 'application/json; charset=utf-8');
         if (text !== undefined && typeof contentType === 'string') {
           const body = Buffer.from(text, 'utf8');
-          kept!.keep(k.key, { body, contentType, epoch: k.epoch });
+          kept!.keep(k.key, { body, contentType, epoch: k.epoch, areaEpoch: k.areaEpoch, deps });
           // What was just kept is what is sent (an object is not serialised a second time).
           reply.type(contentType);
           return body;

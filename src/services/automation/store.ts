@@ -16,6 +16,7 @@ import { autoIncrementKey, fromJson, lazyJson, toJson, type Migrations } from '.
 import type { FieldMap } from '../../core/odata/index.ts';
 import type { Database } from '../../store/database.ts';
 import type { AutomationDatabase } from './tables.ts';
+import { cachedTables } from '../../core/cache-tables.ts';
 import { param, prepared } from '../../store/prepared.ts';
 import { compiledOnce } from '../../store/compiled.ts';
 import { rowInTurn, type RowRead } from '../../core/row-batch.ts';
@@ -44,6 +45,9 @@ const updateWebhookRow = compiledOnce((db: Kysely<Database>) =>
     .set({ runbook_name: param<string>(0), is_enabled: param<number>(1), expiry_time: param<string>(2), body: param<string>(3) })
     .where('id_lower', '=', param<string>(4)),
 );
+
+/** The app's one cache of stored webhook rows by lower-case id: the keyed table's cache (`core/cache-tables.ts`), whose keys its writes drop. */
+export const webhookCacheName = cachedTables.automation_webhooks!.keyed!.cache;
 
 /** A stored webhook: its document and columns. */
 export interface WebhookRow {
@@ -185,7 +189,7 @@ export class AutomationStore {
       return r ? Object.freeze(r as Record<string, unknown>) : undefined;
     };
     // The app's one cache of stored webhook rows by lower-case id (`resources` area).
-    const cache = this.cache?.shared<Readonly<Record<string, unknown>> | undefined>('automation.webhooks', 'resources', 50_000);
+    const cache = this.cache?.shared<Readonly<Record<string, unknown>> | undefined>(webhookCacheName, 'resources', 50_000);
     const r = cache ? await cache.get(key, load) : await load();
     // A cached row is one frozen object per stored version: readers may keep what they derive from it by it.
     return r ? toWebhook(r, cache ? r : undefined) : undefined;

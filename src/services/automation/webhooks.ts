@@ -20,9 +20,9 @@ import { compileFilter, parseFilter } from '../../core/odata/index.ts';
 import { isUniqueViolation } from '../../store/db.ts';
 import type { ArmCall } from '../arm/gateway.ts';
 import { odataOption, queryValue } from '../arm/input.ts';
-import { systemDataFor } from '../arm/kernel.ts';
+import { keptWhileKeyUnchanged, systemDataFor } from '../arm/kernel.ts';
 import type { ArmResourceRow } from '../arm/store.ts';
-import { tokenHash, webhookFields, webhookSource, type JobRow, type WebhookRow } from './store.ts';
+import { tokenHash, webhookCacheName, webhookFields, webhookSource, type JobRow, type WebhookRow } from './store.ts';
 import { automationPageSize, automationTypes, bad, byName, input, jobRunMs, notFound, ns, params, type AutomationResources } from './rules.ts';
 
 /** The path webhook URIs point at (POST, `?token=`). */
@@ -105,7 +105,10 @@ export function webhookRules(r: AutomationResources) {
       return JSON.stringify(absoluteUrl(r.ctx.origin(), webhookInvokePath, { token: randomToken(32) }));
     },
     async getWebhook(req: FastifyRequest, reply: FastifyReply) {
-      const text = webhookReadText(await webhook(req, await r.account(req)));
+      const w = await webhook(req, await r.account(req));
+      // Its one keyed row: a kept answer outlives writes of other webhooks.
+      keptWhileKeyUnchanged(req, webhookCacheName, w.id.toLowerCase());
+      const text = webhookReadText(w);
       reply.type('application/json; charset=utf-8');
       return text;
     },
