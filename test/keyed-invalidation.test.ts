@@ -80,6 +80,24 @@ describe('a webhook write drops only its own cached row', { skip: skipReason }, 
     }
   });
 
+  test("a webhook's kept answer outlives a PUT of another webhook on either instance; a PUT of its own on the other instance ends it at once", async () => {
+    const answer = async (s: TestServer, name: string) => {
+      const r = await fetch(s.url + url(name), { headers: { authorization: `Bearer ${token}` } });
+      assert.equal(r.status, 200);
+      return r.text();
+    };
+    const first = await answer(a, other);
+    assert.equal(await answer(a, other), first);
+    const before = keptAnswersServed(a.server.ctx);
+    await put(b, demoAutomation.webhook, `another ${randomUUID()}`);
+    await put(a, demoAutomation.webhook, `another ${randomUUID()}`);
+    assert.equal(await answer(a, other), first);
+    assert.equal(keptAnswersServed(a.server.ctx).acrossKeyedWrites, before.acrossKeyedWrites + 1, "served across the other webhook's writes");
+    const text = `own ${randomUUID()}`;
+    await put(b, other, text);
+    assert.equal(JSON.parse(await answer(a, other)).properties.description, text);
+  });
+
   test('a write of the table by another connection is read at once on both (the area empties for instances that read versions; live ones drop the key)', async () => {
     await get(b, demoAutomation.webhook);
     const text = `outside ${randomUUID()}`;

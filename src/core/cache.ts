@@ -191,14 +191,19 @@ export class CacheHub {
   /**
    * Whether something derived at `areaEpoch` from whole areas and the keys `deps` (each with the
    * drop ticket of its named cache, {@link dropTicket}, when it was derived) is still current:
-   * no area invalidated, none of those keys dropped, and every write of a keyed table this
-   * instance made has had its keys dropped. Only on SQLite (the key log: `cache-keys.ts`); false
-   * on PostgreSQL, where derived answers follow {@link epoch} alone. Call it after {@link sync}.
+   * no area invalidated, none of those keys dropped, and the keys of every keyed write answered
+   * dropped here. On SQLite (the key log: `cache-keys.ts`) this instance's own keyed writes are
+   * dropped by the next {@link sync}: until one has applied them all, false. On PostgreSQL only
+   * while live: a keyed write's keys are notified in its transaction, and its writer answers
+   * after its own marker came back, so after every notification committed before it was applied
+   * here (and, for another instance's write, after this one acknowledged it); entering or leaving
+   * live mode invalidates every area. Call it after {@link sync}.
    * When current, the tickets of `deps` are moved up to now (nothing of theirs was dropped up to
    * now), so that a derived value used often is checked against the drops since its last use.
    */
   keyedCurrent(areaEpoch: number, deps: KeyDependency[]): boolean {
-    if (!this.keyLog || this.live || areaEpoch !== this.areaEpoch || this.keyedApplied !== this.ownKeyedWrites) return false;
+    const applied = this.live || (this.keyLog !== undefined && this.keyedApplied === this.ownKeyedWrites);
+    if (!applied || areaEpoch !== this.areaEpoch) return false;
     for (const d of deps) {
       const c = this.named.get(d.cache);
       if (c === undefined || c.droppedSince(d.key, d.ticket)) return false;
