@@ -9,17 +9,21 @@
  * or three times a second under writes, and every request in flight waited for it.
  *
  * Here a worker thread with a connection of its own to the same file runs a PASSIVE checkpoint
- * every {@link checkpointIntervalMs}: it copies what the log holds, up to the oldest open snapshot,
- * without waiting for readers or writers, and syncs as the store's `synchronous` setting says,
- * while the event loop goes on serving and committing. When it has copied the whole log, the next
- * write restarts the log from its start. The serving connection keeps SQLite's own threshold (a
- * checkpoint in the commit that takes the log past 1,000 pages) as the bound on the log: under
- * writes so constant that the worker never catches up with the log's end (the log restarts only
- * after a complete copy), that commit checkpoints, but finds most pages already copied. Measured
- * under the 90/10 mix: about three quarters of the syncs moved to the worker; writing 8,000
- * one-page rows a second without pause, the log stayed under 7.1 MB. (A worker-only scheme —
- * `wal_autocheckpoint = 0` — let that log grow to 880 MB in 6 s; one that escalated to a RESTART
- * checkpoint could not get the write lock between the commits.)
+ * every {@link checkpointIntervalMs} while commits come in (it sees them by `data_version`; an
+ * idle log is looked at every {@link idleIntervalMs}): it copies what the log holds, up to the
+ * oldest open snapshot, without waiting for readers or writers, and syncs as the store's
+ * `synchronous` setting says, while the event loop goes on serving and committing. When it has
+ * copied the whole log, the next write restarts the log from its start. The serving connection's
+ * own threshold ({@link servingCheckpointPages}, a checkpoint in the commit that takes the log
+ * past it) stays the bound on the log: under writes so constant that the worker never catches
+ * up with the log's end (the log restarts only after a complete copy), that commit checkpoints,
+ * but finds most pages already copied. At SQLite's default of 1,000 pages that commit came
+ * before the worker did: a read-state PATCH transaction cost 206 µs on the event loop with the
+ * worker every 100 ms, 98 µs at 10,000 pages and 20 ms (a scratch loop of its statements at 1,250
+ * transactions a second; in the server, mix A/B +4.4 % req/s, p99 14 -> 9.5 ms; bench/README.md,
+ * sixth pass). (A worker-only scheme — `wal_autocheckpoint = 0` — let a constantly written log
+ * grow to 880 MB in 6 s; one that escalated to a RESTART checkpoint could not get the write lock
+ * between the commits.)
  *
  * Durability is the log's, as before: a commit is in the log when it returns, so `kill -9` loses
  * nothing; a checkpoint only moves pages already there.
