@@ -18,7 +18,7 @@ import SQLite from 'better-sqlite3';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 import { appToken } from './helpers/auth.ts';
 import { demoAutomation, demoSubscription } from '../src/seed/demo.ts';
-import { keptAnswersServed } from '../src/services/arm/kernel.ts';
+import { keptAnswersServed } from '../src/services/arm/kept-answers.ts';
 
 const dbUrl = process.env.STRATUS_TEST_DATABASE_URL;
 const skipReason = dbUrl ? false : 'the PostgreSQL half (live instances): set STRATUS_TEST_DATABASE_URL';

@@ -8,6 +8,27 @@ import { isPostgres } from '../store/db.ts';
 import { presenceChannelPrefix } from './cache-presence.ts';
 import type { CacheDatabase } from './tables.ts';
 import type { CacheArea } from './cache.ts';
+import { prepared } from '../store/prepared.ts';
+import type { TripPart } from './tick-batch.ts';
+
+/** The version rows, compiled once (a prepared read on SQLite: no query building per read). */
+export const versionRows = prepared((db: Kysely<CacheDatabase>) => db.selectFrom('stratus_cache_versions').select(['area', 'version']));
+
+/**
+ * The version rows as a branch of the turn's PostgreSQL statement (`tick-batch.ts`): area in
+ * `k1`, version in `v1`. @param sent called when the branch is sent
+ */
+export function versionPart(sent: () => void): TripPart<'all', Map<string, string>> {
+  return {
+    branch() {
+      sent();
+      return sql`select area::text as k1, null::text as k2, version::text as v1, null::text as v2 from stratus_cache_versions`;
+    },
+    decode(rows) {
+      return new Map([['all', new Map(rows.map((r) => [r.k1!, r.v1!]))]]);
+    },
+  };
+}
 
 /**
  * Increments the version rows of `areas` through `db` (pass the write's transaction): every

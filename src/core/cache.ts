@@ -27,20 +27,20 @@
  * invalidation is returned to its caller but not stored, so an old value is never cached after
  * the invalidation that should have removed it.
  */
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Store } from '../store/db.ts';
-import { prepared } from '../store/prepared.ts';
 import { SignalBus } from './cache-bus.ts';
 import { AreaCache } from './cache-area.ts';
 import { CachePresence, type PresenceOptions } from './cache-presence.ts';
 import { appliedEverywhere, sendMarker } from './cache-fallback.ts';
-import { bumpCacheVersions } from './cache-versions.ts';
+import { bumpCacheVersions, versionPart, versionRows } from './cache-versions.ts';
 import { SharedValues, type SharedRow, type SharedWrite } from './shared-values.ts';
 import { KeptVersions, keyOfEntry } from './kept-versions.ts';
 import { keyedAreas, keyedCacheNames, shardMoved, watchOwnWrites } from './cache-tables.ts';
 import { KeyLog } from './cache-keys.ts';
 import { RequestWrites } from './cache-requests.ts';
-import { TickBatch, turnTrip, type TripPart } from './tick-batch.ts';
+import { TickBatch, turnTrip } from './tick-batch.ts';
+import { KeyedDependencies } from './cache-keyed.ts';
 import type { CacheDatabase } from './tables.ts';
 
 /**
@@ -52,31 +52,8 @@ export const cacheAreas = ['arm', 'directory', 'platform', 'resources', 'seeded'
 export type CacheArea = (typeof cacheAreas)[number];
 
 export { bumpCacheVersions, cacheKey } from './cache-versions.ts';
-
-/** A key of a named cache something was derived from, with that cache's drop ticket then ({@link CacheHub.keyedCurrent}). */
-export interface KeyDependency {
-  /** The named cache (`CacheHub.shared`; a keyed table's cache, `cache-tables.ts`). */
-  cache: string;
-  key: string;
-  ticket: number;
-}
+export type { KeyDependency } from './cache-keyed.ts';
 export { AreaCache } from './cache-area.ts';
-
-/** The version rows, compiled once (a prepared read on SQLite: no query building per read). */
-const versionRows = prepared((db: Kysely<CacheDatabase>) => db.selectFrom('stratus_cache_versions').select(['area', 'version']));
-
-/** The version rows as a branch of the turn's PostgreSQL statement (`tick-batch.ts`): area in `k1`, version in `v1`. */
-function versionPart(sent: () => void): TripPart<'all', Map<string, string>> {
-  return {
-    branch() {
-      sent();
-      return sql`select area::text as k1, null::text as k2, version::text as v1, null::text as v2 from stratus_cache_versions`;
-    },
-    decode(rows) {
-      return new Map([['all', new Map(rows.map((r) => [r.k1!, r.v1!]))]]);
-    },
-  };
-}
 
 /** The caches of one running app and their invalidation. */
 export class CacheHub {
@@ -121,7 +98,7 @@ export class CacheHub {
       async () => {
         sent();
         // The read sees every keyed write this instance committed so far (SQLite runs it now).
-        this.keyedSent = this.ownKeyedWrites;
+        this.keyed.readSent();
         const rows = await versionRows(db);
         return new Map([['all', new Map(rows.map((r) => [r.area, String(r.version)]))]]);
       },
@@ -138,7 +115,7 @@ export class CacheHub {
       // drop then removes. Only derived answers ({@link epoch}) are dropped now.
       if (keyed && (this.live || this.keyLog)) {
         this.epoch++;
-        if (!this.live) this.ownKeyedWrites++;
+        if (!this.live) this.keyed.ownWrite();
       } else this.invalidate(...areas);
       this.markWritten();
     });
@@ -173,63 +150,11 @@ export class CacheHub {
    */
   epoch = 0;
 
-  /**
-   * Incremented by every invalidation of a whole area (this instance's, and those {@link sync}
-   * finds another instance made), not by the drop of one key of a keyed table: with
-   * {@link keyedCurrent}, what is derived from whole areas and named keys stays current across
-   * writes of other keys.
-   */
+  /** Incremented by every invalidation of a whole area ({@link epoch} also moves for one key's drop): see {@link keyed}. */
   areaEpoch = 0;
 
-  /** SQLite: this instance's writes of keyed tables so far (their keys are dropped by the next {@link sync}, from the key log). */
-  private ownKeyedWrites = 0;
-  /** SQLite: how many of {@link ownKeyedWrites} a finished {@link sync} has dropped the keys of. */
-  private keyedApplied = 0;
-  /** SQLite: {@link ownKeyedWrites} when the last version read was sent (applied with it: no other read is sent before it is). */
-  private keyedSent = 0;
-
-  /**
-   * Whether something derived at `areaEpoch` from whole areas and the keys `deps` (each with the
-   * drop ticket of its named cache, {@link dropTicket}, when it was derived) is still current:
-   * no area invalidated, none of those keys dropped, and the keys of every keyed write answered
-   * dropped here. On SQLite (the key log: `cache-keys.ts`) this instance's own keyed writes are
-   * dropped by the next {@link sync}: until one has applied them all, false. On PostgreSQL only
-   * while live: a keyed write's keys are notified in its transaction, and its writer answers
-   * after its own marker came back, so after every notification committed before it was applied
-   * here (and, for another instance's write, after this one acknowledged it); entering or leaving
-   * live mode invalidates every area. Call it after {@link sync}.
-   * When current, the tickets of `deps` are moved up to now (nothing of theirs was dropped up to
-   * now), so that a derived value used often is checked against the drops since its last use.
-   */
-  keyedCurrent(areaEpoch: number, deps: KeyDependency[]): boolean {
-    const applied = this.live || (this.keyLog !== undefined && this.keyedApplied === this.ownKeyedWrites);
-    if (!applied || areaEpoch !== this.areaEpoch) return false;
-    for (const d of deps) {
-      const c = this.named.get(d.cache);
-      if (c === undefined || c.droppedSince(d.key, d.ticket)) return false;
-    }
-    for (const d of deps) d.ticket = this.named.get(d.cache)!.dropTicket();
-    return true;
-  }
-
-  /**
-   * The drop tickets of the keyed tables' caches now ({@link keyedCurrent}), by cache name (a
-   * cache not made yet has none): taken before something is derived from their rows.
-   */
-  keyedTickets(): Map<string, number> {
-    const out = new Map<string, number>();
-    for (const name of keyedCacheNames) {
-      const c = this.named.get(name);
-      if (c !== undefined) out.set(name, c.dropTicket());
-    }
-    return out;
-  }
-
-  /** Whether `key` of the named cache `cache` may have been dropped since `ticket` (true when there is no such cache). */
-  droppedSince(cache: string, key: string, ticket: number): boolean {
-    const c = this.named.get(cache);
-    return c === undefined || c.droppedSince(key, ticket);
-  }
+  /** What is derived from named rows of keyed tables, and when it is current (`cache-keyed.ts`). */
+  readonly keyed = new KeyedDependencies((name) => this.named.get(name), () => (this.live ? 'live' : this.keyLog ? 'key-log' : 'none'), keyedCacheNames);
 
   /**
    * The app's kept versions called `name` (made on first use, at most `max` keys): used while
@@ -440,12 +365,7 @@ export class CacheHub {
     if (this.pending) return this.pending;
     // Callers of this turn join; the read is sent after all of them arrived (and `pending` is cleared then).
     // Applied, it has dropped the keys of every keyed write this instance made before it was sent.
-    const p = this.versions
-      .get('all')
-      .then((now) => this.apply(now!))
-      .then(() => {
-        if (this.keyedSent > this.keyedApplied) this.keyedApplied = this.keyedSent;
-      });
+    const p = this.versions.get('all').then((now) => this.apply(now!)).then(() => this.keyed.readApplied());
     this.pending = p;
     return p;
   }

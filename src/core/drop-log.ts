@@ -11,7 +11,7 @@
  * {@link size} of them), when it was last dropped: a load takes a {@link ticket} before it reads
  * and asks {@link droppedSince} before it stores, in O(1). The answer errs only on the safe side
  * (true when the log was emptied since the ticket, by a {@link clear} or by reaching its size).
- * Also what kept ARM answers check their keyed rows against (`CacheHub.keyedCurrent`).
+ * Also what kept ARM answers check their keyed rows against (`core/cache-keyed.ts`).
  */
 export class DropLog {
   /** When each remembered key was last dropped (the drop count then). */

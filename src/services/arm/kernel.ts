@@ -16,19 +16,16 @@
  * Input helpers (query values, skip tokens, JSON bodies, members) are in `input.ts`.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
-import { LRUCache } from 'lru-cache';
 import type { AppContext } from '../../context.ts';
 import type { ApiError, Family } from '../../core/errors/index.ts';
 import type { Principal } from '../../core/identity/identity.ts';
-import { knownPrincipal } from '../../core/auth.ts';
 import { nowIso } from '../../core/clock.ts';
 import { absoluteUrl, encodeToken } from '../../core/paging.ts';
 import { isUniqueViolation } from '../../store/db.ts';
 import { armCheck, armReader, authorizationFailed, type ArmCall, type ArmChecks } from './gateway.ts';
 import { ArmStore, type ArmResourceRow } from './store.ts';
 import { pathNamesCheck, skipToken } from './input.ts';
-import { KeyInterner } from '../../core/keys.ts';
-import type { CacheHub, KeyDependency } from '../../core/cache.ts';
+import { keptAnswersOf } from './kept-answers.ts';
 import { checkNamespacedPut, putNamespace, recordOperation } from './operations.ts';
 
 /** A transaction handle of the app's store (what `ctx.store.transaction` hands its callback). */
@@ -62,7 +59,7 @@ export interface ArmOperation<R extends Resolved | undefined = undefined> extend
   /**
    * A GET whose 200 answer is a function of the stored data (cache areas), the URL and the
    * caller alone — not of the clock, the origin or other request headers — and whose handler
-   * sets no header but `Content-Type`: its answers are kept ({@link KeptAnswers}).
+   * sets no header but `Content-Type`: its answers are kept (`kept-answers.ts`).
    */
   keep?: boolean;
 }
@@ -77,116 +74,14 @@ export interface ArmRouteOptions<R extends Resolved | undefined = undefined> ext
 
 /** The gateway's result rides on the request (a symbol property: cheaper than a WeakMap per route). */
 const armCallKey = Symbol('stratus.armCall');
-/** A kept answer found for the request, or the {@link CacheHub.epoch} its answer may be kept at. */
-const keptKey = Symbol('stratus.armKept');
-
-/** The keys of keyed tables' caches the answer of a request being made was derived from ({@link keptWhileKeyUnchanged}). */
-const keptDepsKey = Symbol('stratus.armKeptDeps');
-
-/** A kept 200 answer of a `keep` operation. */
-interface KeptAnswer {
-  /** The answer's UTF-8 bytes (Node sends a buffer as it is; a string it joins to the head and encodes anew every time). */
-  body: Buffer;
-  contentType: string;
-  /** The cache epoch the answer was made at (valid while the hub's epoch is still this). */
-  epoch: number;
-  /** The hub's area epoch then ({@link CacheHub.areaEpoch}). */
-  areaEpoch: number;
-  /**
-   * When the handler named every keyed row it read ({@link keptWhileKeyUnchanged}): those keys.
-   * The answer then also stays valid across writes of other keys of those tables (SQLite:
-   * {@link CacheHub.keyedCurrent}); without, any change of any area or key ends it.
-   */
-  deps?: KeyDependency[];
-}
-
-/**
- * Tells the gateway that the answer of this `keep` request depends, beyond whole cache areas,
- * on one row of a keyed table: the key `key` of the named cache `cache` (the table's
- * `keyed.cache` in `cache-tables.ts`). A handler that calls it for every keyed row it reads lets
- * its kept answer outlive writes of the table's other rows (issue 31: in the 90/10 mix a webhook
- * `PUT` every few milliseconds ended every kept webhook answer). No effect on other requests.
- */
-export function keptWhileKeyUnchanged(req: FastifyRequest, cache: string, key: string): void {
-  const carrier = req as { [keptKey]?: unknown; [keptDepsKey]?: { cache: string; key: string }[] };
-  if (carrier[keptKey] === undefined) return;
-  (carrier[keptDepsKey] ??= []).push({ cache, key });
-}
-
-/**
- * Kept answers of the `keep` operations (issue 9: a webhook GET at the framework's speed), by
- * caller (tenant and object id), method and URL as sent; at most 16 MiB in all, none over
- * 32 KiB. An answer is used only while no cache area changed since it was made (the
- * hub's epoch, brought up to date with other instances first), for a caller whose token is
- * known valid (the identity provider's kept verification: whole token, `exp`, origin); the
- * gateway's checks passed when it was made and depend on nothing else, so a kept answer skips
- * them and the handler.
- */
-class KeptAnswers {
-  private readonly answers = new LRUCache<string, KeptAnswer>({ maxSize: 16 * 1024 * 1024, sizeCalculation: (a) => a.body.length + 64 });
-  /** The keys, made once (`core/keys.ts`). */
-  private readonly keys = new KeyInterner('|');
-
-  /** The key of the request's answer: its caller by a token verified before, method and URL; undefined when the token is not a known one. */
-  keyOf(req: FastifyRequest, ctx: AppContext): string | undefined {
-    const p = knownPrincipal(req, ctx.identity, 'arm');
-    return p && this.keys.key(p.tenantId, p.objectId, req.method, req.raw.url ?? req.url);
-  }
-
-  /** Answers served (tests, diagnostics): all, and those made before a write of another row of a keyed table they read. */
-  readonly served = { all: 0, acrossKeyedWrites: 0 };
-
-  /** The answer kept under `key` when it is still current for `hub` (synced first by the caller). */
-  get(key: string, hub: CacheHub): KeptAnswer | undefined {
-    const a = this.answers.get(key);
-    if (a === undefined) return undefined;
-    if (a.epoch === hub.epoch) {
-      this.served.all++;
-      return a;
-    }
-    if (a.deps === undefined || !hub.keyedCurrent(a.areaEpoch, a.deps)) return undefined;
-    this.served.all++;
-    this.served.acrossKeyedWrites++;
-    return a;
-  }
-
-  keep(key: string, a: KeptAnswer): void {
-    if (a.body.length <= 32 * 1024) this.answers.set(key, a);
-  }
-}
-const keptAnswers = new WeakMap<AppContext, KeptAnswers>();
-
-/** How many kept answers the app served ({@link KeptAnswers.served}; tests, diagnostics): zeros before any `keep` route is declared. */
-export function keptAnswersServed(ctx: AppContext): { all: number; acrossKeyedWrites: number } {
-  return { ...(keptAnswers.get(ctx)?.served ?? { all: 0, acrossKeyedWrites: 0 }) };
-}
-
-/**
- * The keyed rows a request named ({@link keptWhileKeyUnchanged}) with the drop tickets of their
- * caches at its start; undefined when it named none, or one of a cache that had none then.
- */
-function startDeps(tickets: Map<string, number>, named: readonly { cache: string; key: string }[] | undefined): KeyDependency[] | undefined {
-  if (named === undefined) return undefined;
-  const out: KeyDependency[] = [];
-  for (const d of named) {
-    const ticket = tickets.get(d.cache);
-    if (ticket === undefined) return undefined;
-    out.push({ cache: d.cache, key: d.key, ticket });
-  }
-  return out;
-}
 
 /**
  * Declares one resource-manager operation on `app` (the only way an ARM route is declared).
  * @param opts the operation; errors of the checks are `errors.arm`'s, rendered in `opts.family`.
  */
 export function armRoute<R extends Resolved | undefined = undefined>(app: FastifyInstance, ctx: AppContext, opts: ArmRouteOptions<R>): void {
-  type Carrier = { [armCallKey]?: ArmCall & { resolved: R }; [keptKey]?: { key: string; epoch: number; areaEpoch: number; tickets: Map<string, number> }; [keptDepsKey]?: { cache: string; key: string }[] };
-  let kept: KeptAnswers | undefined;
-  if (opts.keep && opts.method === 'GET' && !opts.schema?.response) {
-    kept = keptAnswers.get(ctx);
-    if (!kept) keptAnswers.set(ctx, (kept = new KeptAnswers()));
-  }
+  type Carrier = { [armCallKey]?: ArmCall & { resolved: R } };
+  const kept = opts.keep && opts.method === 'GET' && !opts.schema?.response ? keptAnswersOf(ctx) : undefined;
   recordOperation(ctx, { method: opts.method, url: opts.url, apiVersions: opts.apiVersions });
   const namespace = putNamespace(opts.method, opts.url);
   app.route({
@@ -209,7 +104,7 @@ export function armRoute<R extends Resolved | undefined = undefined>(app: Fastif
           ctx.requestLog.heldBody(req.raw, hit.body);
           return reply.send(hit.body);
         }
-        (req as Carrier)[keptKey] = { key, epoch: ctx.cache.epoch, areaEpoch: ctx.cache.areaEpoch, tickets: ctx.cache.keyedTickets() };
+        kept!.begin(req, key, ctx.cache);
       }
       const { resolve } = opts;
       if (!resolve) {
@@ -230,25 +125,9 @@ export function armRoute<R extends Resolved | undefined = undefined>(app: Fastif
       (req as Carrier)[armCallKey] = { ...call, scope, resolved };
     },
     handler: async (req, reply) => {
-      const k = (req as Carrier)[keptKey];
       const out = await opts.handler(req, reply, (req as Carrier)[armCallKey]!);
-      // Kept when nothing changed while it was made (the epoch read before the checks), or, for an
-      // answer whose keyed rows are named, when no area changed and none of those rows was
-      // dropped since its start (writes of other rows went on meanwhile; this instance's own
-      // writes are checked when it is used: `CacheHub.keyedCurrent`).
-      const deps = k !== undefined ? startDeps(k.tickets, (req as Carrier)[keptDepsKey]) : undefined;
-      if (k !== undefined && reply.statusCode === 200 && (ctx.cache.epoch === k.epoch || (deps !== undefined && ctx.cache.areaEpoch === k.areaEpoch && deps.every((d) => !ctx.cache.droppedSince(d.cache, d.key, d.ticket))))) {
-        const text = typeof out === 'string' ? out : out !== null && typeof out === 'object' ? JSON.stringify(out) : undefined;
-        const contentType = reply.getHeader('content-type') ?? (typeof out === 'string' ? undefined : 'application/json; charset=utf-8');
-        if (text !== undefined && typeof contentType === 'string') {
-          const body = Buffer.from(text, 'utf8');
-          kept!.keep(k.key, { body, contentType, epoch: k.epoch, areaEpoch: k.areaEpoch, deps });
-          // What was just kept is what is sent (an object is not serialised a second time).
-          reply.type(contentType);
-          return body;
-        }
-      }
-      return out;
+      // What is kept is what is sent (an object is not serialised a second time).
+      return kept?.finish(req, reply, ctx.cache, out) ?? out;
     },
   });
 }
