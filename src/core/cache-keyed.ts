@@ -62,15 +62,28 @@ export class KeyedDependencies {
 
   /**
    * Whether something derived at `areaEpoch` (the hub's then; `now` is the hub's now) from whole
-   * areas and the keys `deps` is still current (see the module note). When it is, the tickets of
-   * `deps` are moved up to now, so that a value used often is checked against the drops since
-   * its last use. Call it after the hub's `sync`.
+   * areas and the keys `deps` is still current (see the module note); {@link unchanged} moves the
+   * tickets of `deps` up. Call it after the hub's `sync`.
    */
   current(areaEpoch: number, now: number, deps: KeyDependency[]): boolean {
     const mode = this.mode();
-    if (mode === 'none' || (mode === 'key-log' && this.applied !== this.ownWrites) || areaEpoch !== now) return false;
-    for (const d of deps) if (this.droppedSince(d.cache, d.key, d.ticket)) return false;
-    for (const d of deps) d.ticket = this.named(d.cache)!.dropTicket();
+    if (mode === 'none' || (mode === 'key-log' && this.applied !== this.ownWrites)) return false;
+    return this.unchanged(areaEpoch, now, deps);
+  }
+
+  /**
+   * Whether no area was invalidated since `areaEpoch` (`now` is the hub's now) and none of the
+   * keys `deps` was dropped since its ticket. Each ticket found so is moved up to now (nothing of
+   * its key was dropped up to now), so that a value used often is checked against the drops
+   * since its last use only.
+   */
+  unchanged(areaEpoch: number, now: number, deps: KeyDependency[]): boolean {
+    if (areaEpoch !== now) return false;
+    for (const d of deps) {
+      const c = this.named(d.cache);
+      if (c === undefined || c.droppedSince(d.key, d.ticket)) return false;
+      d.ticket = c.dropTicket();
+    }
     return true;
   }
 
@@ -82,11 +95,5 @@ export class KeyedDependencies {
       if (c !== undefined) out.set(name, c.dropTicket());
     }
     return out;
-  }
-
-  /** Whether `key` of the named cache `cache` may have been dropped since `ticket` (true when there is no such cache). */
-  droppedSince(cache: string, key: string, ticket: number): boolean {
-    const c = this.named(cache);
-    return c === undefined || c.droppedSince(key, ticket);
   }
 }

@@ -104,7 +104,7 @@ export class KeptAnswers {
     const k = (req as Carrier)[startKey];
     if (k === undefined || reply.statusCode !== 200) return undefined;
     const deps = startDeps(k.tickets, (req as Carrier)[namedKey]);
-    if (hub.epoch !== k.epoch && !(deps !== undefined && hub.areaEpoch === k.areaEpoch && deps.every((d) => !hub.keyed.droppedSince(d.cache, d.key, d.ticket)))) return undefined;
+    if (hub.epoch !== k.epoch && !(deps !== undefined && hub.keyed.unchanged(k.areaEpoch, hub.areaEpoch, deps))) return undefined;
     const text = typeof out === 'string' ? out : out !== null && typeof out === 'object' ? JSON.stringify(out) : undefined;
     const contentType = reply.getHeader('content-type') ?? (typeof out === 'string' ? undefined : 'application/json; charset=utf-8');
     if (text === undefined || typeof contentType !== 'string') return undefined;
