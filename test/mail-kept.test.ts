@@ -57,6 +57,24 @@ describe('mail answers kept per mailbox version', () => {
     assert.ok(!(await get(wide)).body.value.some((v: any) => v.subject === 'kept-2'));
   });
 
+  test('a page is kept from its second sighting on: one asked once is answered and not stored', async () => {
+    const texts = s.server.ctx.cache.shared<Buffer>('mail.keptTexts', 'directory', 1000);
+    const page = `/v1.0/me/mailFolders/inbox/messages?$select=subject&$top=3&$skip=${Date.now() % 1000}`;
+    const size = texts.size;
+    const first = await call(s.url, t.user, 'GET', page);
+    assert.equal(first.status, 200);
+    assert.equal(texts.size, size, 'a first sighting is not kept');
+    const second = await call(s.url, t.user, 'GET', page);
+    assert.deepEqual(second.body, first.body);
+    assert.equal(texts.size, size + 1, 'the second sighting is kept');
+    const third = await call(s.url, t.user, 'GET', page);
+    assert.deepEqual(third.body, first.body);
+    assert.equal(texts.size, size + 1, 'the third is answered from it');
+    // Another mailbox asking the same URL is its own first sighting.
+    assert.equal((await call(s.url, t.admin, 'GET', page)).status, 200);
+    assert.equal(texts.size, size + 1);
+  });
+
   test('a folder deleted changes its kept pages (folder writes change the version)', async () => {
     const f = (await call(s.url, t.user, 'POST', '/v1.0/me/mailFolders/inbox/childFolders', { displayName: 'Kept folder' })).body;
     const path = `/v1.0/me/mailFolders/inbox/childFolders/${f.id}/messages`;

@@ -23,9 +23,30 @@ import type { Database } from '../../store/database.ts';
 import type { MailRequest } from './request.ts';
 import { mailboxKey } from './store.ts';
 import { TickBatch, turnTrip, type TripPart } from '../../core/tick-batch.ts';
+import { Sightings } from '../../core/sightings.ts';
 
-/** Answers longer than this (UTF-8 bytes) are answered but not kept (bounds the cache's memory: 1,000 × 64 KiB). */
+/** Answers longer than this (UTF-8 bytes) are answered but not kept (bounds the cache's memory: {@link keptTexts} × 64 KiB). */
 const maxKeptBytes = 64 * 1024;
+
+/** How many answer texts are kept (all mailboxes of this instance). */
+const keptTexts = 1000;
+
+/**
+ * The requests asked lately (mailbox, URL as sent): a text is kept only on a request's second
+ * sighting (`core/sightings.ts`), so a client paging through more distinct requests than are
+ * kept pays no key, no version wait and no store for them (issue 31: the 3,000 inbox page
+ * variants, CPU −9 %). Twice {@link keptTexts}: a request asked again only after more first
+ * sightings than that would mostly find its text evicted anyway.
+ */
+const sightings = new Sightings(2 * keptTexts);
+
+/**
+ * Whether this mailbox was asked for this URL (as sent) lately; remembers it when not. A page
+ * or delta answer is kept only when it was (see {@link sightings}).
+ */
+export function askedBefore(tenantId: string, mailboxId: string, url: string): boolean {
+  return sightings.again(mailboxKey(tenantId, mailboxId), url);
+}
 
 const mailboxVersion = prepared((db: Kysely<Database>) =>
   db.selectFrom('mail_mailbox_versions').select('version').where('tenant_id', '=', param(0)).where('mailbox_id', '=', param(1)),
@@ -116,7 +137,8 @@ export function mailboxVersionAhead(db: Kysely<Database>, cache: CacheHub, tenan
 
 /**
  * The answer of a mailbox read, as UTF-8: the one kept for this mailbox's current version and
- * this request, else `produce()`'s text (kept when at most {@link maxKeptBytes} long). Errors of
+ * this request, else `produce()`'s text (kept when at most {@link maxKeptBytes} long and the
+ * request was asked before, {@link askedBefore}). Errors of
  * `produce` propagate and are not kept.
  *
  * Kept as bytes, not as a string: Node writes a string body by joining it to the head and
@@ -150,7 +172,9 @@ function versionRead(mr: MailRequest): string | undefined | Promise<string | und
  * @throws what `produce` throws (not kept)
  */
 export async function keptMailBytes(mr: MailRequest, what: string, produce: () => Promise<Buffer>): Promise<Buffer> {
-  const texts = mr.ctx.cache.shared<Buffer>('mail.keptTexts', 'directory', 1000);
+  // A first sighting is produced and not kept: no version, no key (see `sightings`).
+  if (!(mr.askedBefore ?? askedBefore(mr.mb.tenantId, mr.mb.mailboxId, mr.req.raw.url ?? mr.req.url))) return produce();
+  const texts = mr.ctx.cache.shared<Buffer>('mail.keptTexts', 'directory', keptTexts);
   const gen = mr.ctx.cache.generation('directory');
   const version = (await versionRead(mr)) ?? '0';
   const key = textKeys.key(what, mr.ctx.origin(), mr.immutable ? 'i' : 'r', mr.bodyType ?? '', mr.maxPageSize === undefined ? '' : String(mr.maxPageSize), mailboxKey(mr.mb.tenantId, mr.mb.mailboxId), version, mr.req.raw.url ?? mr.req.url);

@@ -39,6 +39,11 @@ export interface MailRequest {
   body: unknown;
   /** The mailbox's version, asked for before the caller was checked (`kept.ts` `mailboxVersionAhead`); used when it is this request's mailbox. */
   versionAhead?: { tenantId: string; mailboxId: string; version: string | undefined | Promise<string | undefined> };
+  /**
+   * Whether this mailbox was asked for this URL lately (`kept.ts` `askedBefore`), when already
+   * asked (a list or delta of `/me`): its answer is kept only then.
+   */
+  askedBefore?: boolean;
 }
 
 /** What a method needs: read, write or send (reference mail §9). */

@@ -17,7 +17,7 @@ import * as lists from './lists.ts';
 import { copyOrMoveFolder, folderChildren, folderItem } from './folder-handlers.ts';
 import { keySegment } from './paths.ts';
 import { checkRequestInput, eq, mailboxOwner, mailPrincipal, need, parsePrefer, pathSegments, sendJson, type MailRequest } from './request.ts';
-import { keptMailBytes, keptMailText, mailboxVersionAhead } from './kept.ts';
+import { askedBefore, keptMailBytes, keptMailText, mailboxVersionAhead } from './kept.ts';
 import { isPostgres } from '../../store/db.ts';
 import { getMessageInTurn, messageAnswer } from './message-read.ts';
 
@@ -48,7 +48,10 @@ async function handle(ctx: AppContext, req: FastifyRequest, reply: FastifyReply)
   if (ahead instanceof Promise) ahead.catch(() => undefined);
   // A message by id on a live instance needs no mailbox version (`message-read.ts`).
   const byIdLive = rest.length === 2 && eq(rest[0], 'messages') && !q.has('$expand') && ctx.cache.live;
-  const versionAhead = ahead && req.method === 'GET' && !byIdLive ? mailboxVersionAhead(ctx.store.db, ctx.cache, principal.tenantId, principal.objectId) : undefined;
+  // A list or delta is kept (and needs the version) only when asked before (`kept.ts` `askedBefore`).
+  const last = rest.at(-1);
+  const sighted = ahead && req.method === 'GET' && (eq(last, 'messages') || eq(last, 'delta')) ? askedBefore(principal.tenantId, principal.objectId, raw) : undefined;
+  const versionAhead = ahead && req.method === 'GET' && !byIdLive && sighted !== false ? mailboxVersionAhead(ctx.store.db, ctx.cache, principal.tenantId, principal.objectId) : undefined;
   const user = await mailboxOwner(ctx, principal, me ? 'me' : { idOrUpn: segs[2]! });
   const userSegment = me ? 'me' : keySegment('users', user.id);
 
@@ -57,7 +60,7 @@ async function handle(ctx: AppContext, req: FastifyRequest, reply: FastifyReply)
   if (!rl.allowed) throw errors.mail.throttled({}, { headers: { 'Retry-After': String(rl.retryAfterSeconds) } });
 
   const mb = await openCachedMailbox(ctx.store.db, ctx.cache, { tenantId: user.tenantId, id: user.id, mail: user.mail, displayName: user.displayName });
-  const mr: MailRequest = { ctx, req, reply, principal, mb, version, userSegment, q, path, immutable: false, body: req.body, versionAhead };
+  const mr: MailRequest = { ctx, req, reply, principal, mb, version, userSegment, q, path, immutable: false, body: req.body, versionAhead, askedBefore: sighted };
   parsePrefer(mr, req.headers.prefer);
   if (mr.bodyTypeToken) reply.header('Preference-Applied', mr.bodyTypeToken);
   return dispatch(mr, req.method.toUpperCase(), rest);
