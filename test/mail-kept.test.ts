@@ -75,6 +75,22 @@ describe('mail answers kept per mailbox version', () => {
     assert.equal(texts.size, size + 1);
   });
 
+  test('a page is written as UTF-8 part by part: text outside ASCII, its length and the next link come out whole', async () => {
+    const f = (await call(s.url, t.user, 'POST', '/v1.0/me/mailFolders', { displayName: 'Bytes ü' })).body;
+    const subjects = ['Grüße aus Köln', '漢字のテスト', 'emoji 🎉 and — dash', 'plain'];
+    for (const subject of subjects) assert.equal((await call(s.url, t.user, 'POST', `/v1.0/me/mailFolders/${f.id}/messages`, { subject, body: { contentType: 'text', content: `${subject} ✓` } })).status, 201);
+    for (const select of ['subject', '', 'subject,bodyPreview,from']) {
+      const res = await fetch(`${s.url}/v1.0/me/mailFolders/${f.id}/messages?$top=3${select ? `&$select=${select}` : ''}`, { headers: { authorization: `Bearer ${t.user}` } });
+      const bytes = Buffer.from(await res.arrayBuffer());
+      assert.equal(res.status, 200);
+      assert.equal(Number(res.headers.get('content-length')), bytes.length);
+      const page = JSON.parse(bytes.toString('utf8'));
+      assert.equal(page.value.length, 3);
+      for (const m of page.value) assert.ok(subjects.includes(m.subject), m.subject);
+      assert.match(page['@odata.nextLink'], /%24skip=3$/);
+    }
+  });
+
   test('a folder deleted changes its kept pages (folder writes change the version)', async () => {
     const f = (await call(s.url, t.user, 'POST', '/v1.0/me/mailFolders/inbox/childFolders', { displayName: 'Kept folder' })).body;
     const path = `/v1.0/me/mailFolders/inbox/childFolders/${f.id}/messages`;

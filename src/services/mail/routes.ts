@@ -17,7 +17,7 @@ import * as lists from './lists.ts';
 import { copyOrMoveFolder, folderChildren, folderItem } from './folder-handlers.ts';
 import { keySegment } from './paths.ts';
 import { checkRequestInput, eq, mailboxOwner, mailPrincipal, need, parsePrefer, pathSegments, sendJson, type MailRequest } from './request.ts';
-import { askedBefore, keptMailBytes, keptMailText, mailboxVersionAhead } from './kept.ts';
+import { askedBefore, keptMailBytes, mailboxVersionAhead } from './kept.ts';
 import { isPostgres } from '../../store/db.ts';
 import { getMessageInTurn, messageAnswer } from './message-read.ts';
 
@@ -89,12 +89,12 @@ async function dispatch(mr: MailRequest, method: string, rest: string[]): Promis
     if (method === 'GET' && i === tail.length - 1 && eq(tail[i], 'messages') && lists.withoutExpand(mr)) {
       // A page of a folder's messages: kept per mailbox version with its folder look-ups
       // (folder writes change the version too; `kept.ts`), in the order of the path below.
-      const text = await keptMailText(mr, 'list', async () => {
+      const text = await keptMailBytes(mr, 'list', async () => {
         // A well-known folder by name: its id is the mailbox's (they cannot be deleted or moved), no folder read.
         const wellKnown = i === 1 ? mr.mb.wellKnown.get(tail[0]!.toLowerCase()) : undefined;
         const folder = wellKnown !== undefined ? { id: wellKnown } : await folderOfPath(mr, tail, i);
         need(mr, 'read');
-        return lists.pageText(mr, folder, []);
+        return lists.pageBytes(mr, folder, []);
       });
       need(mr, 'read');
       return sendJson(mr, 200, text);
