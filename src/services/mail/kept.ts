@@ -124,7 +124,7 @@ function readVersion(db: Kysely<Database>, cache: CacheHub, tenantId: string, ma
 /**
  * A mailbox's version ({@link readVersion}), asked for ahead: a request that knows its mailbox
  * before it has checked its caller asks here, so that a read joins the turn's cache-version
- * read (one round trip), and hands the result to {@link keptMailText} through
+ * read (one round trip), and hands the result to {@link keptMailBytes} through
  * {@link MailRequest.versionAhead}.
  * @throws the database error of the read (also when awaited later).
  */
@@ -133,21 +133,6 @@ export function mailboxVersionAhead(db: Kysely<Database>, cache: CacheHub, tenan
   // Awaited only when the request gets that far; an error is then thrown there.
   if (version instanceof Promise) version.catch(() => undefined);
   return { tenantId, mailboxId, version };
-}
-
-/**
- * The answer of a mailbox read, as UTF-8: the one kept for this mailbox's current version and
- * this request, else `produce()`'s text (kept when at most {@link maxKeptBytes} long and the
- * request was asked before, {@link askedBefore}). Errors of
- * `produce` propagate and are not kept.
- *
- * Kept as bytes, not as a string: Node writes a string body by joining it to the head and
- * encoding the whole anew for every answer (about 4,000 instructions for a 2 KB message,
- * callgrind, bench/README.md tenth pass); a buffer goes to the socket as it is, beside the head.
- * @param what names the kind of read (part of the key).
- */
-export async function keptMailText(mr: MailRequest, what: string, produce: () => Promise<string>): Promise<Buffer> {
-  return keptMailBytes(mr, what, async () => Buffer.from(await produce(), 'utf8'));
 }
 
 /**
@@ -166,9 +151,16 @@ function versionRead(mr: MailRequest): string | undefined | Promise<string | und
 }
 
 /**
- * {@link keptMailText} for a producer that makes the UTF-8 bytes itself (`message-read.ts`,
- * which keeps answers per message version too): a client that repeats one request gets the
- * text kept for the mailbox version, one that reads many different messages the producer's.
+ * The answer of a mailbox read, as UTF-8: the one kept for this mailbox's current version and
+ * this request, else `produce()`'s bytes (kept when at most {@link maxKeptBytes} long and the
+ * request was asked before, {@link askedBefore}). Used by pages and delta first pages
+ * (`lists.ts`, written as bytes part by part) and, on a PostgreSQL instance that is not live,
+ * messages by id (`message-read.ts`, which keeps answers per message version too).
+ *
+ * Kept as bytes, not as a string: Node writes a string body by joining it to the head and
+ * encoding the whole anew for every answer (about 4,000 instructions for a 2 KB message,
+ * callgrind, bench/README.md tenth pass); a buffer goes to the socket as it is, beside the head.
+ * @param what names the kind of read (part of the key).
  * @throws what `produce` throws (not kept)
  */
 export async function keptMailBytes(mr: MailRequest, what: string, produce: () => Promise<Buffer>): Promise<Buffer> {

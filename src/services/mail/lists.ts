@@ -12,7 +12,7 @@ import { lightMessageColumns, rowProperties } from './columns.ts';
 import { pageJson, versionColumns, withFirstMember } from './rendered.ts';
 import * as att from './attachments.ts';
 import { keySegment } from './paths.ts';
-import { keptMailBytes, keptMailText } from './kept.ts';
+import { keptMailBytes } from './kept.ts';
 
 /** Renders messages with `$select`, `Prefer` and `$expand`. */
 export async function present(mr: MailRequest, recs: MessageRecord[], select: string[] | undefined, expand: ExpandItem[], context?: string): Promise<Record<string, unknown>[]> {
@@ -125,12 +125,12 @@ export async function countOnly(mr: MailRequest, folder: FolderRow | undefined, 
  * from a kept page returns exactly what one started from a fresh page would.
  */
 export async function delta(mr: MailRequest, folder: FolderRow): Promise<unknown> {
-  if (deltaToken(mr.q) === undefined) return sendJson(mr, 200, await keptMailText(mr, 'delta', () => deltaText(mr, folder)));
-  return sendJson(mr, 200, await deltaText(mr, folder));
+  if (deltaToken(mr.q) === undefined) return sendJson(mr, 200, await keptMailBytes(mr, 'delta', () => deltaBytes(mr, folder)));
+  return sendJson(mr, 200, await deltaBytes(mr, folder));
 }
 
-/** The JSON text of a delta page ({@link delta}). @throws ApiError as `deltaPage` does. */
-async function deltaText(mr: MailRequest, folder: FolderRow): Promise<string> {
+/** The JSON of a delta page ({@link delta}), as UTF-8 ({@link utf8Join}). @throws ApiError as `deltaPage` does. */
+async function deltaBytes(mr: MailRequest, folder: FolderRow): Promise<Buffer> {
   const pageSize = mr.maxPageSize ?? (parseInt(mr.q.get('$top') ?? '', 10) || 10);
   const path = `/${mr.version}/${mr.userSegment}/${keySegment('mailFolders', folder.id)}/messages/delta`;
   const db = mr.ctx.store.db;
@@ -140,17 +140,22 @@ async function deltaText(mr: MailRequest, folder: FolderRow): Promise<string> {
   const rendered = await pageJson(db, rows, renderOptions(mr, select));
   let k = 0;
   const immutable = mr.immutable ? await immutableIdsOf(db, mr.mb, page.items.flatMap((i) => ('removed' in i ? [i.removed] : []))) : new Map<string, string>();
-  const value: string[] = [];
+  let head = `{"@odata.context":${JSON.stringify(`${mr.ctx.origin()}/${mr.version}/$metadata#Collection(message)`)}`;
+  if (page.nextLink) head += `,"@odata.nextLink":${JSON.stringify(page.nextLink)}`;
+  if (page.deltaLink) head += `,"@odata.deltaLink":${JSON.stringify(page.deltaLink)}`;
+  const parts = [head, ',"value":['];
   for (const i of page.items) {
-    if ('removed' in i) value.push(JSON.stringify({ '@odata.type': '#vendor.graph.message', id: immutable.get(i.removed) ?? i.removed, '@removed': { reason: 'deleted' } }));
+    let item: string | undefined;
+    if ('removed' in i) item = JSON.stringify({ '@odata.type': '#vendor.graph.message', id: immutable.get(i.removed) ?? i.removed, '@removed': { reason: 'deleted' } });
     else {
       // A message deleted since the page was read is left out: its removal is in a later round.
       const t = rendered[k++];
-      if (t !== undefined) value.push(withFirstMember('@odata.type', '#vendor.graph.message', t));
+      if (t !== undefined) item = withFirstMember('@odata.type', '#vendor.graph.message', t);
     }
+    if (item === undefined) continue;
+    if (parts.length > 2) parts.push(',');
+    parts.push(item);
   }
-  let text = `{"@odata.context":${JSON.stringify(`${mr.ctx.origin()}/${mr.version}/$metadata#Collection(message)`)}`;
-  if (page.nextLink) text += `,"@odata.nextLink":${JSON.stringify(page.nextLink)}`;
-  if (page.deltaLink) text += `,"@odata.deltaLink":${JSON.stringify(page.deltaLink)}`;
-  return `${text},"value":[${value.join(',')}]}`;
+  parts.push(']}');
+  return utf8Join(parts);
 }
