@@ -164,12 +164,13 @@ function versionRead(mr: MailRequest): string | undefined | Promise<string | und
  * @throws what `produce` throws (not kept)
  */
 export async function keptMailBytes(mr: MailRequest, what: string, produce: () => Promise<Buffer>): Promise<Buffer> {
+  const url = mr.req.raw.url ?? mr.req.url;
   // A first sighting is produced and not kept: no version, no key (see `sightings`).
-  if (!(mr.askedBefore ?? askedBefore(mr.mb.tenantId, mr.mb.mailboxId, mr.req.raw.url ?? mr.req.url))) return produce();
+  if (!(mr.askedBefore ?? askedBefore(mr.mb.tenantId, mr.mb.mailboxId, url))) return produce();
   const texts = mr.ctx.cache.shared<Buffer>('mail.keptTexts', 'directory', keptTexts);
   const gen = mr.ctx.cache.generation('directory');
   const version = (await versionRead(mr)) ?? '0';
-  const key = textKeys.key(what, mr.ctx.origin(), mr.immutable ? 'i' : 'r', mr.bodyType ?? '', mr.maxPageSize === undefined ? '' : String(mr.maxPageSize), mailboxKey(mr.mb.tenantId, mr.mb.mailboxId), version, mr.req.raw.url ?? mr.req.url);
+  const key = textKeys.key(what, mr.ctx.origin(), mr.immutable ? 'i' : 'r', mr.bodyType ?? '', mr.maxPageSize === undefined ? '' : String(mr.maxPageSize), mailboxKey(mr.mb.tenantId, mr.mb.mailboxId), version, url);
   const kept = texts.peek(key);
   if (kept !== undefined) {
     // The request log may hold this answer by reference: the cache keeps it anyway.
