@@ -271,9 +271,12 @@ export class CacheHub {
    * PostgreSQL: records that this instance made a write whose notifications carry no sequence
    * number (a mailbox's first folders, written by whichever request first opened it): the next
    * {@link settle} of any request sends a marker.
+   * @param raw the Node request object of a read (`GET`/`HEAD`) the write was made for: it then
+   *   waits for the marker too (`cache-requests.ts`)
    */
-  markWritten(): void {
+  markWritten(raw?: object): void {
     this.marked++;
+    this.requests.mark(raw);
     this.requests.noteWrite();
   }
 

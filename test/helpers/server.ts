@@ -44,6 +44,10 @@ export interface TestServer {
 
 const testTls = path.resolve('.stratus-test/tls');
 
+// Every read that writes a cached table must mark its request (`src/core/cache-requests.ts`): the
+// servers of the suite check it, and answer such a read with a 500 naming its path.
+process.env.STRATUS_VERIFY_READ_WRITES ??= '1';
+
 /** Options of {@link startTestServer}. */
 export interface TestServerOptions {
   settings?: Partial<Settings>;

@@ -27,10 +27,11 @@ function who(r: Recipient | null | undefined): string {
   return name && name !== address ? `${name} <${address}>` : address;
 }
 
-async function mailboxOf(ctx: AppContext, tenantId: string, userId: string): Promise<Mailbox> {
+/** The mailbox a console page shows; `raw` (the request) is marked as one that wrote when it opens the mailbox first (`core/cache-requests.ts`). */
+async function mailboxOf(ctx: AppContext, tenantId: string, userId: string, raw: object): Promise<Mailbox> {
   const user = await ctx.identity.directory.findUser(userId);
   if (!user || user.tenantId !== tenantId) throw errors.mail.consoleMailboxNotFound({ user: userId, tenant: tenantId });
-  return openMailbox(ctx.store.db, user, () => ctx.cache.markWritten());
+  return openMailbox(ctx.store.db, user, () => ctx.cache.markWritten(raw));
 }
 
 async function folderTree(ctx: AppContext, mb: Mailbox, current: string, base: string): Promise<Safe> {
@@ -84,7 +85,7 @@ export function registerMailPages(app: FastifyInstance, ctx: AppContext): void {
   app.get('/_stratus/console/mail/:tenant/:user', async (req, reply) => {
     const { tenant, user } = req.params as { tenant: string; user: string };
     const query = req.query as { folder?: string; q?: string; skip?: string };
-    const mb = await mailboxOf(ctx, tenant, user);
+    const mb = await mailboxOf(ctx, tenant, user, req.raw);
     const folderId = query.folder && query.folder !== '' ? query.folder : undefined;
     const skip = Math.max(0, Math.min(1_000_000, Number.parseInt(query.skip ?? '0', 10) || 0));
     const q = new URLSearchParams();
@@ -108,7 +109,7 @@ export function registerMailPages(app: FastifyInstance, ctx: AppContext): void {
 
   app.get('/_stratus/console/mail/:tenant/:user/messages/:id', async (req, reply) => {
     const { tenant, user, id } = req.params as { tenant: string; user: string; id: string };
-    const mb = await mailboxOf(ctx, tenant, user);
+    const mb = await mailboxOf(ctx, tenant, user, req.raw);
     const m = await getMessage(db, mb, id);
     const d = m.doc;
     const atts = await listAttachments(db, m.pk);
@@ -137,7 +138,7 @@ export function registerMailPages(app: FastifyInstance, ctx: AppContext): void {
 
   app.get('/_stratus/console/mail/:tenant/:user/messages/:id/attachments/:aid', async (req, reply) => {
     const { tenant, user, id, aid } = req.params as { tenant: string; user: string; id: string; aid: string };
-    const mb = await mailboxOf(ctx, tenant, user);
+    const mb = await mailboxOf(ctx, tenant, user, req.raw);
     const m = await getMessage(db, mb, id);
     const a = await getAttachment(db, m.pk, aid);
     if (typeof a.contentBytes !== 'string') throw errors.mail.consoleNotFileAttachment();
@@ -156,7 +157,7 @@ export function registerMailPages(app: FastifyInstance, ctx: AppContext): void {
     const { tenant, user, id } = req.params as { tenant: string; user: string; id: string };
     const form = (req.body ?? {}) as Record<string, unknown>;
     const read = form.read === 'true' || form.read === true;
-    const mb = await mailboxOf(ctx, tenant, user);
+    const mb = await mailboxOf(ctx, tenant, user, req.raw);
     await ctx.store.transaction(async (trx) => {
       const m = await getMessage(trx, mb, id);
       if (m.isRead === read) return;

@@ -59,7 +59,7 @@ async function handle(ctx: AppContext, req: FastifyRequest, reply: FastifyReply)
   const rl = hit instanceof Promise ? await hit : hit;
   if (!rl.allowed) throw errors.mail.throttled({}, { headers: { 'Retry-After': String(rl.retryAfterSeconds) } });
 
-  const mb = await openCachedMailbox(ctx.store.db, ctx.cache, { tenantId: user.tenantId, id: user.id, mail: user.mail, displayName: user.displayName });
+  const mb = await openCachedMailbox(ctx.store.db, ctx.cache, { tenantId: user.tenantId, id: user.id, mail: user.mail, displayName: user.displayName }, req.raw);
   const mr: MailRequest = { ctx, req, reply, principal, mb, version, userSegment, q, path, immutable: false, body: req.body, versionAhead, askedBefore: sighted };
   parsePrefer(mr, req.headers.prefer);
   if (mr.bodyTypeToken) reply.header('Preference-Applied', mr.bodyTypeToken);

@@ -133,12 +133,14 @@ export const mailboxKey = (tenantId: string, mailboxId: string): string => mailb
  * exist, are kept in memory (a `directory`-area cache). They cannot be renamed, moved or
  * deleted (reference §4), so only a reset removes them — and a reset empties every cache area,
  * on this instance and, through the version rows, on the others.
+ * @param raw the request's Node object: a read that first opens the mailbox is marked as one that
+ *   wrote (`core/cache-requests.ts`)
  */
-export async function openCachedMailbox(db: Kysely<Database>, cache: CacheHub, user: { tenantId: string; id: string; mail: string; displayName: string }): Promise<Mailbox> {
+export async function openCachedMailbox(db: Kysely<Database>, cache: CacheHub, user: { tenantId: string; id: string; mail: string; displayName: string }, raw?: object): Promise<Mailbox> {
   const c = cache.shared<ReadonlyMap<string, string>>('mail.wellKnownFolders', 'directory', 10_000);
   const key = mailboxKey(user.tenantId, user.id);
   const wellKnown = (c.peek(key) ??
-    (await c.get(key, async () => (await openMailbox(db, user, () => cache.markWritten())).wellKnown))) as Map<string, string>;
+    (await c.get(key, async () => (await openMailbox(db, user, () => cache.markWritten(raw))).wellKnown))) as Map<string, string>;
   return { tenantId: user.tenantId, mailboxId: user.id, address: user.mail, displayName: user.displayName, wellKnown };
 }
 

@@ -96,9 +96,10 @@ export function blockedUntil(ms: number): string {
  * @throws ApiError 400 `InvalidInput` for a malformed id; 404 `WorkspaceNotFound` when the
  * tenant has no such workspace; 403 `InsufficientWorkspaceRole` when the caller holds no role
  * or a weaker one (Stratus's choices; reference §4.2 is silent). Settles the workspace's due
- * operations before returning, so that reads see the items they created.
+ * operations before returning, so that reads see the items they created; the request `raw` (its
+ * Node object) is then marked as one that wrote (`core/cache-requests.ts`).
  */
-export async function requireWorkspaceRole(ctx: AppContext, p: Principal, workspaceId: string, minimum: WorkspaceRole): Promise<{ workspace: WorkspaceRow; role: WorkspaceRole }> {
+export async function requireWorkspaceRole(ctx: AppContext, p: Principal, workspaceId: string, minimum: WorkspaceRole, raw: object): Promise<{ workspace: WorkspaceRow; role: WorkspaceRole }> {
   if (!isUuid(workspaceId)) throw invalidInput("The path parameter 'workspaceId' must be a uuid.");
   const id = workspaceId.toLowerCase();
   const c = caches(ctx.cache);
@@ -122,6 +123,7 @@ export async function requireWorkspaceRole(ctx: AppContext, p: Principal, worksp
   const now = nowMs();
   if ((await c.nextDue.get(wsKey, () => nextDueOperation(ctx, p.tenantId, id))) <= now) {
     const gen = ctx.cache.generation('platform');
+    ctx.cache.requests.mark(raw); // a read that completes operations writes (`core/cache-requests.ts`)
     await settleDueOperations(ctx.store.db, p.tenantId, id, now);
     c.nextDue.set(wsKey, await nextDueOperation(ctx, p.tenantId, id), gen);
   }

@@ -84,7 +84,7 @@ export function eventstreamRules(ctx: AppContext, coll: (typeof collections)[num
      */
     async create(req: CreateRequest, reply: FastifyReply) {
       const p = await callerOf(req, ctx, writeScopes, true);
-      const { workspace } = await requireWorkspaceRole(ctx, p, req.params.workspaceId, 'Contributor');
+      const { workspace } = await requireWorkspaceRole(ctx, p, req.params.workspaceId, 'Contributor', req.raw);
       if (coll === 'items') {
         const type = req.body.type;
         if (type === undefined || type === null) throw invalidInput("The property 'type' is required when creating through /items.");
@@ -192,7 +192,7 @@ export function eventstreamRules(ctx: AppContext, coll: (typeof collections)[num
      */
     async list(req: ListRequest) {
       const p = await callerOf(req, ctx, readScopes);
-      const { workspace } = await requireWorkspaceRole(ctx, p, req.params.workspaceId, 'Viewer');
+      const { workspace } = await requireWorkspaceRole(ctx, p, req.params.workspaceId, 'Viewer', req.raw);
       const raw = req.query.continuationToken;
       let after: { k: string; id: string } | undefined;
       if (raw !== undefined) {
@@ -223,7 +223,7 @@ export function eventstreamRules(ctx: AppContext, coll: (typeof collections)[num
      */
     async get(req: ItemRequest, reply: FastifyReply) {
       const p = await callerOf(req, ctx, readScopes);
-      const { workspace } = await requireWorkspaceRole(ctx, p, req.params.workspaceId, 'Viewer');
+      const { workspace } = await requireWorkspaceRole(ctx, p, req.params.workspaceId, 'Viewer', req.raw);
       const row = await activeItem(ctx, p, workspace.id, req.params.eventstreamId);
       reply.header('ETag', '""').header('Access-Control-Expose-Headers', 'RequestId,ETag');
       return eventstreamBody(row);
@@ -235,7 +235,7 @@ export function eventstreamRules(ctx: AppContext, coll: (typeof collections)[num
      */
     async update(req: UpdateRequest, reply: FastifyReply) {
       const p = await callerOf(req, ctx, writeScopes, true);
-      const { workspace } = await requireWorkspaceRole(ctx, p, req.params.workspaceId, 'Contributor');
+      const { workspace } = await requireWorkspaceRole(ctx, p, req.params.workspaceId, 'Contributor', req.raw);
       const row = await activeItem(ctx, p, workspace.id, req.params.eventstreamId);
       const u = checkUpdateRequest(req.body);
       const patch: ItemPatch = { updated_at: nowIso() };
@@ -253,7 +253,7 @@ export function eventstreamRules(ctx: AppContext, coll: (typeof collections)[num
      */
     async remove(req: DeleteRequest, reply: FastifyReply) {
       const p = await callerOf(req, ctx, writeScopes);
-      const { workspace } = await requireWorkspaceRole(ctx, p, req.params.workspaceId, 'Contributor');
+      const { workspace } = await requireWorkspaceRole(ctx, p, req.params.workspaceId, 'Contributor', req.raw);
       const row = await activeItem(ctx, p, workspace.id, req.params.eventstreamId);
       if (!(await deleteItem(ctx.store.db, p.tenantId, row.id))) throw itemNotFound(row.id);
       // Observed: an empty body typed application/octet-stream.
@@ -266,7 +266,7 @@ export function eventstreamRules(ctx: AppContext, coll: (typeof collections)[num
      */
     async getDefinition(req: GetDefinitionRequest, reply: FastifyReply) {
       const p = await callerOf(req, ctx, writeScopes);
-      const { workspace } = await requireWorkspaceRole(ctx, p, req.params.workspaceId, 'Contributor');
+      const { workspace } = await requireWorkspaceRole(ctx, p, req.params.workspaceId, 'Contributor', req.raw);
       const row = await activeItem(ctx, p, workspace.id, req.params.eventstreamId);
       const format = req.query.format;
       if (format !== undefined && !['eventstream', 'default'].includes(format.toLowerCase())) {
@@ -282,7 +282,7 @@ export function eventstreamRules(ctx: AppContext, coll: (typeof collections)[num
      */
     async updateDefinition(req: UpdateDefinitionRequest, reply: FastifyReply) {
       const p = await callerOf(req, ctx, writeScopes, true);
-      const { workspace } = await requireWorkspaceRole(ctx, p, req.params.workspaceId, 'Contributor');
+      const { workspace } = await requireWorkspaceRole(ctx, p, req.params.workspaceId, 'Contributor', req.raw);
       const row = await activeItem(ctx, p, workspace.id, req.params.eventstreamId);
       const def = checkDefinition(req.body.definition);
       const old = fromJson<StoredDefinition>(row.definition);

@@ -51,7 +51,7 @@ export function lookupRules(ctx: AppContext) {
      */
     async getWorkspace(req: WorkspaceRequest) {
       const p = await callerOf(req, ctx, readScopes);
-      const { workspace } = await requireWorkspaceRole(ctx, p, req.params.workspaceId, 'Viewer');
+      const { workspace } = await requireWorkspaceRole(ctx, p, req.params.workspaceId, 'Viewer', req.raw);
       return { id: workspace.id, displayName: workspace.display_name, description: workspace.description, type: 'Workspace' };
     },
 
@@ -61,7 +61,7 @@ export function lookupRules(ctx: AppContext) {
      */
     async listFolders(req: WorkspaceRequest) {
       const p = await callerOf(req, ctx, readScopes);
-      const { workspace } = await requireWorkspaceRole(ctx, p, req.params.workspaceId, 'Viewer');
+      const { workspace } = await requireWorkspaceRole(ctx, p, req.params.workspaceId, 'Viewer', req.raw);
       const rows = await listFolders(ctx.store.db, p.tenantId, workspace.id);
       return { value: rows.map((f) => ({ id: f.id, displayName: f.display_name, workspaceId: workspace.id, ...(f.parent_folder_id ? { parentFolderId: f.parent_folder_id } : {}) })) };
     },
@@ -72,7 +72,7 @@ export function lookupRules(ctx: AppContext) {
      */
     async getOperation(req: OperationRequest, reply: FastifyReply) {
       const p = await callerOf(req, ctx, writeScopes);
-      const op = await readOperation(ctx, p.tenantId, p.objectId, req.params.operationId);
+      const op = await readOperation(ctx, p.tenantId, p.objectId, req.params.operationId, req.raw);
       reply.header('x-vendor-operation-id', op.row.id);
       if (op.status === 'Running') {
         reply.header('Location', operationUrl(ctx, op.row.id)).header('Retry-After', String(op.retryAfterSeconds));
@@ -90,7 +90,7 @@ export function lookupRules(ctx: AppContext) {
      */
     async getOperationResult(req: OperationRequest, reply: FastifyReply) {
       const p = await callerOf(req, ctx, writeScopes);
-      const op = await readOperation(ctx, p.tenantId, p.objectId, req.params.operationId);
+      const op = await readOperation(ctx, p.tenantId, p.objectId, req.params.operationId, req.raw);
       if (op.status !== 'Succeeded' || !op.row.item_id) throw errors.platform.operationHasNoResult({}, { isRetriable: false });
       const item = await getItemById(ctx.store.db, p.tenantId, op.row.item_id);
       if (!item) throw itemNotFound(op.row.item_id);

@@ -34,11 +34,12 @@ export interface OperationView {
 }
 
 /**
- * Reads the caller's operation and brings it up to date with the clock.
+ * Reads the caller's operation and brings it up to date with the clock (completing it, when due,
+ * marks the request `raw` as one that wrote: `core/cache-requests.ts`).
  * @throws ApiError 400 `InvalidInput` for a malformed id; 404 `OperationNotFound` when the
  * tenant has no such operation or another principal started it (only the caller may read it).
  */
-export async function readOperation(ctx: AppContext, tenantId: string, callerId: string, operationId: string): Promise<OperationView> {
+export async function readOperation(ctx: AppContext, tenantId: string, callerId: string, operationId: string, raw: object): Promise<OperationView> {
   const id = operationId.toLowerCase();
   let row = /^[0-9a-f-]{36}$/.test(id) ? await getOperation(ctx.store.db, tenantId, id) : undefined;
   if (!row || row.caller_id !== callerId) {
@@ -48,6 +49,7 @@ export async function readOperation(ctx: AppContext, tenantId: string, callerId:
   const complete = Number(row.complete_ms);
   const now = nowMs();
   if (now >= complete && row.status === null) {
+    ctx.cache.requests.mark(raw); // the read completes it: a write (`core/cache-requests.ts`)
     await completeOperation(ctx.store.db, row, new Date(complete).toISOString());
     row = (await getOperation(ctx.store.db, tenantId, id))!;
   }
