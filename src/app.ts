@@ -3,6 +3,7 @@
  * open and migrated, the demo data seeded into an empty store — and nothing listening
  * (`server.ts` listens). Tests build it with port 0.
  */
+import fs from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import path from 'node:path';
@@ -12,7 +13,7 @@ import { defaultSettings, type Config } from './config.ts';
 import type { AppContext, ServiceModule } from './context.ts';
 import { openStore, type Migrations } from './store/db.ts';
 import type { Database } from './store/database.ts';
-import { Identity } from './core/identity/identity.ts';
+import { Identity, newSigningKeyPair } from './core/identity/identity.ts';
 import { CacheHub } from './core/cache.ts';
 import { cacheKeyMigrations, cacheMigrations, presenceMigrations } from './core/cache-migrations.ts';
 import { installCacheTriggers } from './core/cache-tables.ts';
@@ -94,10 +95,14 @@ export async function buildApp(config: Config): Promise<BuiltApp> {
     return main;
   };
 
+  // A new SQLite store needs its first signing key (an RSA key pair, 70–460 ms on the thread
+  // pool): it is made from now on, while the store opens, migrates and seeds.
+  const sqliteFile = path.join(config.dataDir, 'stratus.db');
+  const firstKey = !config.databaseUrl && !fs.existsSync(sqliteFile) ? newSigningKeyPair() : undefined;
   const store = await openStore<Database>({
     databaseUrl: config.databaseUrl,
     databaseSchema: config.databaseSchema,
-    sqliteFile: path.join(config.dataDir, 'stratus.db'),
+    sqliteFile,
     sqliteSynchronous: config.sqliteSynchronous,
   });
   await store.migrate(allMigrations());
@@ -150,7 +155,7 @@ export async function buildApp(config: Config): Promise<BuiltApp> {
   };
   // The first signing key of a new store (an RSA key pair, made on the thread pool) is made
   // while the demo data set loads: nothing in the seed signs a token.
-  const keysReady = identity.init();
+  const keysReady = identity.init(firstKey);
   keysReady.catch(() => undefined);
   try {
     await startWorld(ctx, modules);

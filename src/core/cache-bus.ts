@@ -14,7 +14,7 @@
  * Signals say "look again", never carry data; a listener must tolerate spurious wake-ups.
  */
 import { EventEmitter } from 'node:events';
-import pg from 'pg';
+import type pg from 'pg';
 import { sql, type Kysely } from 'kysely';
 import { isPostgres } from '../store/db.ts';
 
@@ -45,7 +45,9 @@ export async function signal<DB>(db: Kysely<DB>, topic: SignalTopic): Promise<vo
 export async function listeningClient(databaseUrl: string, databaseSchema: string | undefined, channel: (schema: string) => string, setup: (client: pg.Client) => void, settings = ''): Promise<pg.Client> {
   // Named so that an operator (or a test) can tell the listeners of one schema in `pg_stat_activity`.
   const options = [databaseSchema ? `-c search_path=${databaseSchema}` : '', settings].filter(Boolean).join(' ');
-  const client = new pg.Client({ connectionString: databaseUrl, application_name: `stratus listener ${databaseSchema ?? ''}`.trim(), ...(options ? { options } : {}) });
+  // `pg` is loaded on first use: a SQLite process never loads it (start-up, bench/README.md eighth pass).
+  const { default: pgLib } = await import('pg');
+  const client = new pgLib.Client({ connectionString: databaseUrl, application_name: `stratus listener ${databaseSchema ?? ''}`.trim(), ...(options ? { options } : {}) });
   setup(client);
   try {
     await client.connect();

@@ -54,6 +54,20 @@ export type TokenFailure = 'malformed' | 'invalid_signature' | 'expired' | 'not_
 /** Clock skew allowed on `exp`, `nbf` and `iat`, seconds. */
 const tokenClockToleranceSeconds = 60;
 
+/** An RSA key pair for RS256 token signatures (what {@link newSigningKeyPair} makes). */
+export type SigningKeyPair = Awaited<ReturnType<typeof generateKeyPair>>;
+
+/**
+ * Starts making an RS256 signing key pair on the thread pool (RSA 2048: 70–460 ms on the slow
+ * machine kind, bench/README.md eighth pass); a rejection is kept for the caller of
+ * {@link Identity.init} to see.
+ */
+export function newSigningKeyPair(): Promise<SigningKeyPair> {
+  const p = generateKeyPair('RS256', { extractable: true });
+  p.catch(() => undefined);
+  return p;
+}
+
 /** Thrown by {@link Identity.verify}; `reason` selects each family's error code. */
 export class TokenError extends Error {
   constructor(readonly reason: TokenFailure, message: string) {
@@ -117,11 +131,15 @@ export class Identity {
     return `${this.origin()}/${tenantId}/v2.0`;
   }
 
-  /** Loads the signing keys from the store, creating the first one when there is none. */
-  async init(): Promise<void> {
+  /**
+   * Loads the signing keys from the store, creating the first one when there is none.
+   * @param made a key pair already being made ({@link newSigningKeyPair}: a new store's first
+   *   start makes it while the store opens); used for the first key, ignored when the store has one
+   */
+  async init(made?: Promise<SigningKeyPair>): Promise<void> {
     await this.loadKeys();
     if (!this.active) {
-      const { privateKey, publicKey } = await generateKeyPair('RS256', { extractable: true });
+      const { privateKey, publicKey } = await (made ?? newSigningKeyPair());
       const kid = randomToken(12);
       const priv = await exportJWK(privateKey);
       const pub = await exportJWK(publicKey);
