@@ -10,7 +10,7 @@
  * `platform/access.ts`). Every request that is not a `GET`/`HEAD` waits regardless.
  *
  * Why not a request context: an `AsyncLocalStorage` entered for every request (how this was first
- * built) costs promise hooks on every promise of the process on Node 20 — 15 % of the req/s of the
+ * built) costs promise hooks on every promise of the process on Node 20 — 12 % of the req/s of the
  * PostgreSQL 90/10 mix (`bench/README.md`, eighth pass). It stays as a check: with
  * `STRATUS_VERIFY_READ_WRITES=1` (the test suite sets it, `test/helpers/server.ts`) every request
  * runs in one, every write of a cached table or version bump notes the request it runs for
