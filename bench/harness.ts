@@ -69,7 +69,8 @@ export async function startStratus(o: StratusOptions): Promise<ChildProcess> {
   const bundle = fs.existsSync(path.join(o.stratusDir, 'scripts/build.mjs'));
   if (bundle) execFileSync(process.execPath, ['scripts/build.mjs', '--if-needed'], { cwd: o.stratusDir, stdio: 'ignore' });
   const entry = bundle ? ['dist/stratus.mjs', 'serve'] : ['--import', 'tsx', 'src/cli.ts', 'serve'];
-  const args = [...(o.cpuProf ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(o.cpuProf)] : []), ...entry];
+  const nodeArgs = (process.env.STRATUS_BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const args = [...nodeArgs, ...(o.cpuProf ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(o.cpuProf)] : []), ...entry];
   const child = spawn(process.execPath, args, {
     cwd: o.stratusDir,
     env: { ...process.env, ...o.env, STRATUS_HTTP_PORT: String(o.httpPort), STRATUS_HTTPS_PORT: String(o.httpsPort) },
@@ -309,7 +310,7 @@ export async function interleavedRounds(list: RoundScenario[], o: RoundOptions):
       rec.p99.push(x.p99);
       rec.ratio.push(x.rps / b.rps);
       rec.bad += x.non2xx + x.errors;
-      process.stderr.write(`[${o.label}] round ${r + 1} ${s.id}: ${Math.round(x.rps)} req/s (p99 ${x.p99} ms) vs bare ${Math.round(b.rps)} → ${(x.rps / b.rps).toFixed(3)}\n`);
+      process.stderr.write(`[${o.label}] round ${r + 1} ${s.id}: ${Math.round(x.rps)} req/s (p99 ${x.p99} ms) vs bare ${Math.round(b.rps)} (p99 ${b.p99} ms) → ${(x.rps / b.rps).toFixed(3)}\n`);
     }
   }
   return runs;

@@ -11,8 +11,9 @@
  *
  * A version is kept only when it was read while live and no notification dropping its key (or
  * all of the name) arrived while it was read ({@link ticket}, `drop-log.ts`); it is used only
- * while live. Leaving or entering live mode empties it. On SQLite and in an instance that is not live nothing is kept: every read reads
- * the version (one statement per turn).
+ * while live. Leaving or entering live mode empties it. In a PostgreSQL instance that is not live
+ * nothing is kept: every read reads the version (one statement per turn). The embedded store
+ * (SQLite) keeps mailbox versions with its own rule (`services/mail/local-versions.ts`).
  */
 import { LRUCache } from 'lru-cache';
 import { DropLog } from './drop-log.ts';

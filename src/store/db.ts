@@ -133,6 +133,7 @@ export class Store<DB = StoreTables> {
   private readonly closer: () => Promise<void>;
   private readonly afterMigrate: () => void;
   private readonly hooks: StatementHooks;
+  private readonly writeWatchers: ((text: string) => void)[] = [];
   /** A SQLite file store's checkpoint worker (`checkpointer.ts`); undefined on PostgreSQL and in memory. */
   checkpointer: Checkpointer | undefined;
 
@@ -148,10 +149,23 @@ export class Store<DB = StoreTables> {
   /**
    * Calls `fn` with the text of every write statement this store runs (any connection of its
    * pool, in or out of a transaction), before it runs: the cache hub's view of this
-   * instance's own writes (`core/cache-tables.ts`). One watcher; a later call replaces it.
+   * instance's own writes (`core/cache-tables.ts`), and the embedded store's kept mailbox
+   * versions (`services/mail/local-versions.ts`). Watchers are called in the order they came.
+   * @returns a function that removes `fn`.
    */
-  watchWrites(fn: ((text: string) => void) | undefined): void {
-    this.hooks.onWrite = fn;
+  watchWrites(fn: (text: string) => void): () => void {
+    this.writeWatchers.push(fn);
+    const all = this.writeWatchers;
+    this.hooks.onWrite = all.length === 1 ? fn : (text) => {
+      for (const w of all) w(text);
+    };
+    return () => {
+      const i = all.indexOf(fn);
+      if (i >= 0) all.splice(i, 1);
+      this.hooks.onWrite = all.length === 0 ? undefined : all.length === 1 ? all[0] : (text) => {
+        for (const w of all) w(text);
+      };
+    };
   }
 
   /** Runs `fn` in one transaction; everything it writes commits together or not at all. */
@@ -268,6 +282,7 @@ export async function openStore<DB = StoreTables>(opts: StoreOptions): Promise<S
   const db = new Kysely<DB>({ dialect });
   registerDirectReader(db, {
     busy: () => dialect.driver?.held !== 0,
+    snapshot: () => snapshot.current(),
     statement: (text) => inSnapshot(statements.prepare(text) as unknown as DirectStatement & { reader: boolean }, snapshot),
   });
   let closed = false;

@@ -25,6 +25,11 @@ import type { CompiledQuery, Compilable, Kysely } from 'kysely';
  */
 export interface DirectReader {
   busy(): boolean;
+  /**
+   * The number of the shared read transaction open now (`read-snapshot.ts`: one a turn, numbered
+   * from 1 as they open), 0 when none is: reads that see the same number see the same rows.
+   */
+  snapshot(): number;
   /** The prepared statement of a read's SQL text (better-sqlite3; cached by text). */
   statement(sql: string): DirectStatement;
 }

@@ -40,11 +40,20 @@ export class ReadSnapshot {
     this.timer.unref();
   }
 
+  /** Read transactions opened so far: the number of the open one is {@link current}. */
+  private opened = 0;
+
+  /** The number of the open read transaction (they are numbered from 1 as they open), 0 when none is open. */
+  current(): number {
+    return this.open ? this.opened : 0;
+  }
+
   /** Before a direct read: opens the turn's read transaction when none is open (and no other transaction is). */
   enter(): void {
     if (this.open || this.database.inTransaction) return;
     this.begin.run();
     this.open = true;
+    this.opened++;
     this.timer.refresh();
     if (!this.scheduled) {
       this.scheduled = true;

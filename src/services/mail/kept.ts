@@ -13,7 +13,9 @@
  * So a write is seen by the very next read, on this instance and on every other one sharing
  * the database, and a text is never invalidated by time: none of these answers depends on
  * the clock. A live instance on PostgreSQL keeps the versions themselves in memory
- * (`core/kept-versions.ts`; the triggers notify, `mail_0008_mailbox_version_notices`).
+ * (`core/kept-versions.ts`; the triggers notify, `mail_0008_mailbox_version_notices`), and so
+ * does the embedded store (`local-versions.ts`: emptied by its own mail writes and when SQLite's
+ * `data_version` says another connection committed).
  */
 import { sql, type Kysely } from 'kysely';
 import type { CacheHub } from '../../core/cache.ts';
@@ -24,6 +26,8 @@ import type { MailRequest } from './request.ts';
 import { mailboxKey } from './store.ts';
 import { TickBatch, turnTrip, type TripPart } from '../../core/tick-batch.ts';
 import { Sightings } from '../../core/sightings.ts';
+import type { KeptVersions } from '../../core/kept-versions.ts';
+import { localMailVersions } from './local-versions.ts';
 
 /** Answers longer than this (UTF-8 bytes) are answered but not kept (bounds the cache's memory: {@link keptTexts} × 64 KiB). */
 const maxKeptBytes = 64 * 1024;
@@ -80,16 +84,25 @@ const versionPart: TripPart<string, string> = {
  * the turn's one statement), per database handle; keys are `tenant NUL mailbox`.
  */
 const versionBatches = new WeakMap<Kysely<Database>, TickBatch<string, string>>();
-function versionBatch(db: Kysely<Database>): TickBatch<string, string> {
+function versionBatch(db: Kysely<Database>, cache: CacheHub): TickBatch<string, string> {
   let b = versionBatches.get(db);
   if (!b) {
     b = new TickBatch(
       async (keys) => {
         const out = new Map<string, string>();
+        // The embedded store's kept versions, checked fresh in this read transaction ('0': no row).
+        const kept = localKept(db, cache);
         for (const key of keys.keys()) {
+          const v = kept?.get(key);
+          if (v !== undefined) {
+            if (v !== '0') out.set(key, v);
+            continue;
+          }
+          const ticket = kept ? kept.ticket() : -1;
           const [tenantId, mailboxId] = mailboxOfKey(key);
           const [row] = await mailboxVersion(db, tenantId, mailboxId);
           if (row) out.set(key, String(row.version));
+          if (ticket >= 0) kept!.set(key, row ? String(row.version) : '0', ticket);
         }
         return out;
       },
@@ -101,10 +114,25 @@ function versionBatch(db: Kysely<Database>): TickBatch<string, string> {
 }
 
 /**
+ * The embedded store's kept mailbox versions (`local-versions.ts`), fresh for the read
+ * transaction open now; undefined on PostgreSQL, while a caller holds the connection, or when
+ * the freshness check failed (then every version is read).
+ */
+function localKept(db: Kysely<Database>, cache: CacheHub): KeptVersions<string> | undefined {
+  try {
+    return localMailVersions(cache.store, db)?.current();
+  } catch {
+    // The read of `data_version` failed: the versions are read (their error, if any, comes there).
+    return undefined;
+  }
+}
+
+/**
  * A mailbox's version ('0' for a mailbox never written: undefined here): kept in memory while
  * this instance is live on PostgreSQL (`core/kept-versions.ts`: every write of the mailbox
- * notifies, and its writer answers once every live instance dropped it), else read by this
- * turn's batch.
+ * notifies, and its writer answers once every live instance dropped it), else by this turn's
+ * batch: on the embedded store from its kept versions when it can vouch for them
+ * ({@link localKept}), else read.
  * @throws the database error of the read (also when awaited later).
  */
 function readVersion(db: Kysely<Database>, cache: CacheHub, tenantId: string, mailboxId: string): string | undefined | Promise<string | undefined> {
@@ -113,7 +141,7 @@ function readVersion(db: Kysely<Database>, cache: CacheHub, tenantId: string, ma
   const v = kept.get(key);
   if (v !== undefined) return v;
   const ticket = kept.ticket();
-  const read = versionBatch(db).get(key);
+  const read = versionBatch(db, cache).get(key);
   if (ticket < 0) return read;
   return read.then((version) => {
     kept.set(key, version ?? '0', ticket);
