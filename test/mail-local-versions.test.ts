@@ -71,7 +71,7 @@ test("another connection's new message is listed by the next request", { skip: !
   const cols = (other.prepare('pragma table_info(mail_messages)').all() as { name: string }[]).map((c) => c.name).filter((c) => c !== 'pk');
   const mine = (await call(s.url, token, 'GET', '/v1.0/me/mailFolders/inbox/messages?$select=id&$top=1')).body.value[0].id as string;
   const row = other.prepare('select * from mail_messages where id = ?').get(mine) as Record<string, unknown>;
-  const copy = { ...row, id: `${String(row.id).slice(0, -6)}OUTSDE`, immutable_id: `${String(row.immutable_id).slice(0, -6)}OUTSDE`, internet_message_id: '<outside@stratus.test>' };
+  const copy: Record<string, unknown> = { ...row, id: `${String(row.id).slice(0, -6)}OUTSDE`, immutable_id: `${String(row.immutable_id).slice(0, -6)}OUTSDE`, internet_message_id: '<outside@stratus.test>' };
   other.prepare(`insert into mail_messages (${cols.join(', ')}) values (${cols.map(() => '?').join(', ')})`).run(...cols.map((c) => copy[c] as never));
   assert.equal(await page(), before + 1);
 });

@@ -89,8 +89,7 @@ export class CacheHub {
   /** SQLite: where this hub reads the keyed tables' written keys (`cache-keys.ts`). */
   private readonly keyLog: KeyLog | undefined;
 
-  /** @param store the app's store (its writes are watched; `store` stays readable for per-store caches of the areas) */
-  constructor(readonly store: Store) {
+  constructor(/** The app's store (its writes are watched; readable for per-store caches). */ readonly store: Store) {
     const db = (this.db = store.db as unknown as Kysely<CacheDatabase>);
     const sent = () => {
       this.pending = undefined;

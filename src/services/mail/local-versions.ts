@@ -20,6 +20,7 @@
  */
 import type { Kysely } from 'kysely';
 import type { Store } from '../../store/db.ts';
+import type { Database } from '../../store/database.ts';
 import { directConnection, type DirectReader } from '../../store/prepared.ts';
 import { KeptVersions } from '../../core/kept-versions.ts';
 
@@ -76,7 +77,7 @@ const byDb = new WeakMap<object, LocalMailVersions | null>();
  * The {@link LocalMailVersions} of `store` (made on first use; it then watches the store's
  * writes), or undefined on PostgreSQL or when `db` is not the store's root handle.
  */
-export function localMailVersions(store: Store<any>, db: Kysely<any>): LocalMailVersions | undefined {
+export function localMailVersions(store: Store, db: Kysely<Database>): LocalMailVersions | undefined {
   let v = byDb.get(db);
   if (v === undefined) {
     const reader = store.dialect === 'sqlite' && store.db === db ? directConnection(db) : undefined;
