@@ -26,8 +26,7 @@ import type { MailRequest } from './request.ts';
 import { mailboxKey } from './store.ts';
 import { TickBatch, turnTrip, type TripPart } from '../../core/tick-batch.ts';
 import { Sightings } from '../../core/sightings.ts';
-import type { KeptVersions } from '../../core/kept-versions.ts';
-import { localMailVersions } from './local-versions.ts';
+import { localMailVersions, type VersionKeeper } from './local-versions.ts';
 
 /** Answers longer than this (UTF-8 bytes) are answered but not kept (bounds the cache's memory: {@link keptTexts} × 64 KiB). */
 const maxKeptBytes = 64 * 1024;
@@ -118,7 +117,7 @@ function versionBatch(db: Kysely<Database>, cache: CacheHub): TickBatch<string, 
  * transaction open now; undefined on PostgreSQL, while a caller holds the connection, or when
  * the freshness check failed (then every version is read).
  */
-function localKept(db: Kysely<Database>, cache: CacheHub): KeptVersions<string> | undefined {
+function localKept(db: Kysely<Database>, cache: CacheHub): VersionKeeper | undefined {
   try {
     return localMailVersions(cache.store, db)?.current();
   } catch {

@@ -14,7 +14,7 @@
  *   (`store/read-snapshot.ts`), inside it, before a kept version is used; when it moved since
  *   the last look, the kept versions are emptied. So a kept version is never older than what a
  *   read in the same read transaction would return.
- * A read of a version that overlapped an emptying is not kept (`KeptVersions` tickets). While a
+ * A read of a version that overlapped an emptying is not kept ({@link VersionKeeper.ticket}). While a
  * caller holds the connection (a transaction between its statements) nothing is used or kept:
  * the read goes through Kysely and waits its turn, as before.
  */
@@ -22,7 +22,6 @@ import type { Kysely } from 'kysely';
 import type { Store } from '../../store/db.ts';
 import type { Database } from '../../store/database.ts';
 import { directConnection, type DirectReader } from '../../store/prepared.ts';
-import { KeptVersions } from '../../core/kept-versions.ts';
 
 /** Write texts that may move a mailbox's version (any mail table: the cheap, safe side). */
 const mailTable = /\bmail_/i;
@@ -30,21 +29,77 @@ const mailTable = /\bmail_/i;
 /** `data_version` as a select, so it runs inside the shared read transaction. */
 const dataVersionSql = 'select data_version as v from pragma_data_version';
 
-/** Mailboxes whose version is kept (an entry is a short text: the key and the version). */
+/** Mailboxes whose version is kept (an entry is a short text: the key and the version); past it, all are dropped. */
 const keptMailboxes = 50_000;
 
-/** The kept mailbox versions of one embedded store (see the module note). */
-export class LocalMailVersions {
-  private readonly kept = new KeptVersions<string>(() => true, keptMailboxes);
+/** Kept versions by mailbox key (`tenant NUL mailbox`), as `KeptVersions` of `core/kept-versions.ts` offers them. */
+export interface VersionKeeper {
+  /** The kept version of `key`, if any. */
+  get(key: string): string | undefined;
+  /** Taken before a read of a version: {@link set} keeps it only when nothing was emptied since. */
+  ticket(): number;
+  set(key: string, version: string, ticket: number): void;
+}
+
+/**
+ * The kept mailbox versions of one embedded store (see the module note). Emptying is O(1): a
+ * write of every PATCH empties them, so the map is replaced, never cleared entry by entry.
+ */
+export class LocalMailVersions implements VersionKeeper {
+  private kept = new Map<string, string>();
+  /** Incremented by every emptying: a read's ticket. */
+  private emptied = 0;
   /** The read transaction in which `data_version` was last read (0: never), and what it was. */
   private checkedIn = 0;
   private dataVersion: number | undefined;
 
   constructor(private readonly reader: DirectReader) {}
 
-  /** A write statement of this process (before it runs): empties the kept versions when it names a mail table. */
+  /** The mailbox of the write running in {@link within}, if one is. */
+  private scope: string | undefined;
+
+  /**
+   * A write statement of this process (before it runs) that names a mail table: drops the
+   * mailbox of {@link within}'s write, else empties the kept versions.
+   */
   wrote(text: string): void {
-    if (mailTable.test(text)) this.kept.clear();
+    if (!mailTable.test(text)) return;
+    if (this.scope === undefined) return this.empty();
+    this.emptied++;
+    this.kept.delete(this.scope);
+  }
+
+  /**
+   * Runs `write`, a synchronous write that moves no mailbox's version but `key`'s (the read-state
+   * PATCH of `writes.ts`: one message row and the change log), dropping only `key`'s version.
+   */
+  within<T>(key: string, write: () => T): T {
+    const outer = this.scope;
+    this.scope = key;
+    try {
+      return write();
+    } finally {
+      this.scope = outer;
+    }
+  }
+
+  get(key: string): string | undefined {
+    return this.kept.get(key);
+  }
+
+  ticket(): number {
+    return this.emptied;
+  }
+
+  set(key: string, version: string, ticket: number): void {
+    if (ticket !== this.emptied) return;
+    if (this.kept.size >= keptMailboxes) this.empty();
+    this.kept.set(key, version);
+  }
+
+  private empty(): void {
+    this.emptied++;
+    if (this.kept.size) this.kept = new Map();
   }
 
   /**
@@ -52,7 +107,7 @@ export class LocalMailVersions {
    * is), or undefined while a caller holds the connection (then read the version as before).
    * @throws the database error of the `data_version` read
    */
-  current(): KeptVersions<string> | undefined {
+  current(): VersionKeeper | undefined {
     const reader = this.reader;
     if (reader.busy()) return undefined;
     const open = reader.snapshot();
@@ -62,12 +117,12 @@ export class LocalMailVersions {
       // No shared read transaction (the statement ran on its own): nothing can be vouched for.
       if (now === 0) return undefined;
       if (row?.v !== this.dataVersion) {
-        if (this.dataVersion !== undefined) this.kept.clear();
+        if (this.dataVersion !== undefined) this.empty();
         this.dataVersion = row?.v;
       }
       this.checkedIn = now;
     }
-    return this.kept;
+    return this;
   }
 }
 
@@ -89,4 +144,14 @@ export function localMailVersions(store: Store, db: Kysely<Database>): LocalMail
     byDb.set(db, v);
   }
   return v ?? undefined;
+}
+
+/**
+ * Runs `write` ({@link LocalMailVersions.within}) on the embedded store whose root handle is
+ * `db`: a synchronous write that moves only the version of mailbox `key` (`tenant NUL mailbox`).
+ * Elsewhere it just runs `write`.
+ */
+export function writingMailbox<T>(db: Kysely<Database>, key: string, write: () => T): T {
+  const v = byDb.get(db);
+  return v ? v.within(key, write) : write();
 }

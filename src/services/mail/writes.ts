@@ -16,7 +16,8 @@ import { insertOneChange, recordMailChanges } from './changes.ts';
 import { signal } from '../../core/cache-bus.ts';
 import { isPostgres } from '../../store/db.ts';
 import type { MessageDoc, MessageRecord } from './message.ts';
-import { change, updateMessage } from './store.ts';
+import { change, mailboxKey, updateMessage } from './store.ts';
+import { writingMailbox } from './local-versions.ts';
 
 /** Body members of a PATCH that change no column but `is_read` and no part of the document. */
 const rowOnlyMembers = new Set(['isRead', 'singleValueExtendedProperties', 'multiValueExtendedProperties']);
@@ -56,19 +57,22 @@ export function writeReadStateNow(db: Kysely<Database>, after: MessageRecord): b
   if (!w || w.busy()) return false;
   const row = setReadState.bind(db, [after.isRead ? 1 : 0, after.modifiedAt, after.changeKey, after.pk]);
   const log = insertOneChange.bind(db, [after.tenantId, after.mailboxId, after.folderId, after.id, 'updated', after.modifiedAt]);
-  w.statement('begin').run([]);
-  try {
-    w.statement(row.sql).run(row.parameters);
-    w.statement(log.sql).run(log.parameters);
-    w.statement('commit').run([]);
-  } catch (e) {
+  // Only this message's mailbox version moves (its row's trigger; the change log has none).
+  writingMailbox(db, mailboxKey(after.tenantId, after.mailboxId), () => {
+    w.statement('begin').run([]);
     try {
-      w.statement('rollback').run([]);
-    } catch {
-      // Already rolled back by SQLite (e.g. a constraint failure ends the transaction): nothing to undo.
+      w.statement(row.sql).run(row.parameters);
+      w.statement(log.sql).run(log.parameters);
+      w.statement('commit').run([]);
+    } catch (e) {
+      try {
+        w.statement('rollback').run([]);
+      } catch {
+        // Already rolled back by SQLite (e.g. a constraint failure ends the transaction): nothing to undo.
+      }
+      throw e;
     }
-    throw e;
-  }
+  });
   void signal(db, 'mail');
   return true;
 }
