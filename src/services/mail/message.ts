@@ -158,7 +158,21 @@ export function bodyPreview(doc: MessageDoc): string {
   let text = bodyText(doc.body).replace(/\s+/g, ' ').trim();
   const names = doc.mentions.map((m) => '@' + (m.mentioned.name || m.mentioned.address)).filter((n) => !text.includes(n));
   if (names.length) text = (names.join(' ') + ' ' + text).trim();
-  return [...text].slice(0, 255).join('');
+  return firstCodePoints(text, 255);
+}
+
+/**
+ * The first `n` code points of `s` (a surrogate pair counts once, a lone surrogate once), as
+ * `[...s].slice(0, n).join('')` gives them, without making an array of the whole text.
+ */
+export function firstCodePoints(s: string, n: number): string {
+  if (s.length <= n) return s;
+  let i = 0;
+  for (let k = 0; k < n && i < s.length; k++) {
+    const c = s.charCodeAt(i);
+    i += c >= 0xd800 && c <= 0xdbff && i + 1 < s.length && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00 ? 2 : 1;
+  }
+  return s.slice(0, i);
 }
 
 // ---------------------------------------------------------------------------------------
