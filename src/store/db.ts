@@ -154,17 +154,17 @@ export class Store<DB = StoreTables> {
    * @returns a function that removes `fn`.
    */
   watchWrites(fn: (text: string) => void): () => void {
-    this.writeWatchers.push(fn);
     const all = this.writeWatchers;
-    this.hooks.onWrite = all.length === 1 ? fn : (text) => {
-      for (const w of all) w(text);
+    all.push(fn);
+    const hook = () => {
+      // One watcher is called directly (the usual case: the cache hub alone).
+      this.hooks.onWrite = all.length > 1 ? (text) => all.forEach((w) => w(text)) : all[0];
     };
+    hook();
     return () => {
       const i = all.indexOf(fn);
       if (i >= 0) all.splice(i, 1);
-      this.hooks.onWrite = all.length === 0 ? undefined : all.length === 1 ? all[0] : (text) => {
-        for (const w of all) w(text);
-      };
+      hook();
     };
   }
 
