@@ -151,21 +151,12 @@ export class Store<DB = StoreTables> {
    * pool, in or out of a transaction), before it runs: the cache hub's view of this
    * instance's own writes (`core/cache-tables.ts`), and the embedded store's kept mailbox
    * versions (`services/mail/local-versions.ts`). Watchers are called in the order they came.
-   * @returns a function that removes `fn`.
    */
-  watchWrites(fn: (text: string) => void): () => void {
+  watchWrites(fn: (text: string) => void): void {
     const all = this.writeWatchers;
     all.push(fn);
-    const hook = () => {
-      // One watcher is called directly (the usual case: the cache hub alone).
-      this.hooks.onWrite = all.length > 1 ? (text) => all.forEach((w) => w(text)) : all[0];
-    };
-    hook();
-    return () => {
-      const i = all.indexOf(fn);
-      if (i >= 0) all.splice(i, 1);
-      hook();
-    };
+    // One watcher is called directly (the usual case: the cache hub alone).
+    this.hooks.onWrite = all.length > 1 ? (text) => all.forEach((w) => w(text)) : fn;
   }
 
   /** Runs `fn` in one transaction; everything it writes commits together or not at all. */
