@@ -85,3 +85,54 @@ test("the server's own write is read by the next request (PATCH, then GET)", { s
     assert.equal((await call(s.url, token, 'GET', `/v1.0/me/messages/${encodeURIComponent(m.id)}?$select=isRead`)).body.isRead, isRead);
   }
 });
+
+/** GET of a message by id (as the text answered and parsed), with optional headers. */
+async function getMessage(id: string, headers: Record<string, string> = {}) {
+  const r = await fetch(`${s.url}/v1.0/me/messages/${encodeURIComponent(id)}`, { headers: { authorization: `Bearer ${token}`, ...headers } });
+  assert.equal(r.status, 200);
+  const text = await r.text();
+  return { text, body: JSON.parse(text) };
+}
+
+test('a read-state PATCH drops only its own message: the others are read as stored, by REST and by immutable id', { skip: !!pgUrl && 'SQLite only' }, async () => {
+  const list = await call(s.url, token, 'GET', '/v1.0/me/mailFolders/inbox/messages?$select=id,isRead,subject&$top=3&$orderby=receivedDateTime desc');
+  const [a, b] = list.body.value as { id: string; isRead: boolean; subject: string }[];
+  const bImmutable = (await getMessage(b!.id, { prefer: 'IdType="ImmutableId"' })).body.id as string;
+  assert.notEqual(bImmutable, b!.id);
+  // Both read twice (the second answer is the kept one), by both ids.
+  for (let i = 0; i < 2; i++) {
+    assert.equal((await getMessage(a!.id)).body.isRead, a!.isRead);
+    assert.equal((await getMessage(b!.id)).body.subject, b!.subject);
+    assert.equal((await getMessage(bImmutable)).body.subject, b!.subject);
+  }
+  // The read-state PATCH of A, then a general write of B (its categories): each is read at once.
+  assert.equal((await call(s.url, token, 'PATCH', `/v1.0/me/messages/${encodeURIComponent(a!.id)}`, { isRead: !a!.isRead })).status, 200);
+  assert.equal((await getMessage(b!.id)).body.subject, b!.subject);
+  assert.deepEqual((await getMessage(b!.id)).body.categories, []);
+  assert.equal((await call(s.url, token, 'PATCH', `/v1.0/me/messages/${encodeURIComponent(b!.id)}`, { categories: ['Red category'] })).status, 200);
+  assert.deepEqual((await getMessage(b!.id)).body.categories, ['Red category']);
+  assert.deepEqual((await getMessage(bImmutable)).body.categories, ['Red category']);
+  // The read-state PATCH of A by its REST id, read by its immutable id.
+  const aImmutable = (await getMessage(a!.id, { prefer: 'IdType="ImmutableId"' })).body.id as string;
+  for (let i = 0; i < 2; i++) assert.equal((await getMessage(aImmutable)).body.isRead, !a!.isRead);
+  assert.equal((await call(s.url, token, 'PATCH', `/v1.0/me/messages/${encodeURIComponent(a!.id)}`, { isRead: a!.isRead })).status, 200);
+  assert.equal((await getMessage(aImmutable)).body.isRead, a!.isRead);
+  assert.equal((await getMessage(a!.id)).body.isRead, a!.isRead);
+});
+
+test('the PATCH answers the bytes a GET of the message answers, for the body type it was asked with only', { skip: !!pgUrl && 'SQLite only' }, async () => {
+  const list = await call(s.url, token, 'GET', '/v1.0/me/mailFolders/inbox/messages?$select=id,isRead,body&$top=10&$orderby=receivedDateTime desc');
+  const m = (list.body.value as { id: string; isRead: boolean; body: { contentType: string } }[]).find((x) => x.body.contentType === 'html')!;
+  assert.ok(m, 'an HTML message in the inbox');
+  const text = { prefer: 'outlook.body-content-type="text"' };
+  const r = await fetch(`${s.url}/v1.0/me/messages/${encodeURIComponent(m.id)}`, { method: 'PATCH', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...text }, body: JSON.stringify({ isRead: !m.isRead }) });
+  assert.equal(r.status, 200);
+  const patched = await r.text();
+  assert.equal(JSON.parse(patched).body.contentType, 'text');
+  assert.equal(JSON.parse(patched).isRead, !m.isRead);
+  assert.equal((await getMessage(m.id, text)).text, patched, 'the GET with the same options answers the same bytes');
+  const html = await getMessage(m.id);
+  assert.equal(html.body.body.contentType, 'html');
+  assert.equal(html.body.isRead, !m.isRead);
+  assert.equal(html.body.changeKey, JSON.parse(patched).changeKey);
+});

@@ -18,6 +18,7 @@ import { recordMailChanges } from './changes.ts';
 import { buildResponseDraft, checkFrom, draftRecord, readReplyInput, resolveNames, sendMessage } from './actions.ts';
 import * as att from './attachments.ts';
 import { newChangeKey } from './ids.ts';
+import { writtenMessageAnswer } from './message-read.ts';
 import { createUploadSession } from './upload.ts';
 import { keySegment } from './paths.ts';
 import { parseMime } from './mime.ts';
@@ -131,7 +132,8 @@ export async function messageItem(mr: MailRequest, method: string, m: MessageRec
           await writeExtendedProperties(trx, m.pk, parsed.singleValueExtendedProperties, parsed.multiValueExtendedProperties);
         });
       }
-      return send(mr, 200, { '@odata.context': contextUrl(mr, 'messages/$entity'), ...(await presentOne(mr, updated)) });
+      // The bytes a GET of it answers (`$select` does not apply to this answer), kept for that GET.
+      return sendJson(mr, 200, writtenMessageAnswer(mr, updated));
     }
     if (method === 'DELETE') {
       need(mr, 'write');

@@ -17,6 +17,13 @@
  * A read of a version that overlapped an emptying is not kept ({@link VersionKeeper.ticket}). While a
  * caller holds the connection (a transaction between its statements) nothing is used or kept:
  * the read goes through Kysely and waits its turn, as before.
+ *
+ * **Message versions.** The same rules vouch for a message's version (row key and change key)
+ * read by id (`message-read.ts`), without its mailbox's version: a version read in the current
+ * {@link LocalMailVersions.epoch} (the count of emptyings of everything) is the stored one
+ * unless the read-state PATCH wrote that row since ({@link LocalMailVersions.holds}). Before,
+ * each such PATCH moved its mailbox's version and so made every message of the mailbox be read
+ * again (issue 31: 90/10 mix, a row-key read on nearly every message GET).
  */
 import type { Kysely } from 'kysely';
 import type { Store } from '../../store/db.ts';
@@ -47,8 +54,12 @@ export interface VersionKeeper {
  */
 export class LocalMailVersions implements VersionKeeper {
   private kept = new Map<string, string>();
-  /** Incremented by every emptying: a read's ticket. */
+  /** Incremented by every emptying and every drop: a read's ticket. */
   private emptied = 0;
+  /** Incremented by every emptying of everything (not by the drop of one mailbox): a message version's epoch. */
+  private emptiedAll = 0;
+  /** Row key → the ticket right after the read-state write of that message row, in this epoch. */
+  private written = new Map<number, number>();
   /** The read transaction in which `data_version` was last read (0: never), and what it was. */
   private checkedIn = 0;
   private dataVersion: number | undefined;
@@ -71,16 +82,34 @@ export class LocalMailVersions implements VersionKeeper {
 
   /**
    * Runs `write`, a synchronous write that moves no mailbox's version but `key`'s (the read-state
-   * PATCH of `writes.ts`: one message row and the change log), dropping only `key`'s version.
+   * PATCH of `writes.ts`: the message row `pk` and the change log), dropping only `key`'s version
+   * and the message version of `pk` ({@link holds}).
    */
-  within<T>(key: string, write: () => T): T {
+  within<T>(key: string, pk: number, write: () => T): T {
     const outer = this.scope;
     this.scope = key;
     try {
       return write();
     } finally {
       this.scope = outer;
+      // After the write (also a failed one): a read whose ticket is older does not hold.
+      if (this.written.size >= keptMailboxes) this.empty();
+      this.written.set(pk, ++this.emptied);
     }
+  }
+
+  /** The current epoch of message versions ({@link holds}): taken before the read of a version, with a {@link ticket}. */
+  epoch(): number {
+    return this.emptiedAll;
+  }
+
+  /**
+   * Whether the version of message row `pk` read in `epoch` with `ticket` (both taken before the
+   * read) is still the stored one: nothing was emptied since, and the read-state PATCH did not
+   * write that row after the ticket. Call on the keeper {@link current} returned.
+   */
+  holds(epoch: number, ticket: number, pk: number): boolean {
+    return epoch === this.emptiedAll && (this.written.get(pk) ?? 0) <= ticket;
   }
 
   get(key: string): string | undefined {
@@ -99,7 +128,9 @@ export class LocalMailVersions implements VersionKeeper {
 
   private empty(): void {
     this.emptied++;
+    this.emptiedAll++;
     if (this.kept.size) this.kept = new Map();
+    if (this.written.size) this.written = new Map();
   }
 
   /**
@@ -147,11 +178,26 @@ export function localMailVersions(store: Store, db: Kysely<Database>): LocalMail
 }
 
 /**
- * Runs `write` ({@link LocalMailVersions.within}) on the embedded store whose root handle is
- * `db`: a synchronous write that moves only the version of mailbox `key` (`tenant NUL mailbox`).
- * Elsewhere it just runs `write`.
+ * The {@link LocalMailVersions} of `store` fresh for the read transaction open now
+ * ({@link LocalMailVersions.current}), or undefined on PostgreSQL, while a caller holds the
+ * connection, or when the freshness check failed (then nothing kept may be used).
  */
-export function writingMailbox<T>(db: Kysely<Database>, key: string, write: () => T): T {
+export function freshLocalVersions(store: Store, db: Kysely<Database>): LocalMailVersions | undefined {
+  const v = localMailVersions(store, db);
+  try {
+    return v?.current() === undefined ? undefined : v;
+  } catch {
+    // The read of `data_version` failed: nothing is vouched for.
+    return undefined;
+  }
+}
+
+/**
+ * Runs `write` ({@link LocalMailVersions.within}) on the embedded store whose root handle is
+ * `db`: a synchronous write that moves only the version of mailbox `key` (`tenant NUL mailbox`)
+ * and of its message row `pk`. Elsewhere it just runs `write`.
+ */
+export function writingMailbox<T>(db: Kysely<Database>, key: string, pk: number, write: () => T): T {
   const v = byDb.get(db);
-  return v ? v.within(key, write) : write();
+  return v ? v.within(key, pk, write) : write();
 }

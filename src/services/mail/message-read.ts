@@ -10,10 +10,13 @@
  * never go stale and no mailbox version is needed. The version comes from:
  *
  * - **SQLite**: one statement reading only the row key and change key (no document), or none
- *   when the mailbox's version (read anyway, one prepared read) is the one this message was last
- *   read at: every write of a message moves its mailbox's version in the write's transaction
- *   (`mail_0007_mailbox_versions`, by trigger), so the message is then as it was. A client
- *   reading many messages of a mailbox nobody writes reads no message row at all.
+ *   when the version last read still holds: the embedded store's kept versions
+ *   (`local-versions.ts`) vouch for it until any mail write of this process but the read-state
+ *   PATCH of another message, or a commit of another connection. A client reading many
+ *   messages reads no message row at all, also while other messages of the mailbox are marked
+ *   read. While a caller holds the connection, the mailbox's version decides instead: every
+ *   write of a message moves it in the write's transaction (`mail_0007_mailbox_versions`, by
+ *   trigger), so at the version this message was last read at it is as it was.
  * - **PostgreSQL, live instance** (`core/cache-presence.ts`): memory. The message version
  *   triggers (`mail_0013_message_version_notices`) notify `msg:<tenant>/<pk>` for every written
  *   message, and the writer answers once every live instance applied that notification. So a
@@ -41,6 +44,7 @@ import { rowInTurn, type RowRead } from '../../core/row-batch.ts';
 import { messageJsonUncached, optionsKey, withFirstMember } from './rendered.ts';
 import type { MessageRecord, RenderOptions } from './message.ts';
 import { isPostgres } from '../../store/db.ts';
+import { freshLocalVersions } from './local-versions.ts';
 
 /** The row key and change key of a message by REST or immutable id; purged items are invisible (as `findMessage`). */
 const versionById = prepared((db: Kysely<Database>) =>
@@ -89,7 +93,11 @@ const keptMessagesMax = 100_000;
  * gets it with no key built and no other lookup).
  */
 interface SeenMessage {
-  mailboxVersion: string;
+  /** The mailbox version it was read at (the path while a caller holds the connection). */
+  mailboxVersion?: string;
+  /** The epoch and ticket of the embedded store's kept versions taken before it was read (`LocalMailVersions.holds`). */
+  epoch?: number;
+  ticket?: number;
   pk: number;
   changeKey: string;
   bytes?: Buffer;
@@ -135,15 +143,28 @@ export async function messageAnswer(mr: MailRequest, id: string): Promise<Buffer
   if (isPostgres(db)) return keptMessageAnswer(mr, id, purges);
   const seenAt = perApp(seenByApp, mr.ctx.cache, () => new LRUCache<string, SeenMessage>({ max: keptMessagesMax, maxSize: 32 * 1024 * 1024, sizeCalculation: (e, k) => 64 + k.length + (e.bytes?.length ?? 0) }));
   const seenKey = `${mb.tenantId}\u0000${mb.mailboxId}\u0000${id}`;
-  const mailboxVersion = await mailboxVersionOf(mr);
   let v = seenAt.get(seenKey);
-  if (v === undefined || v.mailboxVersion !== mailboxVersion) {
-    const [row] = await versionById(db, mb.tenantId, mb.mailboxId, id, purges);
-    if (!row) throw notFound();
-    // The mailbox changed but not this message (the same row and change key, read after the
-    // version): what was kept for it holds for the new version too.
-    if (v !== undefined && v.pk === Number(row.pk) && v.changeKey === row.change_key) v.mailboxVersion = mailboxVersion;
-    else seenAt.set(seenKey, (v = { mailboxVersion, pk: Number(row.pk), changeKey: row.change_key }));
+  const local = freshLocalVersions(mr.ctx.cache.store, db);
+  if (local !== undefined) {
+    if (v === undefined || v.epoch === undefined || !local.holds(v.epoch, v.ticket!, v.pk)) {
+      const epoch = local.epoch();
+      const ticket = local.ticket();
+      const [row] = await versionById(db, mb.tenantId, mb.mailboxId, id, purges);
+      if (!row) throw notFound();
+      // The same row and change key: what was kept for it holds.
+      if (v !== undefined && v.pk === Number(row.pk) && v.changeKey === row.change_key) Object.assign(v, { epoch, ticket });
+      else seenAt.set(seenKey, (v = { epoch, ticket, pk: Number(row.pk), changeKey: row.change_key }));
+    }
+  } else {
+    const mailboxVersion = await mailboxVersionOf(mr);
+    if (v === undefined || v.mailboxVersion !== mailboxVersion) {
+      const [row] = await versionById(db, mb.tenantId, mb.mailboxId, id, purges);
+      if (!row) throw notFound();
+      // The mailbox changed but not this message (the same row and change key, read after the
+      // version): what was kept for it holds for the new version too.
+      if (v !== undefined && v.pk === Number(row.pk) && v.changeKey === row.change_key) v.mailboxVersion = mailboxVersion;
+      else seenAt.set(seenKey, (v = { mailboxVersion, pk: Number(row.pk), changeKey: row.change_key }));
+    }
   }
   need(mr, 'read');
   const select = mr.q.get('$select');
@@ -195,6 +216,15 @@ async function keptMessageAnswer(mr: MailRequest, id: string, purges: string): P
 function held(mr: MailRequest, bytes: Buffer): Buffer {
   mr.ctx.requestLog.heldBody(mr.req.raw, bytes);
   return bytes;
+}
+
+/**
+ * The answer of the message PATCH (`handlers.ts`): the message whole, as a GET of it without
+ * `$select` answers it (the same bytes), kept under its new version so that the next read of it
+ * by id needs neither its row nor a rendering.
+ */
+export function writtenMessageAnswer(mr: MailRequest, m: MessageRecord): Buffer {
+  return render(mr, m, renderOptions(mr, undefined));
 }
 
 /** Renders `m` as the answer (`@odata.context` first) and keeps it under its version. */

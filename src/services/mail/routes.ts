@@ -46,8 +46,8 @@ async function handle(ctx: AppContext, req: FastifyRequest, reply: FastifyReply)
   // are used only after the checks below, in the same order as for any other path.
   const ahead = me && principal.kind === 'user' ? count(principal.objectId) : undefined;
   if (ahead instanceof Promise) ahead.catch(() => undefined);
-  // A message by id on a live instance needs no mailbox version (`message-read.ts`).
-  const byIdLive = rest.length === 2 && eq(rest[0], 'messages') && !q.has('$expand') && ctx.cache.live;
+  // A message by id on a live instance or the embedded store needs no mailbox version (`message-read.ts`).
+  const byIdLive = rest.length === 2 && eq(rest[0], 'messages') && !q.has('$expand') && (ctx.cache.live || !isPostgres(ctx.store.db));
   // A list or delta is kept (and needs the version) only when asked before (`kept.ts` `askedBefore`).
   const last = rest.at(-1);
   const sighted = ahead && req.method === 'GET' && (eq(last, 'messages') || eq(last, 'delta')) ? askedBefore(principal.tenantId, principal.objectId, raw) : undefined;

@@ -58,7 +58,7 @@ export function writeReadStateNow(db: Kysely<Database>, after: MessageRecord): b
   const row = setReadState.bind(db, [after.isRead ? 1 : 0, after.modifiedAt, after.changeKey, after.pk]);
   const log = insertOneChange.bind(db, [after.tenantId, after.mailboxId, after.folderId, after.id, 'updated', after.modifiedAt]);
   // Only this message's mailbox version moves (its row's trigger; the change log has none).
-  writingMailbox(db, mailboxKey(after.tenantId, after.mailboxId), () => {
+  writingMailbox(db, mailboxKey(after.tenantId, after.mailboxId), after.pk, () => {
     w.statement('begin').run([]);
     try {
       w.statement(row.sql).run(row.parameters);
