@@ -7,7 +7,7 @@
  * A mailbox's version moves only by the triggers of `mail_messages` and `mail_folders` (and
  * writes of `mail_mailbox_versions` itself), so a kept version is right until
  * - **this process writes a mail table**: every write statement whose text names a `mail_`
- *   table empties the kept versions before it runs (`Store.watchWrites`; the statement hook
+ *   table (but those without version triggers: {@link unversioned}) empties the kept versions before it runs (`Store.watchWrites`; the statement hook
  *   sees every statement of the store's connection, Kysely's and the direct ones alike);
  * - **another connection commits** (the `stratus seed` bulk generators, another process on the
  *   same file): SQLite's `data_version` moves. It is read once per shared read transaction
@@ -30,8 +30,23 @@ import type { Store } from '../../store/db.ts';
 import type { Database } from '../../store/database.ts';
 import { directConnection, type DirectReader } from '../../store/prepared.ts';
 
-/** Write texts that may move a mailbox's version (any mail table: the cheap, safe side). */
-const mailTable = /\bmail_/i;
+/** The mail tables a write text names. */
+const mailTables = /\bmail_[a-z_]+/gi;
+
+/**
+ * Mail tables whose writes move no mailbox's or message's version: no trigger of theirs writes
+ * `mail_messages`, `mail_folders` or `mail_mailbox_versions` (the change-notification worker's
+ * cursor and queue, the subscriptions, the change log). Before, the worker's cursor update
+ * (every few ms under writes) emptied every kept version. Any other mail table empties them
+ * (the cheap, safe side).
+ */
+const unversioned = new Set(['mail_sync_state', 'mail_notifications', 'mail_subscriptions', 'mail_subscription_members', 'mail_changes']);
+
+/** Whether a write text names a mail table that may move a version. */
+function movesVersions(text: string): boolean {
+  for (const name of text.match(mailTables) ?? []) if (!unversioned.has(name.toLowerCase())) return true;
+  return false;
+}
 
 /** `data_version` as a select, so it runs inside the shared read transaction. */
 const dataVersionSql = 'select data_version as v from pragma_data_version';
@@ -74,7 +89,7 @@ export class LocalMailVersions implements VersionKeeper {
    * mailbox of {@link within}'s write, else empties the kept versions.
    */
   wrote(text: string): void {
-    if (!mailTable.test(text)) return;
+    if (!movesVersions(text)) return;
     if (this.scope === undefined) return this.empty();
     this.emptied++;
     this.kept.delete(this.scope);
