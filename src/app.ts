@@ -164,11 +164,11 @@ export async function buildApp(config: Config): Promise<BuiltApp> {
     await release();
     throw e;
   }
-  await keysReady;
   // The Fastify instance is made once the certificates are there: its server factory creates the HTTPS server.
   try {
     tls = await tlsReady;
   } catch (e) {
+    await keysReady.catch(() => undefined);
     await release();
     throw e;
   }
@@ -249,6 +249,14 @@ export async function buildApp(config: Config): Promise<BuiltApp> {
   registerIdentityRoutes(app, identity, () => origin, new SignInThrottle(store.db, rateLimiter, config.settings));
   registerControlRoutes(app, ctx, modules);
   for (const m of modules) await m.register(app, ctx);
+  // The routes were registered while the first signing key was being made (a fresh start waited
+  // for it idle: 130 ms in one profile); nothing is served before it is there.
+  try {
+    await keysReady;
+  } catch (e) {
+    await release();
+    throw e;
+  }
 
   app.addHook('onClose', async () => {
     await release();
