@@ -7,8 +7,9 @@
  * A mailbox's version moves only by the triggers of `mail_messages` and `mail_folders` (and
  * writes of `mail_mailbox_versions` itself), so a kept version is right until
  * - **this process writes a mail table**: every write statement whose text names a `mail_`
- *   table (but those without version triggers: {@link unversioned}) empties the kept versions before it runs (`Store.watchWrites`; the statement hook
- *   sees every statement of the store's connection, Kysely's and the direct ones alike);
+ *   table (but those without version triggers: {@link unversioned}) empties the kept versions
+ *   before it runs (`Store.watchWrites`; the statement hook sees every statement of the store's
+ *   connection, Kysely's and the direct ones alike);
  * - **another connection commits** (the `stratus seed` bulk generators, another process on the
  *   same file): SQLite's `data_version` moves. It is read once per shared read transaction
  *   (`store/read-snapshot.ts`), inside it, before a kept version is used; when it moved since

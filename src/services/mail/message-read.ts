@@ -144,27 +144,17 @@ export async function messageAnswer(mr: MailRequest, id: string): Promise<Buffer
   const seenAt = perApp(seenByApp, mr.ctx.cache, () => new LRUCache<string, SeenMessage>({ max: keptMessagesMax, maxSize: 32 * 1024 * 1024, sizeCalculation: (e, k) => 64 + k.length + (e.bytes?.length ?? 0) }));
   const seenKey = `${mb.tenantId}\u0000${mb.mailboxId}\u0000${id}`;
   let v = seenAt.get(seenKey);
+  // What vouches for the version last read: the embedded store's kept versions (an epoch and a
+  // ticket, both taken before a read), else, while a caller holds the connection, the mailbox's version.
   const local = freshLocalVersions(mr.ctx.cache.store, db);
-  if (local !== undefined) {
-    if (v === undefined || v.epoch === undefined || !local.holds(v.epoch, v.ticket!, v.pk)) {
-      const epoch = local.epoch();
-      const ticket = local.ticket();
-      const [row] = await versionById(db, mb.tenantId, mb.mailboxId, id, purges);
-      if (!row) throw notFound();
-      // The same row and change key: what was kept for it holds.
-      if (v !== undefined && v.pk === Number(row.pk) && v.changeKey === row.change_key) Object.assign(v, { epoch, ticket });
-      else seenAt.set(seenKey, (v = { epoch, ticket, pk: Number(row.pk), changeKey: row.change_key }));
-    }
-  } else {
-    const mailboxVersion = await mailboxVersionOf(mr);
-    if (v === undefined || v.mailboxVersion !== mailboxVersion) {
-      const [row] = await versionById(db, mb.tenantId, mb.mailboxId, id, purges);
-      if (!row) throw notFound();
-      // The mailbox changed but not this message (the same row and change key, read after the
-      // version): what was kept for it holds for the new version too.
-      if (v !== undefined && v.pk === Number(row.pk) && v.changeKey === row.change_key) v.mailboxVersion = mailboxVersion;
-      else seenAt.set(seenKey, (v = { mailboxVersion, pk: Number(row.pk), changeKey: row.change_key }));
-    }
+  const mailboxVersion = local === undefined ? await mailboxVersionOf(mr) : undefined;
+  if (v === undefined || !(local !== undefined ? v.epoch !== undefined && local.holds(v.epoch, v.ticket!, v.pk) : v.mailboxVersion === mailboxVersion)) {
+    const mark: Pick<SeenMessage, 'epoch' | 'ticket' | 'mailboxVersion'> = local !== undefined ? { epoch: local.epoch(), ticket: local.ticket() } : { mailboxVersion };
+    const [row] = await versionById(db, mb.tenantId, mb.mailboxId, id, purges);
+    if (!row) throw notFound();
+    // The same row and change key (read after the mark): what was kept for it holds under the new mark too.
+    if (v !== undefined && v.pk === Number(row.pk) && v.changeKey === row.change_key) Object.assign(v, mark);
+    else seenAt.set(seenKey, (v = { ...mark, pk: Number(row.pk), changeKey: row.change_key }));
   }
   need(mr, 'read');
   const select = mr.q.get('$select');

@@ -47,11 +47,11 @@ async function handle(ctx: AppContext, req: FastifyRequest, reply: FastifyReply)
   const ahead = me && principal.kind === 'user' ? count(principal.objectId) : undefined;
   if (ahead instanceof Promise) ahead.catch(() => undefined);
   // A message by id on a live instance or the embedded store needs no mailbox version (`message-read.ts`).
-  const byIdLive = rest.length === 2 && eq(rest[0], 'messages') && !q.has('$expand') && (ctx.cache.live || !isPostgres(ctx.store.db));
+  const byIdUnversioned = rest.length === 2 && eq(rest[0], 'messages') && !q.has('$expand') && (ctx.cache.live || !isPostgres(ctx.store.db));
   // A list or delta is kept (and needs the version) only when asked before (`kept.ts` `askedBefore`).
   const last = rest.at(-1);
   const sighted = ahead && req.method === 'GET' && (eq(last, 'messages') || eq(last, 'delta')) ? askedBefore(principal.tenantId, principal.objectId, raw) : undefined;
-  const versionAhead = ahead && req.method === 'GET' && !byIdLive && sighted !== false ? mailboxVersionAhead(ctx.store.db, ctx.cache, principal.tenantId, principal.objectId) : undefined;
+  const versionAhead = ahead && req.method === 'GET' && !byIdUnversioned && sighted !== false ? mailboxVersionAhead(ctx.store.db, ctx.cache, principal.tenantId, principal.objectId) : undefined;
   const user = await mailboxOwner(ctx, principal, me ? 'me' : { idOrUpn: segs[2]! });
   const userSegment = me ? 'me' : keySegment('users', user.id);
 
