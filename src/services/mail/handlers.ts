@@ -12,7 +12,7 @@ import { emptyDoc, type MessageRecord } from './message.ts';
 import { messageJson, withFirstMember } from './rendered.ts';
 import { present, presentOne, renderOptions } from './lists.ts';
 import { parseMessageInput, type MessageInput } from './message-input.ts';
-import { leavesDocument, lacksNames, writePatchedMessage, writeReadStateInOne, writeReadStateNow } from './writes.ts';
+import { bodyLeavesDocument, leavesDocument, lacksNames, writePatchedMessage, writeReadStateInOne, writeReadStateNow } from './writes.ts';
 import { getFolder, insertMessages, messageFromRow, moveMessage, copyMessage, writeExtendedProperties, notFound, type FolderRow, computeHasAttachments, change } from './store.ts';
 import { recordMailChanges } from './changes.ts';
 import { buildResponseDraft, checkFrom, draftRecord, readReplyInput, resolveNames, sendMessage } from './actions.ts';
@@ -118,7 +118,9 @@ export async function messageItem(mr: MailRequest, method: string, m: MessageRec
     }
     if (method === 'PATCH') {
       need(mr, 'write');
-      const doc = structuredClone(m.doc);
+      // The stored document is copied only when this PATCH may change it: a body of row members on a
+      // document with every name resolved changes no part of it (nothing below writes into it then).
+      const doc = bodyLeavesDocument(mr.body) && !lacksNames(m.doc) ? m.doc : structuredClone(m.doc);
       const parsed = parseMessageInput(doc, mr.body, 'update', m.isDraft);
       if (parsed.present.has('from') || parsed.present.has('sender')) checkFrom(doc, mr.mb);
       // A PATCH of `isRead` (or extended properties) on a document with every name resolved writes only the row's read state (writes.ts).

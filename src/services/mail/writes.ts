@@ -28,6 +28,18 @@ export function leavesDocument(present: ReadonlySet<string>): boolean {
   return true;
 }
 
+/**
+ * Whether a PATCH body (parsed JSON) names only members that leave the stored document as it is
+ * ({@link rowOnlyMembers}, and `@odata.type`): then `parseMessageInput` writes nothing into the
+ * document, and the handler needs no copy of it (issue 31: `structuredClone` of a 1.6 KB
+ * document was about 45 µs of a read-state PATCH). False for anything but a plain object.
+ */
+export function bodyLeavesDocument(body: unknown): boolean {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return false;
+  for (const k of Object.keys(body)) if (k !== '@odata.type' && !rowOnlyMembers.has(k)) return false;
+  return true;
+}
+
 /** Whether some recipient of `doc` has no display name (`resolveNames` of `actions.ts` would fill it in). */
 export function lacksNames(doc: MessageDoc): boolean {
   for (const list of [doc.toRecipients, doc.ccRecipients, doc.bccRecipients, doc.replyTo]) for (const r of list) if (!r.emailAddress.name) return true;
