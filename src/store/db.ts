@@ -309,14 +309,21 @@ export function fromJson<T = unknown>(text: string | null | undefined): T {
  * Defines `target[name]` as the document stored in `text`, parsed ({@link fromJson}) when first
  * read: most reads of a stored row never look at its document (an existence check, an answer
  * kept as text). An own enumerable accessor, so spreads, `structuredClone` and `JSON.stringify`
- * see it like a plain property; assigning replaces the parsed value.
+ * see it like a plain property; assigning replaces the parsed value. `onParse` is called with the
+ * parsed value when it is parsed (not for an assigned one).
  */
-export function lazyJson<T extends object, K extends keyof T>(target: T, name: K, text: string | null): T {
+export function lazyJson<T extends object, K extends keyof T>(target: T, name: K, text: string | null, onParse?: (value: T[K]) => void): T {
   let parsed: T[K] | undefined;
   Object.defineProperty(target, name, {
     enumerable: true,
     configurable: true,
-    get: () => (parsed ??= fromJson<T[K]>(text)),
+    get: () => {
+      if (parsed === undefined) {
+        parsed = fromJson<T[K]>(text);
+        onParse?.(parsed);
+      }
+      return parsed;
+    },
     set: (v: T[K]) => {
       parsed = v;
     },

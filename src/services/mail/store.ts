@@ -10,7 +10,7 @@ import { nowIso } from '../../core/clock.ts';
 import { lazyJson, toJson, bool } from '../../store/db.ts';
 import { recordMailChanges, type MailChange } from './changes.ts';
 import { isWellFormedId, newAttachmentId, newChangeKey, newFolderId, newImmutableId, newMessageId } from './ids.ts';
-import { bodyText, type MessageDoc, type MessageRecord } from './message.ts';
+import { bodyText, rememberBodyText, searchBodyMax, type MessageDoc, type MessageRecord } from './message.ts';
 import type { Database } from '../../store/database.ts';
 import type { CacheHub } from '../../core/cache.ts';
 import { param, prepared } from '../../store/prepared.ts';
@@ -20,7 +20,7 @@ import { param, prepared } from '../../store/prepared.ts';
  * reads select these, not the filter and search columns derived from the document (the
  * search text alone can be as large as the body).
  */
-export const messageRowColumns = ['pk', 'id', 'immutable_id', 'tenant_id', 'mailbox_id', 'folder_id', 'created_at', 'modified_at', 'received_at', 'sent_at', 'is_read', 'is_draft', 'has_attachments', 'change_key', 'doc'] as const;
+export const messageRowColumns = ['pk', 'id', 'immutable_id', 'tenant_id', 'mailbox_id', 'folder_id', 'created_at', 'modified_at', 'received_at', 'sent_at', 'is_read', 'is_draft', 'has_attachments', 'change_key', 'search_body', 'doc'] as const;
 
 /** {@link messageRowColumns} qualified by the table (for queries that join). */
 export const qualifiedMessageRowColumns = messageRowColumns.map((c) => `mail_messages.${c}` as const);
@@ -218,7 +218,11 @@ export function messageFromRow(r: any): MessageRecord {
   } as MessageRecord;
   // A light row (lightMessageColumns) has no document: at most its subject, which is all a rowProperties page renders of it.
   if (r.doc === undefined) m.doc = { subject: r.subject } as MessageDoc;
-  else lazyJson(m, 'doc', r.doc);
+  else if (typeof r.search_body === 'string') {
+    // The body's text as stored with the document (`messageColumns`): the preview is made from it (`message.ts`).
+    const text: string = r.search_body;
+    lazyJson(m, 'doc', r.doc, (doc) => rememberBodyText(doc, text));
+  } else lazyJson(m, 'doc', r.doc);
   return m;
 }
 
@@ -270,7 +274,7 @@ export function messageColumns(m: Omit<MessageRecord, 'pk'>): Insertable<MailDat
     internet_message_id: d.internetMessageId,
     change_key: m.changeKey,
     from_text: from ? `${from.name} ${from.address}` : '',
-    search_body: bodyText(d.body).slice(0, 100_000),
+    search_body: bodyText(d.body).slice(0, searchBodyMax),
     doc: toJson(d),
   };
 }
