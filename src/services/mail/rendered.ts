@@ -96,6 +96,12 @@ export function messageJsonUncached(m: MessageRecord, o: RenderOptions): string 
   return keptText(m.pk, m.changeKey, optionsKey(o)) ?? JSON.stringify(renderMessage(m, { ...o, context: undefined }));
 }
 
+/** The whole `mail_messages` rows of these row keys (one statement), by row key; a row deleted meanwhile is absent. */
+async function wholeRows(db: Kysely<Database>, pks: number[]): Promise<Map<number, any>> {
+  const full = await db.selectFrom('mail_messages').select(qualifiedMessageRowColumns).where('mail_messages.pk', 'in', pks).execute();
+  return new Map(full.map((r: any) => [Number(r.pk), r]));
+}
+
 /** The table-qualified columns a page of {@link pageJson} reads: the row key and the change key. */
 export const versionColumns = ['mail_messages.pk', 'mail_messages.change_key'] as const;
 
@@ -121,16 +127,7 @@ export async function pageJson(db: Kysely<Database>, rows: readonly any[], o: Re
     else out[i] = t;
   }
   if (missing.length) {
-    const full = await db
-      .selectFrom('mail_messages')
-      .select(qualifiedMessageRowColumns)
-      .where(
-        'mail_messages.pk',
-        'in',
-        missing.map((i) => Number(rows[i].pk)),
-      )
-      .execute();
-    const byPk = new Map(full.map((r: any) => [Number(r.pk), r]));
+    const byPk = await wholeRows(db, missing.map((i) => Number(rows[i].pk)));
     for (const i of missing) {
       const r = byPk.get(Number(rows[i].pk));
       if (r) out[i] = messageJsonKeyed(messageFromRow(r), o, options);
@@ -168,16 +165,7 @@ export async function pageJsonByKeys(db: Kysely<Database>, rows: readonly { pk: 
     // Taken before the read: a change key read after it is the stored one while `holds` says so.
     const epoch = local.epoch();
     const ticket = local.ticket();
-    const full = await db
-      .selectFrom('mail_messages')
-      .select(qualifiedMessageRowColumns)
-      .where(
-        'mail_messages.pk',
-        'in',
-        missing.map((i) => Number(rows[i]!.pk)),
-      )
-      .execute();
-    const byPk = new Map(full.map((r: any) => [Number(r.pk), r]));
+    const byPk = await wholeRows(db, missing.map((i) => Number(rows[i]!.pk)));
     for (const i of missing) {
       const r = byPk.get(Number(rows[i]!.pk));
       if (!r) continue;
