@@ -217,12 +217,9 @@ export function messageFromRow(r: any): MessageRecord {
     changeKey: r.change_key,
   } as MessageRecord;
   // A light row (lightMessageColumns) has no document: at most its subject, which is all a rowProperties page renders of it.
+  // A whole row has the body's text stored beside the document (`messageColumns`): the preview is made from it (`message.ts`).
   if (r.doc === undefined) m.doc = { subject: r.subject } as MessageDoc;
-  else if (typeof r.search_body === 'string') {
-    // The body's text as stored with the document (`messageColumns`): the preview is made from it (`message.ts`).
-    const text: string = r.search_body;
-    lazyJson(m, 'doc', r.doc, (doc) => rememberBodyText(doc, text));
-  } else lazyJson(m, 'doc', r.doc);
+  else lazyJson(m, 'doc', r.doc, typeof r.search_body === 'string' ? (doc) => rememberBodyText(doc, r.search_body) : undefined);
   return m;
 }
 
