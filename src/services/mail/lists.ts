@@ -9,7 +9,7 @@ import { deltaPage, deltaToken } from './delta.ts';
 import { renderMessage, type MessageRecord, type RenderOptions } from './message.ts';
 import { messageFromRow, immutableIdsOf, type FolderRow } from './store.ts';
 import { lightMessageColumns, rowProperties } from './columns.ts';
-import { keyColumns, pageJson, pageJsonByKeys, versionColumns, withFirstMember } from './rendered.ts';
+import { keyColumns, pageJson, versionColumns, withFirstMember } from './rendered.ts';
 import { freshLocalVersions } from './local-versions.ts';
 import * as att from './attachments.ts';
 import { keySegment } from './paths.ts';
@@ -90,7 +90,7 @@ export async function pageBytes(mr: MailRequest, folder: Pick<FolderRow, 'id'> |
   const light = select !== undefined && select.every((s) => rowProperties.has(s)) ? lightMessageColumns(select) : undefined;
   const db = mr.ctx.store.db;
   // On the embedded store, a page of whole messages reads only its row keys when the kept
-  // versions can vouch for the kept texts (`pageJsonByKeys`); a `$search` page is read off the
+  // versions can vouch for the kept texts (`pageJson` with them); a `$search` page is read off the
   // event loop, on another connection, and reads the change keys as before.
   const local = light === undefined && opt(mr.q, 'search') === undefined ? freshLocalVersions(mr.ctx.cache.store, db) : undefined;
   const { rows, more, count } = await listMessageRows(db, { tenantId: mr.mb.tenantId, mailboxId: mr.mb.mailboxId, folderId: folder?.id, excludeFolderIds: exclude, q: mr.q, pageSize, skip }, light ?? (local ? keyColumns : versionColumns));
@@ -100,8 +100,7 @@ export async function pageBytes(mr: MailRequest, folder: Pick<FolderRow, 'id'> |
   if (light) return utf8Join([head, `,"value":${JSON.stringify(await present(mr, rows.map(messageFromRow), select, []))}`, tail]);
   const parts = [head, ',"value":['];
   let first = true;
-  const o = renderOptions(mr, select);
-  for (const t of await (local ? pageJsonByKeys(db, rows, o, local) : pageJson(db, rows, o))) {
+  for (const t of await pageJson(db, rows, renderOptions(mr, select), local)) {
     if (t === undefined) continue;
     if (!first) parts.push(',');
     parts.push(t);

@@ -28,7 +28,7 @@ interface VersionTexts {
   /**
    * Set when the embedded store's kept versions vouch for {@link changeKey} (`local-versions.ts`):
    * the keeper, and its epoch and ticket taken before the change key was read. A page may then
-   * name the row by its row key alone ({@link pageJsonByKeys}).
+   * name the row by its row key alone ({@link pageJson} with kept versions).
    */
   vouch?: { by: LocalMailVersions; epoch: number; ticket: number };
 }
@@ -96,23 +96,26 @@ export function messageJsonUncached(m: MessageRecord, o: RenderOptions): string 
   return keptText(m.pk, m.changeKey, optionsKey(o)) ?? JSON.stringify(renderMessage(m, { ...o, context: undefined }));
 }
 
-/** The whole `mail_messages` rows of these row keys (one statement), by row key; a row deleted meanwhile is absent. */
-async function wholeRows(db: Kysely<Database>, pks: number[]): Promise<Map<number, any>> {
-  const full = await db.selectFrom('mail_messages').select(qualifiedMessageRowColumns).where('mail_messages.pk', 'in', pks).execute();
-  return new Map(full.map((r: any) => [Number(r.pk), r]));
-}
-
 /** The table-qualified columns a page of {@link pageJson} reads: the row key and the change key. */
 export const versionColumns = ['mail_messages.pk', 'mail_messages.change_key'] as const;
 
+/** The row key alone: the page rows of {@link pageJson} on the embedded store, with its kept versions. */
+export const keyColumns = ['mail_messages.pk'] as const;
+
 /**
  * The JSON texts of a page's messages, in the order of `rows`: rows of {@link versionColumns}
- * (the texts cached for their versions; the others read in one query by row key) or whole
- * `mail_messages` rows (rendered from their document). A message deleted between the page's
- * read and the read of its document has no text (undefined at its place).
+ * (the texts cached for their versions; the others read in one query by row key), whole
+ * `mail_messages` rows (rendered from their document), or — given the embedded store's kept
+ * versions `local`, fresh for the read transaction of the page's statement
+ * (`freshLocalVersions`) — rows of {@link keyColumns}: a text is then used while `local` vouches
+ * for the change key it was made for (an epoch and a ticket taken before that change key was
+ * read, as `message-read.ts` does for a message by id), and the rows read whole here are vouched
+ * for from then on (issue 31: the page statement without the change key was 28.7 → 21.5 µs).
+ * A message deleted between the page's read and the read of its document has no text
+ * (undefined at its place).
  * @param rows rows of the caller's query, scoped to one mailbox (their row keys are trusted)
  */
-export async function pageJson(db: Kysely<Database>, rows: readonly any[], o: RenderOptions): Promise<(string | undefined)[]> {
+export async function pageJson(db: Kysely<Database>, rows: readonly any[], o: RenderOptions, local?: LocalMailVersions): Promise<(string | undefined)[]> {
   const out: (string | undefined)[] = new Array(rows.length);
   const missing: number[] = [];
   const options = optionsKey(o);
@@ -122,60 +125,40 @@ export async function pageJson(db: Kysely<Database>, rows: readonly any[], o: Re
       out[i] = messageJsonKeyed(messageFromRow(r), o, options);
       continue;
     }
-    const t = keptText(Number(r.pk), r.change_key, options);
-    if (t === undefined) missing.push(i);
-    else out[i] = t;
-  }
-  if (missing.length) {
-    const byPk = await wholeRows(db, missing.map((i) => Number(rows[i].pk)));
-    for (const i of missing) {
-      const r = byPk.get(Number(rows[i].pk));
-      if (r) out[i] = messageJsonKeyed(messageFromRow(r), o, options);
-    }
-  }
-  return out;
-}
-
-/** The row key of the page rows of {@link pageJsonByKeys}: no change key read. */
-export const keyColumns = ['mail_messages.pk'] as const;
-
-/**
- * {@link pageJson} for rows of {@link keyColumns} on the embedded store, whose kept versions
- * `local` (fresh for the read transaction of the page's statement: `freshLocalVersions`) vouch
- * for the change key each kept text was made for. A row whose text is vouched for and kept
- * with these options is spliced as it is; the others are read whole in one query by row key
- * (their change keys read after a mark of `local`, which then vouches for them). Issue 31:
- * the page statement without the change key is about a third cheaper (a 36-character text per
- * row not made), and a page's texts were nearly always kept.
- * @param rows rows of the caller's query, scoped to one mailbox (their row keys are trusted)
- */
-export async function pageJsonByKeys(db: Kysely<Database>, rows: readonly { pk: unknown }[], o: RenderOptions, local: LocalMailVersions): Promise<(string | undefined)[]> {
-  const out: (string | undefined)[] = new Array(rows.length);
-  const missing: number[] = [];
-  const options = optionsKey(o);
-  for (let i = 0; i < rows.length; i++) {
-    const pk = Number(rows[i]!.pk);
-    const e = texts.get(pk);
-    const v = e?.vouch;
-    const t = v !== undefined && v.by === local && local.holds(v.epoch, v.ticket, pk) ? e!.byOptions.get(options) : undefined;
+    const t = local ? vouchedText(Number(r.pk), options, local) : keptText(Number(r.pk), r.change_key, options);
     if (t === undefined) missing.push(i);
     else out[i] = t;
   }
   if (missing.length) {
     // Taken before the read: a change key read after it is the stored one while `holds` says so.
-    const epoch = local.epoch();
-    const ticket = local.ticket();
-    const byPk = await wholeRows(db, missing.map((i) => Number(rows[i]!.pk)));
+    const mark = local && { by: local, epoch: local.epoch(), ticket: local.ticket() };
+    const full = await db
+      .selectFrom('mail_messages')
+      .select(qualifiedMessageRowColumns)
+      .where(
+        'mail_messages.pk',
+        'in',
+        missing.map((i) => Number(rows[i].pk)),
+      )
+      .execute();
+    const byPk = new Map(full.map((r: any) => [Number(r.pk), r]));
     for (const i of missing) {
-      const r = byPk.get(Number(rows[i]!.pk));
+      const r = byPk.get(Number(rows[i].pk));
       if (!r) continue;
       const m = messageFromRow(r);
       out[i] = messageJsonKeyed(m, o, options);
-      const e = texts.peek(m.pk);
-      if (e !== undefined && e.changeKey === m.changeKey) e.vouch = { by: local, epoch, ticket };
+      const e = mark && texts.peek(m.pk);
+      if (e && e.changeKey === m.changeKey) e.vouch = mark;
     }
   }
   return out;
+}
+
+/** The text kept for row `pk` with these options while `local` vouches for its change key ({@link VersionTexts.vouch}). */
+function vouchedText(pk: number, options: string, local: LocalMailVersions): string | undefined {
+  const e = texts.get(pk);
+  const v = e?.vouch;
+  return v !== undefined && v.by === local && local.holds(v.epoch, v.ticket, pk) ? e!.byOptions.get(options) : undefined;
 }
 
 /** `{"name":value,` + the rest of an object's JSON text: a member put first (`@odata.context`, `@odata.type`). */

@@ -17,8 +17,9 @@ import { param, prepared } from '../../store/prepared.ts';
 
 /**
  * The `mail_messages` columns a {@link MessageRecord} is made of (see {@link messageFromRow}):
- * reads select these, not the filter and search columns derived from the document (the
- * search text alone can be as large as the body).
+ * reads select these, not the filter columns derived from the document. The body's text
+ * (`search_body`, as large as the body) is among them: nearly every whole-row read renders the
+ * message, and a preview made from it skips converting the HTML again (issue 31).
  */
 export const messageRowColumns = ['pk', 'id', 'immutable_id', 'tenant_id', 'mailbox_id', 'folder_id', 'created_at', 'modified_at', 'received_at', 'sent_at', 'is_read', 'is_draft', 'has_attachments', 'change_key', 'search_body', 'doc'] as const;
 
