@@ -7,12 +7,13 @@
  * counters are kept by the same triggers; inserts are multi-row statements in transactions
  * of a few thousand rows. Deterministic for a given seed (ids are random).
  */
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { seededRandom } from '../../core/random.ts';
 import { conversationIndex, newConversationId, newImmutableId, newMessageId } from './ids.ts';
 import { emptyDoc, wrapHtml, type MessageDoc, type MessageRecord, type Recipient } from './message.ts';
 import { messageColumns, openMailbox, type Mailbox } from './store.ts';
 import type { Database } from '../../store/database.ts';
+import { isPostgres } from '../../store/db.ts';
 
 const first = ['Ada', 'Ben', 'Chloe', 'Dev', 'Elena', 'Farah', 'Gus', 'Hana', 'Ivan', 'Jade', 'Kofi', 'Lena', 'Marco', 'Nina', 'Omar', 'Pia', 'Quinn', 'Rosa', 'Sam', 'Tara', 'Uma', 'Victor', 'Wen', 'Ximena', 'Yusuf', 'Zoe', 'Arjun', 'Bea', 'Carlos', 'Dana', 'Emil', 'Fiona', 'Goran', 'Helga', 'Ines', 'Jonas', 'Kira', 'Liam', 'Mei', 'Noor'];
 const last = ['Abbott', 'Brandt', 'Castillo', 'Dubois', 'Eriksen', 'Fischer', 'Gallo', 'Hughes', 'Ito', 'Jansen', 'Kowalski', 'Lindqvist', 'Moreau', 'Nakamura', 'Okafor', 'Petrov', 'Quint', 'Rossi', 'Schmidt', 'Tanaka', 'Ueda', 'Varga', 'Weber', 'Xu', 'Yilmaz', 'Zhang', 'Almeida', 'Bauer', 'Costa', 'Dahl'];
@@ -163,6 +164,13 @@ export function* bulkMessages(mb: Mailbox, count: number, seed = 7, newestMs = D
  * Adds `count` generated messages to a user's mailbox (creating its folders on first use),
  * `batch` rows per transaction, in multi-row inserts; categories go to their child table.
  * No change-log entries (bulk data is initial state, like the demo data set).
+ *
+ * On PostgreSQL the messages' planner statistics are refreshed at the end (`analyze`), as the
+ * server's manual advises after a bulk load: until its autovacuum gets to the table (a minute
+ * or more), a fresh store has none, and a message read by id (`message-read.ts`: `id = … or
+ * immutable_id = …` within a mailbox) was planned as a walk of the mailbox's index entries and
+ * rows instead of the two unique indexes — in the first seconds of issue 31's PostgreSQL
+ * workloads a third of the database's CPU (bench/README.md, twelfth pass).
  * @returns the mailbox
  */
 export async function seedMailbox(db: Kysely<Database>, user: { tenantId: string; id: string; mail: string; displayName: string }, count: number, o: SeedMailboxOptions): Promise<Mailbox> {
@@ -191,5 +199,6 @@ export async function seedMailbox(db: Kysely<Database>, user: { tenantId: string
     done += recs.length;
     o.onProgress?.(done);
   }
+  if (isPostgres(db) && count > 0) await sql`analyze mail_messages, mail_categories`.execute(db);
   return mb;
 }
