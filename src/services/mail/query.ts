@@ -198,7 +198,7 @@ export function baseQuery(db: Kysely<Database>, lq: Omit<ListQuery, 'pageSize' |
     if (st.terms.length) {
       if (isPostgres(db)) {
         const tsq = st.terms.map((t) => `${t}:*`).join(' & ');
-        query = query.where(sql<boolean>`mail_messages.search_tsv @@ to_tsquery('simple', ${tsq})`);
+        query = query.where(sql<boolean>`mail_messages.pk in (select pk from mail_search where search_tsv @@ to_tsquery('simple', ${tsq}))`);
       } else {
         const match = st.terms.map((t) => `"${t}"*`).join(' AND ');
         query = query.where(sql<boolean>`mail_messages.pk in (select rowid from mail_fts where mail_fts match ${match})`);
