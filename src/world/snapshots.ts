@@ -5,8 +5,9 @@
  * `stratus_snapshots` naming them and the Stratus time to restore.
  *
  * - The tables are derived at run time from the modules (`ServiceModule.tables`) and the
- *   directory (`directoryTables`); the columns from their declarations (`databaseColumns`), so
- *   columns computed by the database (PostgreSQL's search vector) are computed again.
+ *   directory (`directoryTables`); the columns from their declarations (`databaseColumns`). The
+ *   full-text tables (SQLite's `mail_fts`, PostgreSQL's `mail_search`) are not among them: the
+ *   triggers of `mail_messages` keep them through the restore's deletes and inserts.
  * - Save: `CREATE TABLE snap_… AS SELECT <columns> FROM <table>` per table, in one transaction.
  * - Restore, in one transaction: the rows that differ from the snapshot are deleted (children
  *   first), then the snapshot's missing rows inserted (parents first), by primary key and
