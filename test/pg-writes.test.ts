@@ -80,31 +80,38 @@ test('the search vector has its own table: a read-state PATCH leaves it, a subje
 test('a message update moves its mailbox version once and names the message in one notification', { skip: !pgUrl && 'PostgreSQL only' }, async () => {
   const db = s.server.ctx.store.db;
   const schema = s.config.databaseSchema!;
-    const channel = `stratus_cache_${schema}`;
+  const channel = `stratus_cache_${schema}`;
   const listener = new pg.Client({ connectionString: pgUrl });
   await listener.connect();
   try {
     const heard: string[] = [];
-    let ended: () => void = () => {};
-    const end = new Promise<void>((resolve) => (ended = resolve));
+    const waiting = new Map<string, () => void>();
     listener.on('notification', (n) => {
       if (n.channel !== channel) return;
-      if (n.payload === 'test end') ended();
+      const done = waiting.get(n.payload ?? '');
+      if (done) done();
       else heard.push(n.payload ?? '');
     });
     await listener.query(`listen "${channel}"`);
+    // Notifications arrive in commit order: once a marker sent after a write is heard, so is
+    // everything the write's commit sent.
+    let markers = 0;
+    const drain = async () => {
+      const marker = `test marker ${++markers}`;
+      const heardIt = new Promise<void>((resolve) => waiting.set(marker, resolve));
+      await sql`select pg_notify(${channel}, ${marker})`.execute(db);
+      await heardIt;
+    };
     const made = await call(s.url, t.user, 'POST', '/v1.0/me/messages', { subject: 'Version check' });
     assert.equal(made.status, 201);
     const pk = Number((await sql<{ pk: string }>`select pk::text as pk from mail_messages where id = ${made.body.id}`.execute(db)).rows[0]!.pk);
     const version = async () => Number((await sql<{ v: string }>`select version::text as v from mail_mailbox_versions where tenant_id = ${demoTenant.id} and mailbox_id = ${demoUser.id}`.execute(db)).rows[0]!.v);
     const v0 = await version();
+    await drain();
     heard.length = 0;
     assert.equal((await call(s.url, t.user, 'PATCH', `/v1.0/me/messages/${made.body.id}`, { isRead: true })).status, 200);
     assert.equal(await version(), v0 + 1);
-    // Notifications arrive in commit order: once a marker sent after the PATCH is heard, so is
-    // everything the PATCH's commit sent.
-    await sql`select pg_notify(${channel}, 'test end')`.execute(db);
-    await end;
+    await drain();
     const expected = `0 mail:${demoTenant.id}/${demoUser.id},msg:${demoTenant.id}/${pk}`;
     assert.deepEqual(heard.filter((p) => p.startsWith('0 ')), [expected]);
     assert.equal((await call(s.url, t.user, 'DELETE', `/v1.0/me/messages/${made.body.id}`)).status, 204);

@@ -32,8 +32,8 @@ export const mailWriteMigrations: Migrations = {
      * Before, the vector was a generated column of `mail_messages`: every update of a message
      * row that changes an indexed column (a read-state PATCH changes `is_read` and `change_key`)
      * makes a new row version, and the GIN index took an entry for every word of the new version
-     * whatever changed. Measured on the bench's store (10,600 messages, 3,000 read-state updates
-     * in one server-side loop, triggers off): 480 -> 280 us an update. The search reads
+     * whatever changed. Measured on the bench's store (10,600 messages, 20 clients of the
+     * read-state statement, all PostgreSQL processes' CPU): about 1,100 -> 890 us an update. The search reads
      * `mail_messages.pk in (select pk from mail_search where …)` (`query.ts`). The table is not
      * one of the world's tables (like SQLite's `mail_fts`): the triggers keep it through every
      * write, reset and restore. SQLite: nothing (`mail_0010_fts_update_guard`).
@@ -77,7 +77,7 @@ export const mailWriteMigrations: Migrations = {
      * Stratus makes names one row by its key, so this is one notification a statement as before;
      * INSERT and DELETE (bulk loads, restores, folder deletes) keep the statement-level triggers
      * and their coalesced notification. Measured with 20 clients of the read-state statement on
-     * the bench's store: about 850 -> 800 us of PostgreSQL CPU an update (bench/README.md).
+     * the bench's store, alternated: 2-19 % less PostgreSQL CPU an update (bench/README.md).
      */
     async up(db: Kysely<unknown>) {
       if (!isPostgres(db)) return;
