@@ -782,6 +782,49 @@ describe('mail subscriptions: handshake, notifications, refusals', () => {
   });
 });
 
+describe('mail subscriptions: a store without any', () => {
+  let s: TestServer;
+  const rx = new Receiver();
+  let user: string;
+  before(async () => {
+    await rx.start();
+    s = await startTestServer({ settings: { mailNotificationPollMs: 50 } });
+    user = await userToken(s.url, identities.user, scopes);
+  });
+  after(async () => {
+    await s?.close();
+    await rx.stop();
+  });
+
+  test('after a spell with no subscription, the next one gets exactly the changes after its creation, in order, and the cursor is at or past its start', async () => {
+    const client = graphClient(s.url, user);
+    const db = s.server.ctx.store.db;
+    const cursor = async () => {
+      const row = await db.selectFrom('mail_sync_state').select('seq').where('name', '=', 'cursor').executeTakeFirst();
+      return row === undefined ? undefined : Number(row.seq);
+    };
+    // A first subscription: the cursor exists and has matched its change.
+    const first = await client.api('/subscriptions').post({ changeType: 'created', notificationUrl: `${rx.base}/first`, resource: 'me/messages', expirationDateTime: inMinutes(600) });
+    const m0 = await client.api('/me/messages').post({ subject: 'while subscribed' });
+    await rx.untilNotification('/first', (x) => x.resourceData.id === m0.id);
+    assert.notEqual(await cursor(), undefined);
+    await client.api(`/subscriptions/${first.id}`).delete();
+    // Nothing subscribed: mail writes the worker has nothing to match for.
+    const quiet: string[] = [];
+    for (let i = 0; i < 12; i++) quiet.push((await client.api('/me/messages').post({ subject: `nobody listens ${i}` })).id);
+    const second = await client.api('/subscriptions').post({ changeType: 'created,updated', notificationUrl: `${rx.base}/second`, resource: 'me/messages', expirationDateTime: inMinutes(600) });
+    const start = Number((await db.selectFrom('mail_subscriptions').select('start_seq').where('id', '=', second.id).executeTakeFirstOrThrow()).start_seq);
+    const a = await client.api('/me/messages').post({ subject: 'after the second subscription' });
+    await client.api(`/me/messages/${quiet[0]}`).patch({ isRead: true });
+    const n = await rx.untilNotification('/second', (x) => x.resourceData.id === quiet[0]);
+    assert.equal(n.changeType, 'updated');
+    const got = rx.notifications('/second');
+    assert.deepEqual(got.map((x) => [x.changeType, x.resourceData.id]), [['created', a.id], ['updated', quiet[0]]], 'the changes after the subscription, in order, and nothing from before it');
+    assert.ok((await cursor())! >= start, 'the cursor is at or past the subscription\'s start');
+    assert.equal(rx.notifications('/first').length, 1, 'the deleted subscription got nothing more');
+  });
+});
+
 describe('mail subscriptions: listing pages', () => {
   let s: TestServer;
   const rx = new Receiver();

@@ -54,17 +54,24 @@ export function createMatcher(ctx: AppContext): Matcher {
   /** Matches one batch of the change log; true when more changes may be waiting right away. */
   async function match(): Promise<boolean> {
     idle = false;
-    // No subscription at all (the common case of a busy mail store): only the cursor moves.
+    // No subscription at all (the common case of a busy mail store): nothing to match, one read.
     const skipped = await skipWithoutSubscriptions(db);
     idle = skipped === 'idle';
     if (skipped) {
       wait = undefined;
       return false;
     }
-    const cursor = await readCursor(db);
-    if (cursor === undefined) {
+    const read = await readCursor(db);
+    if (read.cursor === undefined) {
       await initCursor(db);
       return true;
+    }
+    let cursor = read.cursor;
+    if (read.floor !== undefined && read.floor > cursor) {
+      // Left behind while nothing was subscribed: the changes up to the oldest subscription's
+      // start notify nobody (the `startSeq` rule below), so they are not read at all.
+      if (!(await advanceCursor(db, cursor, read.floor))) throw new CursorMoved();
+      cursor = read.floor;
     }
     // A hole in `seq` is a writer still in progress (it may commit later) or one rolled back. The
     // writers in progress when a hole was seen are waited for; once they have all finished, every

@@ -211,38 +211,50 @@ export async function insertNotifications(db: Kysely<Database>, rows: OutboxRow[
 
 // ---- the matcher's cursor over the change log and filter membership (match.ts) ----
 
-/** The worker's cursor (the last change-log `seq` matched), undefined before the first run. */
-export async function readCursor(db: Kysely<Database>): Promise<number | undefined> {
-  const state = await db.selectFrom('mail_sync_state').select('seq').where('name', '=', 'cursor').executeTakeFirst();
-  return state ? Number(state.seq) : undefined;
-}
-
-/** Starts the cursor at the end of the change log (another instance may have done it first). */
-export async function initCursor(db: Kysely<Database>): Promise<void> {
-  const latest = await latestMailChangeSeq(db);
-  await db.insertInto('mail_sync_state').values({ name: 'cursor', seq: latest }).onConflict((oc) => oc.column('name').doNothing()).execute();
+/**
+ * The worker's cursor (the last change-log `seq` matched; undefined before the first match with a
+ * subscription) and the oldest subscription's start (`start_seq`; undefined without one), in one
+ * read. Changes up to that start can notify nobody (a subscription sees only the changes after
+ * its `startSeq`, `match.ts`), so a cursor below it may jump there.
+ */
+export async function readCursor(db: Kysely<Database>): Promise<{ cursor: number | undefined; floor: number | undefined }> {
+  const r = await sql<{ seq: number | string | null; floor: number | string | null }>`select
+    (select seq from mail_sync_state where name = 'cursor') as seq,
+    (select min(start_seq) from mail_subscriptions) as floor`.execute(db);
+  const row = r.rows[0];
+  const num = (x: number | string | null | undefined) => (x === null || x === undefined ? undefined : Number(x));
+  return { cursor: num(row?.seq), floor: num(row?.floor) };
 }
 
 /**
- * When no subscription exists: moves the cursor to the end of the change log in one statement
- * (no change can give a notification: a subscription made later starts after the changes it
- * could see when made, `startSeq`, and one made before this statement's snapshot stops it).
- * Issue 31: without subscriptions a tick of the 90/10 mix read the log, the subscriptions of the
- * changed mailboxes and moved the cursor — four statements where this is one.
- * @returns `idle` when it moved (or kept) the cursor so and no notification is queued either (nothing
- *   for the worker to do), `skipped` when it did but some notification is queued, false when a
- *   subscription exists or the cursor was never made
+ * Makes the cursor (another instance may have done it first): at the oldest subscription's start
+ * when there is one (no change it may see is passed over), else at the end of the change log.
+ */
+export async function initCursor(db: Kysely<Database>): Promise<void> {
+  const latest = await latestMailChangeSeq(db);
+  const floor = (await readCursor(db)).floor;
+  await db.insertInto('mail_sync_state').values({ name: 'cursor', seq: floor ?? latest }).onConflict((oc) => oc.column('name').doNothing()).execute();
+}
+
+/**
+ * Whether the worker has anything to match (issue 31): one read, no write. Without a
+ * subscription no change can give a notification (a subscription made later sees only the
+ * changes after its `startSeq`, the end of the log when it was made), so the cursor is left
+ * where it is and {@link readCursor} lets it jump to the oldest subscription's start once there
+ * is one. Before, every tick of a busy store without subscriptions moved the cursor: a write
+ * (with its commit) 40 times a second on SQLite, and on PostgreSQL an update of one row that
+ * every instance's worker took turns to lock.
+ * @returns `idle` when no subscription exists and no notification is queued (nothing for the
+ *   worker to do), `skipped` when no subscription exists but some notification is queued, false
+ *   when a subscription exists
  */
 export async function skipWithoutSubscriptions(db: Kysely<Database>): Promise<'skipped' | 'idle' | false> {
-  const r = await db
-    .updateTable('mail_sync_state')
-    .set({ seq: sql<number>`case when coalesce((select max(seq) from mail_changes), 0) > seq then (select max(seq) from mail_changes) else seq end` })
-    .where('name', '=', 'cursor')
-    .where(({ not, exists, selectFrom }) => not(exists(selectFrom('mail_subscriptions').select(sql`1`.as('one')))))
-    .returning(sql<number | string>`(select count(*) from (select 1 from mail_notifications limit 1) n)`.as('queued'))
-    .executeTakeFirst();
-  if (r === undefined) return false;
-  return Number(r.queued) === 0 ? 'idle' : 'skipped';
+  const r = await sql<{ subscribed: number | string; queued: number | string }>`select
+    (select count(*) from (select 1 from mail_subscriptions limit 1) s) as subscribed,
+    (select count(*) from (select 1 from mail_notifications limit 1) n) as queued`.execute(db);
+  const row = r.rows[0];
+  if (Number(row?.subscribed ?? 0) > 0) return false;
+  return Number(row?.queued ?? 0) === 0 ? 'idle' : 'skipped';
 }
 
 /**
