@@ -112,9 +112,12 @@ export async function buildApp(config: Config): Promise<BuiltApp> {
   let origin = config.publicUrl ?? '';
   const closers: (() => Promise<void> | void)[] = [];
   const cache = new CacheHub(store);
-  await cache.bus.start({ databaseUrl: config.databaseUrl, databaseSchema: config.databaseSchema, onError: (e) => log.warn({ err: e }, 'signal listener connection lost') });
   const leaseMs = config.settings.instanceLeaseMs;
-  if (config.databaseUrl) await cache.startPresence({ databaseUrl: config.databaseUrl, databaseSchema: config.databaseSchema, leaseMs, onError: (e) => log.warn({ err: e }, 'cache presence connection lost') });
+  // PostgreSQL with live instances: their connection carries the signal bus's notifications too
+  // (one listening connection an instance, `cache-bus.ts`).
+  const relayed = !!config.databaseUrl && leaseMs > 0;
+  await cache.bus.start({ databaseUrl: config.databaseUrl, databaseSchema: config.databaseSchema, relayed, onError: (e) => log.warn({ err: e }, 'signal listener connection lost') });
+  if (config.databaseUrl) await cache.startPresence({ databaseUrl: config.databaseUrl, databaseSchema: config.databaseSchema, leaseMs, signals: relayed ? cache.bus.relay() : undefined, onError: (e) => log.warn({ err: e }, 'cache presence connection lost') });
   const identity = new Identity(store.db, () => origin, config.settings.tokenLifetimeSeconds, config.audienceAliases, cache);
   const rateLimiter = new RateLimiter(store.db);
   closers.push(() => rateLimiter.close());

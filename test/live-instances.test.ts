@@ -11,6 +11,8 @@ import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -66,6 +68,8 @@ describe('live instances on one PostgreSQL schema', { skip: skipReason }, () => 
   let a: TestServer;
   let b: TestServer;
   let polled: TestServer;
+  /** Closed by the signals test (its bus listens on its own connection and would deliver instead). */
+  let polledClosed = false;
   let token: string;
   let mail: string;
   let message: string;
@@ -85,7 +89,7 @@ describe('live instances on one PostgreSQL schema', { skip: skipReason }, () => 
   });
   after(async () => {
     await db?.end();
-    await polled?.close();
+    if (!polledClosed) await polled?.close();
     await b?.close();
     await a?.close();
   });
@@ -212,7 +216,7 @@ describe('live instances on one PostgreSQL schema', { skip: skipReason }, () => 
   });
 
   test('an instance whose connection is cut reads the versions until it is live again', async () => {
-    // Both instances' presence connections (the bus's listeners are left alone).
+    // Both instances' listening connections (which also carry the signal bus's notifications).
     const { rowCount } = await db.query("select pg_terminate_backend(pid) from pg_stat_activity where application_name = $1 and (query like '%stratus_instances%' or query like '%stratus_cache_%')", [`stratus listener ${a.config.databaseSchema}`]);
     assert.ok(rowCount! >= 2);
     // Terminated: each instance learns it from its connection; wait for that event, not a time.
@@ -225,6 +229,56 @@ describe('live instances on one PostgreSQL schema', { skip: skipReason }, () => 
     const again = `again ${crypto.randomUUID()}`;
     await patchDescription(b.url, token, again);
     assert.equal(await description(a.url, token), again);
+  });
+
+  test("one listening connection a live instance carries the workers' signals too, also after it was cut", async () => {
+    // a and b: the live instances' connection each; the instance with a lease of 0: its signal bus's own.
+    const listeners = await db.query('select count(*)::int as n from pg_stat_activity where application_name = $1', [`stratus listener ${a.config.databaseSchema}`]);
+    assert.equal(listeners.rows[0].n, 3);
+    // Only a and b deliver from here on: the instance with a lease of 0 would hear the signals on its own connection.
+    polledClosed = true;
+    await polled.close();
+    // A receiver of change notifications on 127.0.0.1 (validation handshake echoed).
+    const got: { id: string }[] = [];
+    const receiver = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c) => chunks.push(c));
+      req.on('end', () => {
+        const token = new URL(req.url!, 'http://x').searchParams.get('validationToken');
+        if (token !== null) {
+          res.writeHead(200, { 'content-type': 'text/plain' });
+          return res.end(token);
+        }
+        for (const n of (JSON.parse(Buffer.concat(chunks).toString('utf8')) as any).value) got.push(n.resourceData);
+        res.writeHead(202);
+        res.end();
+      });
+    });
+    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
+    try {
+      const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/n`;
+      const sub = await fetch(`${a.url}/v1.0/subscriptions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${mail}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ changeType: 'created', notificationUrl: url, resource: 'me/mailFolders/drafts/messages', expirationDateTime: new Date(Date.now() + 3_600_000).toISOString() }),
+      });
+      const subText = await sub.text();
+      assert.equal(sub.status, 201, subText);
+      const subscriptionId = JSON.parse(subText).id;
+      await db.query("select pg_terminate_backend(pid) from pg_stat_activity where application_name = $1 and (query like '%stratus_instances%' or query like '%stratus_cache_%')", [`stratus listener ${a.config.databaseSchema}`]);
+      await waitFor(() => !a.server.ctx.cache.live && !b.server.ctx.cache.live, 'both instances to learn their connection was terminated', 30_000, 1);
+      await waitFor(() => a.server.ctx.cache.live && b.server.ctx.cache.live, 'both instances to reconnect and register again', 30_000, 50);
+      // Nothing is due before the subscription expires in an hour: only a relayed signal wakes a worker now.
+      const written = await fetch(`${b.url}/v1.0/me/messages`, { method: 'POST', headers: { authorization: `Bearer ${mail}`, 'content-type': 'application/json' }, body: JSON.stringify({ subject: 'signalled through the live connection' }) });
+      assert.equal(written.status, 201);
+      const id = ((await written.json()) as any).id;
+      await waitFor(() => got.some((n) => n.id === id), 'the created notification after the reconnect', 30_000, 20);
+      const del = await fetch(`${a.url}/v1.0/subscriptions/${subscriptionId}`, { method: 'DELETE', headers: { authorization: `Bearer ${mail}` } });
+      assert.equal(del.status, 204);
+    } finally {
+      receiver.closeAllConnections();
+      await new Promise<void>((r) => receiver.close(() => r()));
+    }
   });
 
   test('an instance that stops answering is waited for only until its lease ends, and then distrusts its caches', { timeout: 120_000 }, async () => {

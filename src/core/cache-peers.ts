@@ -17,6 +17,8 @@
  *   caches first and must join again before it is live).
  */
 
+import type { SignalRelay } from './cache-bus.ts';
+
 /** Options of `CachePresence` (`cache-presence.ts`). */
 export interface PresenceOptions {
   /** `postgres://…` of the store. */
@@ -29,6 +31,11 @@ export interface PresenceOptions {
   invalidate: (entries: string[] | undefined) => void;
   /** Called with errors of the dedicated connection (logged by the caller). */
   onError?: (e: unknown) => void;
+  /**
+   * The signal bus to relay (`cache-bus.ts`): the connection also `LISTEN`s on the bus's channel
+   * and hands its notifications over, so an instance holds one listening connection.
+   */
+  signals?: SignalRelay;
 }
 
 /** The ms taken off a lease on this side (the statement's trip, timer lateness). */

@@ -5,7 +5,8 @@
  * that a writer waits without a statement of its own (issue 31 item 3).
  *
  * **The protocol** (docs/storage.md, "Live instances"). Every instance holds one connection
- * ({@link CachePresence}) that `LISTEN`s on `stratus_cache_<schema>`, and a row of
+ * ({@link CachePresence}) that `LISTEN`s on `stratus_cache_<schema>` (and on the signal bus's
+ * `stratus_<schema>`, whose notifications it relays: `cache-bus.ts`), and a row of
  * `stratus_instances` with a lease (`lease_until`, the database's clock) renewed every third of
  * the lease. PostgreSQL delivers a database's notifications from one queue, in commit order, to
  * every listener alike. Payloads: `<seq> <entry,…>` a write's invalidations (`0` from triggers;
@@ -30,7 +31,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
-import { listeningClient } from './cache-bus.ts';
+import { listeningClient, signalChannel } from './cache-bus.ts';
 import { dbNowSql as now, leaseMargin, PeerView, presenceChannel, presenceChannelSql as channelSql, type PresenceOptions } from './cache-peers.ts';
 
 export { presenceChannel, presenceChannelPrefix, type PresenceOptions } from './cache-peers.ts';
@@ -96,12 +97,23 @@ export class CachePresence {
     this.peers.fail();
     const peers = (this.peers = new PeerView(() => this.ownSeen));
     // The listening connection's own commits (acknowledgements, markers, the row) need no flush to disk.
-    const client = await listeningClient(this.opts.databaseUrl, this.opts.databaseSchema, presenceChannel, (c) => {
+    // The signal bus's channel too, when it is relayed (`cache-bus.ts`): named before any notification.
+    const signals = this.opts.signals;
+    let busChannel: string | undefined;
+    const channels = (schema: string) => {
+      busChannel = signals ? signalChannel(schema) : undefined;
+      return busChannel ? [presenceChannel(schema), busChannel] : [presenceChannel(schema)];
+    };
+    const client = await listeningClient(this.opts.databaseUrl, this.opts.databaseSchema, channels, (c) => {
       // Notifications may arrive before the registration's answer is handled: applied too.
       this.connecting = c;
       c.on('error', (e) => this.lost(c, e));
       c.on('end', () => this.lost(c));
-      c.on('notification', (n) => this.notified(c, n.payload));
+      c.on('notification', (n) => {
+        if (n.channel === busChannel) {
+          if (c === this.client || c === this.connecting) signals!.deliver(n.payload);
+        } else this.notified(c, n.payload);
+      });
     }, '-c synchronous_commit=off');
     try {
       if (this.closed) throw new Error('closed');
@@ -128,6 +140,8 @@ export class CachePresence {
       this.heartbeat = setInterval(() => this.renew(), Math.max(1, Math.floor(this.opts.leaseMs / 3))).unref();
       // What arrived while registering (a sequence number, others' markers) is acknowledged too.
       this.queueFlush();
+      // Signals sent while this connection was away: the bus's listeners look again.
+      signals?.listening();
     } catch (e) {
       this.connecting = undefined;
       await client.end().catch(() => undefined);
