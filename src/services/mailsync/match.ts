@@ -15,7 +15,7 @@ import { mailChangesAfter, mailChangeWriters, writersFinished, type MailChangeRo
 import { openMailbox, findMessage, type Mailbox } from '../mail/store.ts';
 import type { MessageRecord } from '../mail/message.ts';
 import { filterQuery } from './subscriptions.ts';
-import { advanceCursor, initCursor, skipWithoutSubscriptions, insertNotifications, memberInside, readCursor, subscriptionsOnMailboxes, writeMembers, type OutboxRow, type Subscription } from './store.ts';
+import { advanceCursor, initCursor, insertNotifications, memberInside, readWorkerState, subscriptionsOnMailboxes, writeMembers, type OutboxRow, type Subscription } from './store.ts';
 import { yieldEvery, yieldToIo } from './delivery.ts';
 
 /** Changes read per tick. */
@@ -54,24 +54,23 @@ export function createMatcher(ctx: AppContext): Matcher {
   /** Matches one batch of the change log; true when more changes may be waiting right away. */
   async function match(): Promise<boolean> {
     idle = false;
-    // No subscription at all (the common case of a busy mail store): nothing to match, one read.
-    const skipped = await skipWithoutSubscriptions(db);
-    idle = skipped === 'idle';
-    if (skipped) {
+    const state = await readWorkerState(db);
+    // No subscription at all (the common case of a busy mail store): nothing to match.
+    if (state.floor === undefined) {
+      idle = !state.queued;
       wait = undefined;
       return false;
     }
-    const read = await readCursor(db);
-    if (read.cursor === undefined) {
-      await initCursor(db);
+    if (state.cursor === undefined) {
+      await initCursor(db, state.floor);
       return true;
     }
-    let cursor = read.cursor;
-    if (read.floor !== undefined && read.floor > cursor) {
+    let cursor = state.cursor;
+    if (state.floor > cursor) {
       // Left behind while nothing was subscribed: the changes up to the oldest subscription's
       // start notify nobody (the `startSeq` rule below), so they are not read at all.
-      if (!(await advanceCursor(db, cursor, read.floor))) throw new CursorMoved();
-      cursor = read.floor;
+      if (!(await advanceCursor(db, cursor, state.floor))) throw new CursorMoved();
+      cursor = state.floor;
     }
     // A hole in `seq` is a writer still in progress (it may commit later) or one rolled back. The
     // writers in progress when a hole was seen are waited for; once they have all finished, every

@@ -5,7 +5,6 @@
  * the notification worker and the console (the migrations are in `migrations.ts`).
  */
 import { sql, type Kysely } from 'kysely';
-import { latestMailChangeSeq } from '../mail/changes.ts';
 import { nowIso } from '../../core/clock.ts';
 import { fromJson, toJson } from '../../store/db.ts';
 import type { Database } from '../../store/database.ts';
@@ -211,50 +210,42 @@ export async function insertNotifications(db: Kysely<Database>, rows: OutboxRow[
 
 // ---- the matcher's cursor over the change log and filter membership (match.ts) ----
 
+/** What a tick of the worker starts from ({@link readWorkerState}). */
+export interface WorkerState {
+  /** The cursor: the last change-log `seq` matched; undefined until it is first made, with a subscription. */
+  cursor: number | undefined;
+  /** The oldest subscription's `start_seq`; undefined when no subscription exists. */
+  floor: number | undefined;
+  /** Whether some notification is queued. */
+  queued: boolean;
+}
+
 /**
- * The worker's cursor (the last change-log `seq` matched; undefined before the first match with a
- * subscription) and the oldest subscription's start (`start_seq`; undefined without one), in one
- * read. Changes up to that start can notify nobody (a subscription sees only the changes after
- * its `startSeq`, `match.ts`), so a cursor below it may jump there.
+ * The cursor, the oldest subscription's start and whether a notification is queued, in one read
+ * and no write (issue 31). Without a subscription no change can give a notification (a
+ * subscription made later sees only the changes after its `startSeq`, the end of the log when it
+ * was made), so the cursor is left where it is; once a subscription exists, a cursor below the
+ * oldest start may jump there (`match.ts`). Before, every tick of a busy store without
+ * subscriptions moved the cursor to the end of the log: a write (with its commit) up to 50 times
+ * a second on SQLite, and on PostgreSQL an update of the one row that every instance's worker
+ * took turns to lock.
  */
-export async function readCursor(db: Kysely<Database>): Promise<{ cursor: number | undefined; floor: number | undefined }> {
-  const r = await sql<{ seq: number | string | null; floor: number | string | null }>`select
+export async function readWorkerState(db: Kysely<Database>): Promise<WorkerState> {
+  const r = await sql<{ seq: number | string | null; floor: number | string | null; queued: number | string }>`select
     (select seq from mail_sync_state where name = 'cursor') as seq,
-    (select min(start_seq) from mail_subscriptions) as floor`.execute(db);
-  const row = r.rows[0];
-  const num = (x: number | string | null | undefined) => (x === null || x === undefined ? undefined : Number(x));
-  return { cursor: num(row?.seq), floor: num(row?.floor) };
-}
-
-/**
- * Makes the cursor (another instance may have done it first): at the oldest subscription's start
- * when there is one (no change it may see is passed over), else at the end of the change log.
- */
-export async function initCursor(db: Kysely<Database>): Promise<void> {
-  const latest = await latestMailChangeSeq(db);
-  const floor = (await readCursor(db)).floor;
-  await db.insertInto('mail_sync_state').values({ name: 'cursor', seq: floor ?? latest }).onConflict((oc) => oc.column('name').doNothing()).execute();
-}
-
-/**
- * Whether the worker has anything to match (issue 31): one read, no write. Without a
- * subscription no change can give a notification (a subscription made later sees only the
- * changes after its `startSeq`, the end of the log when it was made), so the cursor is left
- * where it is and {@link readCursor} lets it jump to the oldest subscription's start once there
- * is one. Before, every tick of a busy store without subscriptions moved the cursor: a write
- * (with its commit) 40 times a second on SQLite, and on PostgreSQL an update of one row that
- * every instance's worker took turns to lock.
- * @returns `idle` when no subscription exists and no notification is queued (nothing for the
- *   worker to do), `skipped` when no subscription exists but some notification is queued, false
- *   when a subscription exists
- */
-export async function skipWithoutSubscriptions(db: Kysely<Database>): Promise<'skipped' | 'idle' | false> {
-  const r = await sql<{ subscribed: number | string; queued: number | string }>`select
-    (select count(*) from (select 1 from mail_subscriptions limit 1) s) as subscribed,
+    (select min(start_seq) from mail_subscriptions) as floor,
     (select count(*) from (select 1 from mail_notifications limit 1) n) as queued`.execute(db);
   const row = r.rows[0];
-  if (Number(row?.subscribed ?? 0) > 0) return false;
-  return Number(row?.queued ?? 0) === 0 ? 'idle' : 'skipped';
+  const num = (x: number | string | null | undefined) => (x === null || x === undefined ? undefined : Number(x));
+  return { cursor: num(row?.seq), floor: num(row?.floor), queued: Number(row?.queued ?? 0) > 0 };
+}
+
+/**
+ * Makes the cursor at `floor`, the oldest subscription's start, so that no change a subscription
+ * may see is passed over (another instance may have made it first).
+ */
+export async function initCursor(db: Kysely<Database>, floor: number): Promise<void> {
+  await db.insertInto('mail_sync_state').values({ name: 'cursor', seq: floor }).onConflict((oc) => oc.column('name').doNothing()).execute();
 }
 
 /**
