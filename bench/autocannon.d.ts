@@ -26,9 +26,12 @@ declare module 'autocannon' {
     average: number;
     p50: number;
     p99: number;
+    /** The run's sum (requests: answers counted; throughput: bytes received). */
+    total: number;
   }
   interface Result {
     requests: Histogram;
+    throughput: Histogram;
     latency: Histogram;
     non2xx: number;
     errors: number;

@@ -111,6 +111,10 @@ export interface LoadResult {
   p99: number;
   non2xx: number;
   errors: number;
+  /** The load generator's own CPU time (user + system), µs an answer (absent from an older `load.ts`). */
+  loadCpu?: number;
+  /** Bytes the load generator received an answer, headers included. */
+  bytes?: number;
 }
 
 /**
@@ -243,6 +247,8 @@ export interface RoundScenario {
   probe?: () => Promise<string | undefined>;
   /** Process ids of the Stratus instances serving the run: their CPU time a request is reported. */
   pids?: () => number[];
+  /** Process id of the floor's server: its CPU time a request is reported beside Stratus's. */
+  barePid?: () => number | undefined;
 }
 
 /** CPU time (user + system, µs) the processes `pids` have used so far (`/proc/<pid>/stat`, clock ticks of 10 ms). */
@@ -264,6 +270,12 @@ export interface RoundRecord {
   bare: number[];
   /** Stratus CPU µs a request, per round (when the scenario names its {@link RoundScenario.pids}). */
   cpu: number[];
+  /** The floor's server CPU µs a request, per round (when the scenario names its {@link RoundScenario.barePid}). */
+  bareCpu: number[];
+  /** The load generator's CPU µs an answer on the floor and on Stratus, and Stratus's bytes an answer, per round. */
+  loadBare: number[];
+  loadStratus: number[];
+  bytes: number[];
   bad: number;
   skipped?: string;
 }
@@ -290,7 +302,7 @@ export async function interleavedRounds(list: RoundScenario[], o: RoundOptions):
   const runs = new Map<string, RoundRecord>();
   for (let r = 0; r < o.rounds; r++) {
     for (const s of list) {
-      const rec = runs.get(s.id) ?? { rps: [], p99: [], ratio: [], bare: [], cpu: [], bad: 0 };
+      const rec = runs.get(s.id) ?? { rps: [], p99: [], ratio: [], bare: [], cpu: [], bareCpu: [], loadBare: [], loadStratus: [], bytes: [], bad: 0 };
       runs.set(s.id, rec);
       if (rec.skipped) continue;
       if (r === 0) {
@@ -301,10 +313,18 @@ export async function interleavedRounds(list: RoundScenario[], o: RoundOptions):
           await load(s.stratus, o.warmup, o.connections);
         }
       }
+      const barePid = s.barePid?.();
+      const bare0 = barePid !== undefined ? cpuMicros([barePid]) : 0;
       const b = await load(s.bare, o.seconds, o.connections);
+      if (barePid !== undefined) rec.bareCpu.push((cpuMicros([barePid]) - bare0) / Math.max(1, b.rps * o.seconds));
       const cpu0 = s.pids ? cpuMicros(s.pids()) : 0;
       const x = await load(s.stratus, o.seconds, o.connections);
       if (s.pids) rec.cpu.push((cpuMicros(s.pids()) - cpu0) / Math.max(1, x.rps * o.seconds));
+      if (b.loadCpu !== undefined && x.loadCpu !== undefined) {
+        rec.loadBare.push(b.loadCpu);
+        rec.loadStratus.push(x.loadCpu);
+      }
+      if (x.bytes !== undefined) rec.bytes.push(x.bytes);
       rec.bare.push(b.rps);
       rec.rps.push(x.rps);
       rec.p99.push(x.p99);
@@ -321,17 +341,17 @@ export function roundsTable(title: string, list: { id: string; name: string }[],
   const lines = [
     `### ${title}`,
     '',
-    '| scenario | req/s (median) | bare req/s (median) | ratio (median) | ratio per round | p99 ms (median) | Stratus CPU µs a request (median) | non-2xx + errors |',
-    '|---|---|---|---|---|---|---|---|',
+    '| scenario | req/s (median) | bare req/s (median) | ratio (median) | ratio per round | p99 ms (median) | server CPU µs a request, bare / Stratus (median) | load generator CPU µs an answer, bare / Stratus (median) | bytes an answer (median) | non-2xx + errors |',
+    '|---|---|---|---|---|---|---|---|---|---|',
   ];
   for (const s of list) {
     const rec = runs.get(s.id)!;
     if (rec.skipped) {
-      lines.push(`| ${s.name} | skipped (${rec.skipped}) | | | | | | |`);
+      lines.push(`| ${s.name} | skipped (${rec.skipped}) | | | | | | | | |`);
       continue;
     }
     lines.push(
-      `| ${s.name} | ${Math.round(median(rec.rps))} | ${Math.round(median(rec.bare))} | **${median(rec.ratio).toFixed(3)}** | ${rec.ratio.map((x) => x.toFixed(3)).join(' / ')} | ${median(rec.p99)} | ${rec.cpu.length ? Math.round(median(rec.cpu)) : '–'} | ${rec.bad} |`,
+      `| ${s.name} | ${Math.round(median(rec.rps))} | ${Math.round(median(rec.bare))} | **${median(rec.ratio).toFixed(3)}** | ${rec.ratio.map((x) => x.toFixed(3)).join(' / ')} | ${median(rec.p99)} | ${rec.bareCpu.length ? `${Math.round(median(rec.bareCpu))} / ` : ''}${rec.cpu.length ? Math.round(median(rec.cpu)) : '–'} | ${rec.loadBare.length ? `${Math.round(median(rec.loadBare))} / ${Math.round(median(rec.loadStratus))}` : '–'} | ${rec.bytes.length ? Math.round(median(rec.bytes)) : '–'} | ${rec.bad} |`,
     );
   }
   return lines.join('\n');

@@ -2,7 +2,8 @@
  * The load generator of the benchmarks (`bench/harness.ts`), in its own process: runs autocannon
  * once with the options given as JSON in argv[2] (`urls` — several are spread round-robin over
  * the connections —, `connections`, `seconds`, `method`, `headers`, `body`, `pool`) and prints
- * the result as one JSON line: `{ rps, p50, p99, non2xx, errors }`.
+ * the result as one JSON line: `{ rps, p50, p99, non2xx, errors, loadCpu, bytes }` (`loadCpu`: this
+ * process's own CPU time in µs an answer, `bytes`: bytes received an answer, headers included).
  *
  * `pool` names a JSON file of requests, `{ tokens: string[], requests: { method, path, token?,
  * body? }[] }` (`token`: an index into `tokens`, sent as a bearer token; `body`: JSON text): each
@@ -49,6 +50,7 @@ if (o.pool) {
     },
   ];
 }
+const cpu0 = process.cpuUsage();
 const r = await autocannon({
   url: o.urls.length === 1 ? o.urls[0]! : o.urls,
   connections: o.connections,
@@ -59,5 +61,17 @@ const r = await autocannon({
   ...(requests ? { requests } : {}),
 });
 process.stdout.write(
-  JSON.stringify({ rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx, errors: r.errors + r.timeouts }) + '\n',
+  JSON.stringify({
+    rps: r.requests.average,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    non2xx: r.non2xx,
+    errors: r.errors + r.timeouts,
+    ...(() => {
+      // This process's own CPU (user + system) and the bytes it received, per answer of the run.
+      const used = process.cpuUsage(cpu0);
+      const answers = Math.max(1, r.requests.total);
+      return { loadCpu: (used.user + used.system) / answers, bytes: r.throughput.total / answers };
+    })(),
+  }) + '\n',
 );

@@ -137,6 +137,7 @@ async function benchDb(db: 'sqlite' | 'postgres'): Promise<string[]> {
         bare: { urls: [bare.origin], pool: pools.get(id)! },
         probe: () => probePool(urls[0]!, pools.get(id)!),
         pids: () => f.pids().slice(0, n),
+        barePid: () => bare.child.pid,
       }));
       const runs = await interleavedRounds(list, { rounds, seconds, connections, warmup, label: `${db} ×${n}` });
       tables.push(roundsTable(`${db === 'sqlite' ? 'SQLite' : 'PostgreSQL'}, ${n} instance${n > 1 ? 's on one schema (connections spread over both)' : ''}`, list, runs));

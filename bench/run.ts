@@ -85,6 +85,7 @@ async function benchConfig(db: 'sqlite' | 'postgres', instances: number): Promis
           return probe.status >= 300 ? `probe answered ${probe.status}` : undefined;
         },
         pids: () => f.pids(),
+        barePid: () => bare.child.pid,
       });
     }
     const runs = await interleavedRounds(list, { rounds, seconds, connections, warmup: warmupSeconds, label: `${db} ×${instances}` });
