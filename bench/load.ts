@@ -60,6 +60,9 @@ const r = await autocannon({
   ...(o.body !== undefined ? { body: o.body } : {}),
   ...(requests ? { requests } : {}),
 });
+// This process's own CPU (user + system) and the bytes it received, per answer of the run.
+const used = process.cpuUsage(cpu0);
+const answers = Math.max(1, r.requests.total);
 process.stdout.write(
   JSON.stringify({
     rps: r.requests.average,
@@ -67,11 +70,7 @@ process.stdout.write(
     p99: r.latency.p99,
     non2xx: r.non2xx,
     errors: r.errors + r.timeouts,
-    ...(() => {
-      // This process's own CPU (user + system) and the bytes it received, per answer of the run.
-      const used = process.cpuUsage(cpu0);
-      const answers = Math.max(1, r.requests.total);
-      return { loadCpu: (used.user + used.system) / answers, bytes: r.throughput.total / answers };
-    })(),
+    loadCpu: (used.user + used.system) / answers,
+    bytes: r.throughput.total / answers,
   }) + '\n',
 );
