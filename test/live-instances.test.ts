@@ -215,6 +215,46 @@ describe('live instances on one PostgreSQL schema', { skip: skipReason }, () => 
     }
   });
 
+  test("a PATCH on a live instance starts from the row it read while that row's version is kept, and from the database once another instance wrote it", async () => {
+    const subjectWas = `kept row ${crypto.randomUUID()}`;
+    const created = await fetch(`${a.url}/v1.0/me/messages`, { method: 'POST', headers: { authorization: `Bearer ${mail}`, 'content-type': 'application/json' }, body: JSON.stringify({ subject: subjectWas }) });
+    assert.equal(created.status, 201);
+    const id = ((await created.json()) as any).id as string;
+    const patch = async (base: string, body: object) => {
+      const r = await fetch(`${base}/v1.0/me/messages/${id}`, { method: 'PATCH', headers: { authorization: `Bearer ${mail}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      const text = await r.text();
+      assert.equal(r.status, 200, text);
+      return JSON.parse(text);
+    };
+    // B reads the message whole (its row is kept under its version).
+    assert.equal(await subject(b.url, mail, id), subjectWas);
+    // A change that bypasses the triggers (no notification): B's kept version still names the
+    // row B read, so B's PATCH starts from that row, not from the database (no read of it).
+    await db.query('begin');
+    await db.query('set local session_replication_role = replica');
+    await db.query("update mail_messages set doc = replace(doc, $2, 'bypassed'), subject = 'bypassed', change_key = 'CQAAAB' || substr(md5(random()::text), 1, 20) where id = $1", [id, subjectWas]);
+    await db.query('commit');
+    const fromKept = await patch(b.url, { isRead: true });
+    assert.equal(fromKept.subject, subjectWas, 'B answered from the row it kept');
+    assert.equal(fromKept.isRead, true);
+    // Written through the API on A (its notification drops B's version before A answers): B's
+    // next PATCH reads the row again, and answers A's subject with its own read state.
+    const subjectNow = `written on A ${crypto.randomUUID()}`;
+    assert.equal((await patch(a.url, { subject: subjectNow })).subject, subjectNow);
+    const afterWrite = await patch(b.url, { isRead: false });
+    assert.equal(afterWrite.subject, subjectNow, "B's PATCH starts from A's write");
+    assert.equal(afterWrite.isRead, false);
+    assert.notEqual(afterWrite.changeKey, fromKept.changeKey);
+    // B's own write dropped the version it kept too: a read on either instance sees both writes.
+    for (const s of [a, b]) {
+      assert.equal(await subject(s.url, mail, id), subjectNow);
+      assert.equal(await isRead(s.url, mail, id), false);
+    }
+    // And a PATCH on B after a read there starts from that read (the version B keeps again).
+    assert.equal(await subject(b.url, mail, id), subjectNow);
+    assert.equal((await patch(b.url, { isRead: true })).subject, subjectNow);
+  });
+
   test('an instance whose connection is cut reads the versions until it is live again', async () => {
     // Both instances' listening connections (which also carry the signal bus's notifications).
     const { rowCount } = await db.query("select pg_terminate_backend(pid) from pg_stat_activity where application_name = $1 and (query like '%stratus_instances%' or query like '%stratus_cache_%')", [`stratus listener ${a.config.databaseSchema}`]);

@@ -123,6 +123,59 @@ const seenByApp = new WeakMap<object, LRUCache<string, SeenMessage>>();
  */
 const hintsByApp = new WeakMap<object, LRUCache<string, number>>();
 
+/** The app's row-key hints ({@link hintsByApp}). */
+function rowKeyHints(mr: MailRequest): LRUCache<string, number> {
+  return perApp(hintsByApp, mr.ctx.cache, () => new LRUCache<string, number>({ max: keptMessagesMax }));
+}
+
+/**
+ * PostgreSQL, live instance: the whole rows of messages read by id (as the turn's statement
+ * returns them: columns and the stored document as text), by version (`pk|changeKey`: every
+ * write of a message gives it a new change key, so a row never goes stale under its key), at
+ * most {@link keptRowsMax} per app (about 2.5 KB each in the generated mailboxes: some 25 MB
+ * when full). What it serves: a client that reads a message and then writes it — opens it, then
+ * marks it read (`PATCH`, {@link messageForWrite}) — needs no read of its row for the write.
+ */
+const rowsByApp = new WeakMap<object, LRUCache<string, Record<string, unknown>>>();
+
+/** Rows kept per app ({@link rowsByApp}). */
+const keptRowsMax = 10_000;
+
+/** The app's kept rows ({@link rowsByApp}). */
+function keptRows(mr: MailRequest): LRUCache<string, Record<string, unknown>> {
+  return perApp(rowsByApp, mr.ctx.cache, () => new LRUCache<string, Record<string, unknown>>({ max: keptRowsMax }));
+}
+
+/**
+ * PostgreSQL, live instance: the version kept in memory (module note) of the message `id` of the
+ * request's mailbox, when it is kept and is what a read by id may see (its ids, mailbox, and a
+ * folder other than the purges); else undefined (read the row).
+ */
+function keptVersionOf(mr: MailRequest, id: string, purges: string): { pk: number; changeKey: string } | undefined {
+  const mb = mr.mb;
+  const pk = rowKeyHints(mr).get(`${mb.tenantId}\u0000${mb.mailboxId}\u0000${id}`);
+  if (pk === undefined) return undefined;
+  const e = mr.ctx.cache.keptVersions<KeptMessage>('msg', keptMessagesMax).get(`${mb.tenantId}\u0000${pk}`);
+  if (e === undefined || e.mailboxId !== mb.mailboxId || (e.id !== id && e.immutableId !== id) || e.folderId === purges) return undefined;
+  return { pk, changeKey: e.changeKey };
+}
+
+/**
+ * The message `id` of the request's mailbox, for a `PATCH` of it: on a live PostgreSQL instance
+ * made from the row kept for its kept version ({@link rowsByApp}: no read of its row, so the
+ * write waits for one round trip less), else as {@link getMessageInTurn} reads it.
+ * @throws ApiError 400 `ErrorInvalidIdMalformed`, 404 `ErrorItemNotFound`
+ */
+export async function messageForWrite(mr: MailRequest, id: string): Promise<MessageRecord> {
+  const db = mr.ctx.store.db as Kysely<Database>;
+  if (isPostgres(db) && isWellFormedId(id)) {
+    const v = keptVersionOf(mr, id, mr.mb.wellKnown.get('recoverableitemspurges')!);
+    const row = v === undefined ? undefined : rowsByApp.get(mr.ctx.cache)?.get(`${v.pk}|${v.changeKey}`);
+    if (row !== undefined) return messageFromRow(row);
+  }
+  return getMessageInTurn(db, mr.mb, id);
+}
+
 /** The app's own map of `byApp` (its cache hub `hub`), made by `make` on first use. */
 function perApp<T extends object>(byApp: WeakMap<object, T>, hub: object, make: () => T): T {
   let t = byApp.get(hub);
@@ -180,22 +233,23 @@ export async function messageAnswer(mr: MailRequest, id: string): Promise<Buffer
 /** PostgreSQL: {@link messageAnswer} with the message version kept in memory while live (module note). */
 async function keptMessageAnswer(mr: MailRequest, id: string, purges: string): Promise<Buffer> {
   const mb = mr.mb;
-  const kept = mr.ctx.cache.keptVersions<KeptMessage>('msg', keptMessagesMax);
-  const hintKey = `${mb.tenantId}\u0000${mb.mailboxId}\u0000${id}`;
-  const rowKeyHints = perApp(hintsByApp, mr.ctx.cache, () => new LRUCache<string, number>({ max: keptMessagesMax }));
-  const pk = rowKeyHints.get(hintKey);
-  const e = pk === undefined ? undefined : kept.get(`${mb.tenantId}\u0000${pk}`);
-  if (e !== undefined && e.mailboxId === mb.mailboxId && (e.id === id || e.immutableId === id) && e.folderId !== purges) {
+  const v = keptVersionOf(mr, id, purges);
+  if (v !== undefined) {
     need(mr, 'read');
     const o = renderOptions(mr, parseSelect(mr.q));
-    const bytes = answers.get(keyOf(pk!, e.changeKey, o, mr.version));
+    const bytes = answers.get(keyOf(v.pk, v.changeKey, o, mr.version));
     if (bytes !== undefined) return held(mr, bytes);
   }
+  const kept = mr.ctx.cache.keptVersions<KeptMessage>('msg', keptMessagesMax);
   const ticket = kept.ticket();
-  const m = await findMessageInTurn(mr.ctx.store.db as Kysely<Database>, mb, id);
+  const db = mr.ctx.store.db as Kysely<Database>;
+  const read = rowInTurn(db, messageInTurn, [mb.tenantId, mb.mailboxId, id, purges]);
+  const row = read === undefined ? undefined : await read;
+  const m = read === undefined ? await findMessage(db, mb, id) : row ? messageFromRow(row) : undefined;
   if (!m) throw notFound();
   kept.set(`${mb.tenantId}\u0000${m.pk}`, { changeKey: m.changeKey, id: m.id, immutableId: m.immutableId, mailboxId: m.mailboxId, folderId: m.folderId }, ticket);
-  rowKeyHints.set(hintKey, m.pk);
+  rowKeyHints(mr).set(`${mb.tenantId}\u0000${mb.mailboxId}\u0000${id}`, m.pk);
+  if (row && ticket >= 0) keptRows(mr).set(`${m.pk}|${m.changeKey}`, row);
   need(mr, 'read');
   const o = renderOptions(mr, parseSelect(mr.q));
   const bytes = answers.get(keyOf(m.pk, m.changeKey, o, mr.version));

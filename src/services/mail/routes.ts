@@ -19,7 +19,7 @@ import { keySegment } from './paths.ts';
 import { checkRequestInput, eq, mailboxOwner, mailPrincipal, need, parsePrefer, pathSegments, sendJson, type MailRequest } from './request.ts';
 import { askedBefore, keptMailBytes, mailboxVersionAhead } from './kept.ts';
 import { isPostgres } from '../../store/db.ts';
-import { getMessageInTurn, messageAnswer } from './message-read.ts';
+import { getMessageInTurn, messageAnswer, messageForWrite } from './message-read.ts';
 
 async function handle(ctx: AppContext, req: FastifyRequest, reply: FastifyReply): Promise<unknown> {
   const raw = req.raw.url ?? req.url;
@@ -160,7 +160,8 @@ async function messagesCollection(mr: MailRequest, method: string, tail: string[
     need(mr, 'read');
     return sendJson(mr, 200, bytes);
   }
-  const m = await getMessageInTurn(mr.ctx.store.db, mr.mb, tail[0]!);
+  // A PATCH of a message read before needs no read of its row on a live PostgreSQL instance (`message-read.ts`).
+  const m = method === 'PATCH' && tail.length === 1 ? await messageForWrite(mr, tail[0]!) : await getMessageInTurn(mr.ctx.store.db, mr.mb, tail[0]!);
   return msg.messageItem(mr, method, m, tail.slice(1));
 }
 
