@@ -231,7 +231,7 @@ export async function buildApp(config: Config): Promise<BuiltApp> {
         cache.requests.readsNotWaited++;
         return done(null, payload);
       }
-      cache.settle(leaseMs || defaultSettings.instanceLeaseMs, marker).then(
+      cache.settle(leaseMs || defaultSettings.instanceLeaseMs, marker, req.raw).then(
         () => done(null, payload),
         (e) => {
           log.warn({ err: e }, 'could not confirm that every instance applied a write');

@@ -19,7 +19,8 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { startTestServer, type TestServer } from './helpers/server.ts';
-import { appToken } from './helpers/auth.ts';
+import { appToken, identities, userToken } from './helpers/auth.ts';
+import { mailScopes } from './helpers/mail.ts';
 import { demoSubscription } from '../src/seed/demo.ts';
 import { waitFor, withDeadline } from './helpers/wait.ts';
 
@@ -115,6 +116,55 @@ describe('pushed acknowledgements on one PostgreSQL schema', { skip: skipReason 
     assert.equal(await seq(), before, 'no sequence number taken');
     assert.equal(cache.unsettled(), false);
     assert.equal(await description(a.url, token), text);
+  });
+
+  test('a writer alone: a read-state PATCH carries its own marker in its write, and sends no marker statement after it', async () => {
+    const cache = a.server.ctx.cache;
+    assert.deepEqual(cache.peerIds(), []);
+    const mail = await userToken(a.url, identities.user, mailScopes);
+    const created = await fetch(`${a.url}/v1.0/me/messages`, { method: 'POST', headers: { authorization: `Bearer ${mail}`, 'content-type': 'application/json' }, body: JSON.stringify({ subject: `own marker ${randomUUID()}` }) });
+    assert.equal(created.status, 201);
+    const id = ((await created.json()) as any).id as string;
+    const isRead = async () => {
+      const r = await fetch(`${a.url}/v1.0/me/messages/${id}?$select=isRead`, { headers: { authorization: `Bearer ${mail}` } });
+      assert.equal(r.status, 200);
+      return ((await r.json()) as any).isRead as boolean;
+    };
+    // (A new draft is read.)
+    for (const value of [false, true, false]) {
+      // Read first: the live instance keeps the message's version, which only the write's notification drops.
+      assert.equal(await isRead(), !value);
+      const markers = cache.requests.markersSent;
+      const r = await fetch(`${a.url}/v1.0/me/messages/${id}`, { method: 'PATCH', headers: { authorization: `Bearer ${mail}`, 'content-type': 'application/json' }, body: JSON.stringify({ isRead: value }) });
+      assert.equal(r.status, 200, await r.text());
+      assert.equal(cache.requests.markersSent, markers, 'no marker statement: the write carried its own marker');
+      assert.equal(await isRead(), value, 'the write’s notification was applied before it was answered');
+    }
+  });
+
+  test('a read-state PATCH with another instance known waits for its acknowledgement, as every write', async () => {
+    const mail = await userToken(a.url, identities.user, mailScopes);
+    const created = await fetch(`${a.url}/v1.0/me/messages`, { method: 'POST', headers: { authorization: `Bearer ${mail}`, 'content-type': 'application/json' }, body: JSON.stringify({ subject: `peer marker ${randomUUID()}` }) });
+    assert.equal(created.status, 201);
+    const id = ((await created.json()) as any).id as string;
+    const peer = await RawPeer.join(a.config.databaseSchema!, 60_000);
+    try {
+      const writer = a.server.ctx.cache.instanceId!;
+      await waitFor(() => a.server.ctx.cache.peerIds().includes(peer.id), 'the writer to know the new instance', 30_000, 20);
+      let answered = false;
+      const write = fetch(`${a.url}/v1.0/me/messages/${id}`, { method: 'PATCH', headers: { authorization: `Bearer ${mail}`, 'content-type': 'application/json' }, body: JSON.stringify({ isRead: true }) }).then(async (r) => {
+        answered = true;
+        assert.equal(r.status, 200, await r.text());
+      });
+      const k = await withDeadline(peer.marker(writer), 'the writer’s marker at the other instance');
+      assert.equal(answered, false, 'not answered before the other instance acknowledged');
+      await peer.ack(writer, k);
+      await withDeadline(write, 'the answer after the acknowledgement');
+      assert.equal(answered, true);
+    } finally {
+      await peer.close();
+    }
+    await waitFor(() => !a.server.ctx.cache.peerIds().includes(peer.id), 'the writer to drop the removed instance (heartbeat)', 30_000, 20);
   });
 
   test('a just-registered instance is waited for: the write is answered only after it acknowledged', async () => {

@@ -6,7 +6,14 @@
  *
  * Also the protocol's options and channel name, shared with `cache-presence.ts`.
  *
- * **How a peer becomes known and is dropped** (the safety argument is in `cache-presence.ts`):
+ * **An instance is live** while its connection is up, its lease — measured on its own monotonic
+ * clock from before the renewing statement was sent, less a margin — runs, and it has seen its
+ * own latest join. A writer that does not know an instance B saw its marker before B's join, so
+ * B, listening since before it registered and emptying its caches then, applied the write
+ * before it is live; a renewal that finds the lease had run out (others may have dropped it)
+ * joins again.
+ *
+ * **How a peer becomes known and is dropped** (the safety argument is the paragraph above):
  * - known: listed by this instance's registration or heartbeat (rows of `stratus_instances`
  *   whose lease runs), or announced by its join notification (`j <id> <k>`);
  * - a peer that becomes known *covers* every marker of this instance already seen on the

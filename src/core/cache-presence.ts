@@ -14,7 +14,7 @@
  * `acked`); `m <id> <k>` instance `<id>`'s marker `k`, sent on its listening connection after a
  * request's write committed; `a <id> <w>:<k>,…` instance `<id>` applied every notification up to
  * `<w>`'s marker `k`; `j <id> <k>` a join (in the registration's transaction; also a marker);
- * `l <id>` a leave.
+ * `l <id>` a leave; `w <id> <k>` a write marker (`cache-write-markers.ts`).
  *
  * **A write is answered** once its instance saw its own marker come back (so it applied its own
  * notifications, kept versions included) and every peer it knows (`cache-peers.ts`: from the
@@ -22,16 +22,12 @@
  * wait in memory; a peer that does not answer is waited for until the database says its lease
  * ran out. Without its connection a writer polls instead (`cache-fallback.ts`).
  *
- * **An instance is live** while its connection is up, its lease — measured on its own monotonic
- * clock from before the renewing statement was sent, less a margin — runs, and it has seen its
- * own latest join. A writer that does not know an instance B saw its marker before B's join, so
- * B, listening since before it registered and emptying its caches then, applied the write
- * before it is live; a renewal that finds the lease had run out (others may have dropped it)
- * joins again.
+ * **When an instance is live**, and why a writer need not know an instance that is joining: `cache-peers.ts`.
  */
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { listeningClient, signalChannel } from './cache-bus.ts';
+import { WriteMarkerWaiters } from './cache-write-markers.ts';
 import { dbNowSql as now, leaseMargin, PeerView, presenceChannel, presenceChannelSql as channelSql, type PresenceOptions } from './cache-peers.ts';
 
 export { presenceChannel, presenceChannelPrefix, type PresenceOptions } from './cache-peers.ts';
@@ -65,6 +61,7 @@ export class CachePresence {
   /** This turn's marker, not yet sent (joined by the turn's writers). */
   private nextMark: { k: number; seen: Promise<boolean> } | undefined;
   private markWaiters: { k: number; resolve: (ok: boolean) => void }[] = [];
+  private readonly writes = new WriteMarkerWaiters(this.id); // write markers not yet seen back (`cache-write-markers.ts`)
   /** Acknowledgements to send: writer → highest marker received. */
   private ackOut = new Map<string, number>();
   private flushQueued = false;
@@ -96,8 +93,7 @@ export class CachePresence {
   private async connect(): Promise<void> {
     this.peers.fail();
     const peers = (this.peers = new PeerView(() => this.ownSeen));
-    // The listening connection's own commits (acknowledgements, markers, the row) need no flush to disk.
-    // The signal bus's channel too, when it is relayed (`cache-bus.ts`): named before any notification.
+    // Its own commits (acknowledgements, markers, the row) need no flush to disk; it also listens on the relayed signal bus's channel (`cache-bus.ts`).
     const signals = this.opts.signals;
     let busChannel: string | undefined;
     const channels = (schema: string) => {
@@ -162,8 +158,7 @@ export class CachePresence {
   private notified(client: pg.Client, payload: string | undefined): void {
     if ((client !== this.client && client !== this.connecting) || !payload) return;
     const c = payload.charCodeAt(0);
-    if (c >= 48 && c <= 57) {
-      // `<seq> <entry,…>`
+    if (c >= 48 && c <= 57) { // `<seq> <entry,…>`
       const space = payload.indexOf(' ');
       const seq = Number(payload.slice(0, space));
       this.opts.invalidate(payload.slice(space + 1).split(','));
@@ -193,7 +188,14 @@ export class CachePresence {
       if (k > (this.ackOut.get(from) ?? 0)) this.ackOut.set(from, k);
       this.queueFlush();
     } else if (kind === 'l') this.peers.drop(from);
+    else if (kind === 'w' && from === this.id) this.writes.seen(Number(rest));
   }
+
+  /** A write marker (`cache-write-markers.ts`) while connected, else undefined; {@link dropWriteMarker} forgets one whose write failed. */
+  writeMarker = () => (this.client ? this.writes.issue() : undefined);
+  dropWriteMarker = (k: number) => this.writes.drop(k);
+  /** How many peers this instance knows now (0 when not connected). */
+  peerCount = () => (this.client ? this.peers.size : 0);
 
   /**
    * Sends what is due — the row's `acked`, acknowledgements, a marker, a join — in one statement
@@ -375,6 +377,7 @@ export class CachePresence {
 
   private failMarks(): void {
     for (const w of this.markWaiters.splice(0)) w.resolve(false);
+    this.writes.fail();
     this.peers.fail();
   }
 

@@ -14,14 +14,11 @@
  *   SQLite file (`stratus reset` while serving) — is seen by the very next request. Concurrent
  *   requests share one version read as long as it was sent after they arrived.
  *
- * **Live instances (PostgreSQL).** The version read per turn is skipped while this instance is
- * *live* (`cache-presence.ts`): every write also notifies the instances, each empties its caches
- * on the notification and acknowledges it, and the writer answers only after every live
- * instance acknowledged ({@link CacheHub.settle}, from the app's `onSend` hook). An instance that
- * is not live (starting, connection lost, lease run out, `STRATUS_INSTANCE_LEASE_MS=0`) reads
- * the versions every turn as above. A notification alone would not do: it reaches another
- * instance asynchronously after the commit, so a request arriving there right after the write's
- * response could still be answered from the old cache — hence the acknowledgement.
+ * **Live instances (PostgreSQL).** No version read per turn while this instance is *live*
+ * (`cache-presence.ts`): every write notifies the instances, each empties its caches and
+ * acknowledges, and the writer answers only after every live instance acknowledged
+ * ({@link CacheHub.settle}, from the app's `onSend` hook; a notification alone reaches another
+ * instance after the answer may). An instance not live reads the versions every turn as above.
  *
  * Loads are tagged with the area's generation when they start; a load that overlapped an
  * invalidation is returned to its caller but not stored, so an old value is never cached after
@@ -41,6 +38,7 @@ import { KeyLog } from './cache-keys.ts';
 import { RequestWrites } from './cache-requests.ts';
 import { TickBatch, turnTrip } from './tick-batch.ts';
 import { KeyedDependencies } from './cache-keyed.ts';
+import { RequestWriteMarkers } from './cache-write-markers.ts';
 import type { CacheDatabase } from './tables.ts';
 
 /**
@@ -86,6 +84,7 @@ export class CacheHub {
   /** PostgreSQL: requests ({@link markRequest}) that send a marker before they are answered. */
   private readonly markedRequests = new WeakSet<object>();
   readonly requests = new RequestWrites(); // PostgreSQL: which requests wrote (`cache-requests.ts`)
+  readonly writeMarkers = new RequestWriteMarkers(() => (this.presence?.live() && !this.presence.peerCount() ? this.presence : undefined)); // PostgreSQL, live, alone (`cache-write-markers.ts`)
   /** SQLite: where this hub reads the keyed tables' written keys (`cache-keys.ts`). */
   private readonly keyLog: KeyLog | undefined;
 
@@ -307,10 +306,12 @@ export class CacheHub {
    * `marker` (a request that may have written rows whose notifications carry no sequence number:
    * {@link markRequest}) or after {@link markWritten}, a polled marker first, then one statement
    * per look, every 1, 2, 4… 16 ms. Either gives up after twice the lease (by then an instance
-   * that does not answer has lost its lease).
+   * that does not answer has lost its lease). A request `raw` whose write carried a marker: `cache-write-markers.ts`.
    * @throws the database error of a look (polled path).
    */
-  async settle(leaseMs: number, marker = false): Promise<void> {
+  async settle(leaseMs: number, marker = false, raw?: object): Promise<void> {
+    const own = raw && this.writeMarkers.of(raw);
+    if (own && this.presence?.peerCount() === 0 && (await own) && this.presence.peerCount() === 0) return;
     const marked = this.marked;
     let target = this.written;
     const self = this.presence?.id ?? '';
@@ -366,8 +367,7 @@ export class CacheHub {
       resolve();
     })));
     if (this.pending) return this.pending;
-    // Callers of this turn join; the read is sent after all of them arrived (and `pending` is cleared then).
-    // Applied, it has dropped the keys of every keyed write this instance made before it was sent.
+    // This turn's callers join; the read, sent after all arrived (clearing `pending`), drops the keys of this instance's keyed writes before it.
     const p = this.versions.get('all').then((now) => this.apply(now!)).then(() => this.keyed.readApplied());
     this.pending = p;
     return p;

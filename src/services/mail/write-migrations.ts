@@ -99,4 +99,34 @@ export const mailWriteMigrations: Migrations = {
       await sql`CREATE TRIGGER mail_messages_version_update AFTER UPDATE ON mail_messages FOR EACH ROW EXECUTE FUNCTION mail_messages_version_update()`.execute(db);
     },
   },
+  mail_0017_read_state_function: {
+    /**
+     * PostgreSQL: the read-state write (`writes.ts` `writeReadStateInOne`) as one function call —
+     * the row's read state, time and change key; the change-log row and the change
+     * notifications' wake-up when the row was there; then, when given, the writer's own write
+     * marker (`core/cache-presence.ts`, `w <instance> <k>`). Each statement of a PL/pgSQL
+     * function fires its AFTER triggers when it ends, so the marker is the transaction's last
+     * notification, after the message's version notice: the writer answers once it came back,
+     * with no marker statement of its own. One round trip, as the single statement it replaces.
+     */
+    async up(db: Kysely<unknown>) {
+      if (!isPostgres(db)) return;
+      await sql
+        .raw(
+          `CREATE FUNCTION stratus_mail_read_state(p_is_read integer, p_modified_at text, p_change_key text, p_pk bigint,
+             p_tenant_id text, p_mailbox_id text, p_folder_id text, p_message_id text, p_marker text) RETURNS void LANGUAGE plpgsql AS $$
+          BEGIN
+            UPDATE mail_messages SET is_read = p_is_read, modified_at = p_modified_at, change_key = p_change_key WHERE pk = p_pk;
+            IF FOUND THEN
+              INSERT INTO mail_changes (tenant_id, mailbox_id, folder_id, message_id, change_type, at) VALUES (p_tenant_id, p_mailbox_id, p_folder_id, p_message_id, 'updated', p_modified_at);
+              PERFORM pg_notify('stratus_' || current_schema(), 'mail');
+            END IF;
+            IF p_marker IS NOT NULL THEN
+              PERFORM pg_notify('${presenceChannelPrefix}' || current_schema(), p_marker);
+            END IF;
+          END $$`,
+        )
+        .execute(db);
+    },
+  },
 };

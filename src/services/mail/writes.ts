@@ -90,24 +90,25 @@ export function writeReadStateNow(db: Kysely<Database>, after: MessageRecord): b
 }
 
 /**
- * PostgreSQL: the read-state write of {@link writeReadStateNow} as one statement — the row's
- * three columns, the change-log row (only when the row was still there) and the change
- * notifications' wake-up (`signal(db, 'mail')`, delivered at commit) — so one round trip instead
- * of five (`begin`, update, insert, `pg_notify`, `commit`); a single statement is its own
- * transaction. Measured in the 90/10 mix (bench/README.md, fourth pass).
+ * PostgreSQL: the read-state write of {@link writeReadStateNow} as one call of
+ * `stratus_mail_read_state` (`mail_0017_read_state_function`): the row's three columns, the
+ * change-log row (only when the row was still there), the change notifications' wake-up
+ * (`signal(db, 'mail')`, delivered at commit) and, when given, the writer's write marker after
+ * the row's triggers (`core/cache-write-markers.ts`) — so one round trip instead of five (`begin`,
+ * update, insert, `pg_notify`, `commit`), and no marker statement after it. Measured in the
+ * 90/10 mix (bench/README.md, fourth and sixteenth passes).
  */
-const readStateStatement = `with u as (update mail_messages set is_read = $1, modified_at = $2, change_key = $3 where pk = $4 returning pk),
-c as (insert into mail_changes (tenant_id, mailbox_id, folder_id, message_id, change_type, at) select $5, $6, $7, $8, 'updated', $2 from u returning 1)
-select pg_notify('stratus_' || current_schema(), 'mail') from c`;
+const readStateStatement = 'select stratus_mail_read_state($1, $2, $3, $4, $5, $6, $7, $8, $9)';
 
 /**
  * {@link writeReadStateNow} on PostgreSQL: one statement on the root handle (see {@link readStateStatement}).
+ * @param marker the payload of the request's write marker (`core/cache-write-markers.ts`), notified after the write's triggers
  * @returns false (nothing written) on SQLite
  * @throws the database error (nothing is written)
  */
-export async function writeReadStateInOne(db: Kysely<Database>, after: MessageRecord): Promise<boolean> {
+export async function writeReadStateInOne(db: Kysely<Database>, after: MessageRecord, marker?: string): Promise<boolean> {
   if (!isPostgres(db)) return false;
-  await db.executeQuery(CompiledQuery.raw(readStateStatement, [after.isRead ? 1 : 0, after.modifiedAt, after.changeKey, after.pk, after.tenantId, after.mailboxId, after.folderId, after.id]));
+  await db.executeQuery(CompiledQuery.raw(readStateStatement, [after.isRead ? 1 : 0, after.modifiedAt, after.changeKey, after.pk, after.tenantId, after.mailboxId, after.folderId, after.id, marker ?? null]));
   return true;
 }
 
