@@ -130,20 +130,30 @@ function rowKeyHints(mr: MailRequest): LRUCache<string, number> {
 
 /**
  * PostgreSQL, live instance: the whole rows of messages read by id (as the turn's statement
- * returns them: columns and the stored document as text), by version (`pk|changeKey`: every
- * write of a message gives it a new change key, so a row never goes stale under its key), at
- * most {@link keptRowsMax} per app (about 2.5 KB each in the generated mailboxes: some 25 MB
- * when full). What it serves: a client that reads a message and then writes it — opens it, then
- * marks it read (`PATCH`, {@link messageForWrite}) — needs no read of its row for the write.
+ * returns them: columns, the stored document and body text as text), by version
+ * (`pk|changeKey`: every write of a message gives it a new change key, so a row never goes
+ * stale under its key), at most {@link keptRowsMax} rows and {@link keptRowsBytes} of their
+ * texts per app (about 2.5 KB a row in the generated mailboxes). What it serves: a client that
+ * reads a message and then writes it — opens it, then marks it read (`PATCH`,
+ * {@link messageForWrite}) — needs no read of its row for the write.
  */
 const rowsByApp = new WeakMap<object, LRUCache<string, Record<string, unknown>>>();
 
 /** Rows kept per app ({@link rowsByApp}). */
 const keptRowsMax = 10_000;
+/** Characters of text (and 256 a row besides) kept per app ({@link rowsByApp}). */
+const keptRowsBytes = 32 * 1024 * 1024;
+
+/** The characters a kept row holds, about. */
+function rowSize(row: Record<string, unknown>): number {
+  let n = 256;
+  for (const v of Object.values(row)) if (typeof v === 'string') n += v.length;
+  return n;
+}
 
 /** The app's kept rows ({@link rowsByApp}). */
 function keptRows(mr: MailRequest): LRUCache<string, Record<string, unknown>> {
-  return perApp(rowsByApp, mr.ctx.cache, () => new LRUCache<string, Record<string, unknown>>({ max: keptRowsMax }));
+  return perApp(rowsByApp, mr.ctx.cache, () => new LRUCache<string, Record<string, unknown>>({ max: keptRowsMax, maxSize: keptRowsBytes, sizeCalculation: rowSize }));
 }
 
 /**
