@@ -87,6 +87,39 @@ class RawPeer {
   }
 }
 
+/** Creates a draft in the token's mailbox; @returns its id. */
+async function draft(base: string, mail: string, subject: string): Promise<string> {
+  const created = await fetch(`${base}/v1.0/me/messages`, { method: 'POST', headers: { authorization: `Bearer ${mail}`, 'content-type': 'application/json' }, body: JSON.stringify({ subject }) });
+  assert.equal(created.status, 201);
+  return ((await created.json()) as any).id as string;
+}
+
+/**
+ * Joins a raw peer to `a`'s schema and checks that `write` (sent once `a` knows the peer when
+ * `known`, else at once) is answered only after the peer acknowledged `a`'s marker; the peer
+ * then leaves and `a` drops it.
+ */
+async function answeredAfterPeerAck(a: TestServer, write: () => Promise<unknown>, known = false): Promise<void> {
+  const peer = await RawPeer.join(a.config.databaseSchema!, 60_000);
+  try {
+    const writer = a.server.ctx.cache.instanceId!;
+    if (known) await waitFor(() => a.server.ctx.cache.peerIds().includes(peer.id), 'the writer to know the new instance', 30_000, 20);
+    let answered = false;
+    const written = write().then(() => {
+      answered = true;
+    });
+    const k = await withDeadline(peer.marker(writer), 'the writer’s marker at the new instance');
+    assert.equal(answered, false, 'not answered before the new instance acknowledged');
+    assert.ok(a.server.ctx.cache.peerIds().includes(peer.id), 'the writer knows the new instance');
+    await peer.ack(writer, k);
+    await withDeadline(written, 'the answer after the acknowledgement');
+    assert.equal(answered, true);
+  } finally {
+    await peer.close();
+  }
+  await waitFor(() => !a.server.ctx.cache.peerIds().includes(peer.id), 'the writer to drop the removed instance (heartbeat)', 30_000, 20);
+}
+
 describe('pushed acknowledgements on one PostgreSQL schema', { skip: skipReason }, () => {
   let a: TestServer;
   let token: string;
@@ -122,9 +155,7 @@ describe('pushed acknowledgements on one PostgreSQL schema', { skip: skipReason 
     const cache = a.server.ctx.cache;
     assert.deepEqual(cache.peerIds(), []);
     const mail = await userToken(a.url, identities.user, mailScopes);
-    const created = await fetch(`${a.url}/v1.0/me/messages`, { method: 'POST', headers: { authorization: `Bearer ${mail}`, 'content-type': 'application/json' }, body: JSON.stringify({ subject: `own marker ${randomUUID()}` }) });
-    assert.equal(created.status, 201);
-    const id = ((await created.json()) as any).id as string;
+    const id = await draft(a.url, mail, `own marker ${randomUUID()}`);
     const isRead = async () => {
       const r = await fetch(`${a.url}/v1.0/me/messages/${id}?$select=isRead`, { headers: { authorization: `Bearer ${mail}` } });
       assert.equal(r.status, 200);
@@ -144,47 +175,15 @@ describe('pushed acknowledgements on one PostgreSQL schema', { skip: skipReason 
 
   test('a read-state PATCH with another instance known waits for its acknowledgement, as every write', async () => {
     const mail = await userToken(a.url, identities.user, mailScopes);
-    const created = await fetch(`${a.url}/v1.0/me/messages`, { method: 'POST', headers: { authorization: `Bearer ${mail}`, 'content-type': 'application/json' }, body: JSON.stringify({ subject: `peer marker ${randomUUID()}` }) });
-    assert.equal(created.status, 201);
-    const id = ((await created.json()) as any).id as string;
-    const peer = await RawPeer.join(a.config.databaseSchema!, 60_000);
-    try {
-      const writer = a.server.ctx.cache.instanceId!;
-      await waitFor(() => a.server.ctx.cache.peerIds().includes(peer.id), 'the writer to know the new instance', 30_000, 20);
-      let answered = false;
-      const write = fetch(`${a.url}/v1.0/me/messages/${id}`, { method: 'PATCH', headers: { authorization: `Bearer ${mail}`, 'content-type': 'application/json' }, body: JSON.stringify({ isRead: true }) }).then(async (r) => {
-        answered = true;
-        assert.equal(r.status, 200, await r.text());
-      });
-      const k = await withDeadline(peer.marker(writer), 'the writer’s marker at the other instance');
-      assert.equal(answered, false, 'not answered before the other instance acknowledged');
-      await peer.ack(writer, k);
-      await withDeadline(write, 'the answer after the acknowledgement');
-      assert.equal(answered, true);
-    } finally {
-      await peer.close();
-    }
-    await waitFor(() => !a.server.ctx.cache.peerIds().includes(peer.id), 'the writer to drop the removed instance (heartbeat)', 30_000, 20);
+    const id = await draft(a.url, mail, `peer marker ${randomUUID()}`);
+    await answeredAfterPeerAck(a, async () => {
+      const r = await fetch(`${a.url}/v1.0/me/messages/${id}`, { method: 'PATCH', headers: { authorization: `Bearer ${mail}`, 'content-type': 'application/json' }, body: JSON.stringify({ isRead: true }) });
+      assert.equal(r.status, 200, await r.text());
+    }, true);
   });
 
   test('a just-registered instance is waited for: the write is answered only after it acknowledged', async () => {
-    const peer = await RawPeer.join(a.config.databaseSchema!, 60_000);
-    try {
-      const writer = a.server.ctx.cache.instanceId!;
-      let answered = false;
-      const write = patchDescription(a.url, token, `joined ${randomUUID()}`).then(() => {
-        answered = true;
-      });
-      const k = await withDeadline(peer.marker(writer), 'the writer’s marker at the new instance');
-      assert.equal(answered, false, 'not answered before the new instance acknowledged');
-      assert.ok(a.server.ctx.cache.peerIds().includes(peer.id), 'the writer knows the new instance');
-      await peer.ack(writer, k);
-      await withDeadline(write, 'the answer after the acknowledgement');
-      assert.equal(answered, true);
-    } finally {
-      await peer.close();
-    }
-    await waitFor(() => !a.server.ctx.cache.peerIds().includes(peer.id), 'the writer to drop the removed instance (heartbeat)', 30_000, 20);
+    await answeredAfterPeerAck(a, () => patchDescription(a.url, token, `joined ${randomUUID()}`));
   });
 
   test('an instance that stops answering is waited for only until its lease ran out, then dropped', async () => {
