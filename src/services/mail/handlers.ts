@@ -9,7 +9,6 @@ import { nowIso } from '../../core/clock.ts';
 import { contextUrl, destinationId, need, send, sendJson, type MailRequest } from './request.ts';
 import { parseExpand, parseSelect } from './query.ts';
 import { emptyDoc, type MessageRecord } from './message.ts';
-import { isPostgres } from '../../store/db.ts';
 import { messageJson, withFirstMember } from './rendered.ts';
 import { present, presentOne, renderOptions } from './lists.ts';
 import { parseMessageInput, type MessageInput } from './message-input.ts';
@@ -113,7 +112,7 @@ export function messageText(mr: MailRequest, m: MessageRecord): string {
  */
 async function readStateWithMarker(mr: MailRequest, updated: MessageRecord): Promise<boolean> {
   const cache = mr.ctx.cache;
-  const marker = isPostgres(mr.ctx.store.db) ? cache.writeMarkers.issue() : undefined;
+  const marker = cache.writeMarkers.issue();
   try {
     const wrote = await writeReadStateInOne(mr.ctx.store.db, updated, marker?.payload);
     if (marker) cache.writeMarkers.committed(mr.req.raw, marker.k);

@@ -252,10 +252,7 @@ async function keptMessageAnswer(mr: MailRequest, id: string, purges: string): P
   }
   const kept = mr.ctx.cache.keptVersions<KeptMessage>('msg', keptMessagesMax);
   const ticket = kept.ticket();
-  const db = mr.ctx.store.db as Kysely<Database>;
-  const read = rowInTurn(db, messageInTurn, [mb.tenantId, mb.mailboxId, id, purges]);
-  const row = read === undefined ? undefined : await read;
-  const m = read === undefined ? await findMessage(db, mb, id) : row ? messageFromRow(row) : undefined;
+  const { m, row } = await messageRowInTurn(mr.ctx.store.db as Kysely<Database>, mb, id);
   if (!m) throw notFound();
   kept.set(`${mb.tenantId}\u0000${m.pk}`, { changeKey: m.changeKey, id: m.id, immutableId: m.immutableId, mailboxId: m.mailboxId, folderId: m.folderId }, ticket);
   rowKeyHints(mr).set(`${mb.tenantId}\u0000${mb.mailboxId}\u0000${id}`, m.pk);
@@ -304,10 +301,19 @@ const messageInTurn: RowRead = {
  */
 export async function findMessageInTurn(db: Kysely<Database>, mb: Mailbox, id: string): Promise<MessageRecord | undefined> {
   if (!isWellFormedId(id)) throw malformed();
+  return (await messageRowInTurn(db, mb, id)).m;
+}
+
+/**
+ * {@link findMessageInTurn} without the id's check, also giving the row as the turn's statement
+ * returned it (undefined when read otherwise: SQLite, a transaction's handle).
+ * @throws the database error of the read
+ */
+async function messageRowInTurn(db: Kysely<Database>, mb: Mailbox, id: string): Promise<{ m?: MessageRecord; row?: Record<string, unknown> }> {
   const read = rowInTurn(db, messageInTurn, [mb.tenantId, mb.mailboxId, id, mb.wellKnown.get('recoverableitemspurges')!]);
-  if (read === undefined) return findMessage(db, mb, id);
-  const r = await read;
-  return r ? messageFromRow(r) : undefined;
+  if (read === undefined) return { m: await findMessage(db, mb, id) };
+  const row = await read;
+  return row ? { m: messageFromRow(row), row } : {};
 }
 
 /**
