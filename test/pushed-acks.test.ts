@@ -9,7 +9,9 @@
  *   answered before that instance acknowledged the writer's marker;
  * - an instance that stops answering is waited for only until its lease ran out on the
  *   database's clock, then dropped;
- * - an instance that joins is known to the others, and one that leaves is dropped by them.
+ * - an instance that joins is known to the others, and one that leaves is dropped by them;
+ * - a write still in flight when another request's marker was sent is not confirmed by it: it
+ *   is counted when it ended (committed), so its own request sends a marker and waits.
  *
  * The peer of the middle tests is a raw connection speaking the protocol, so that the test
  * decides when it acknowledges. PostgreSQL only (skipped on SQLite with a message).
@@ -65,11 +67,14 @@ class RawPeer {
     return peer;
   }
 
-  /** The next marker of `from` (or one already received). */
-  marker(from: string): Promise<number> {
-    const had = this.markers.find((m) => m.from === from);
+  /** The first marker of `from` above `after` (or one already received). */
+  marker(from: string, after = 0): Promise<number> {
+    const had = this.markers.find((m) => m.from === from && m.k > after);
     if (had) return Promise.resolve(had.k);
-    return new Promise((resolve) => this.waiting.push({ from, resolve }));
+    return new Promise((resolve) => {
+      const wait = (k: number) => (k > after ? resolve(k) : this.waiting.push({ from, resolve: wait }));
+      this.waiting.push({ from, resolve: wait });
+    });
   }
 
   async ack(writer: string, k: number): Promise<void> {
@@ -143,12 +148,27 @@ describe('pushed acknowledgements on one PostgreSQL schema', { skip: skipReason 
     assert.deepEqual(cache.peerIds(), []);
     const before = await seq();
     const markers = cache.requests.markersSent;
-    const text = `alone ${randomUUID()}`;
-    await patchDescription(a.url, token, text);
+    const mail = await userToken(a.url, identities.user, mailScopes);
+    await draft(a.url, mail, `alone ${randomUUID()}`);
     assert.equal(cache.requests.markersSent, markers + 1, 'the write sent one marker');
     assert.equal(await seq(), before, 'no sequence number taken');
     assert.equal(cache.unsettled(), false);
-    assert.equal(await description(a.url, token), text);
+  });
+
+  test('a writer alone: a webhook’s PATCH carries its own marker in its write (one function call), sends no marker statement, and is confirmed', async () => {
+    const cache = a.server.ctx.cache;
+    assert.deepEqual(cache.peerIds(), []);
+    for (const n of [1, 2]) {
+      await description(a.url, token); // kept by the instance: only the write's notification drops it
+      const before = await seq();
+      const markers = cache.requests.markersSent;
+      const text = `own marker ${n} ${randomUUID()}`;
+      await patchDescription(a.url, token, text);
+      assert.equal(cache.requests.markersSent, markers, 'no marker statement: the write carried its own marker');
+      assert.equal(await seq(), before, 'no sequence number taken');
+      assert.equal(cache.unsettled(), false, 'its marker confirmed it');
+      assert.equal(await description(a.url, token), text, 'the write’s notification was applied before it was answered');
+    }
   });
 
   test('a writer alone: a read-state PATCH carries its own marker in its write, and sends no marker statement after it', async () => {
@@ -184,6 +204,46 @@ describe('pushed acknowledgements on one PostgreSQL schema', { skip: skipReason 
 
   test('a just-registered instance is waited for: the write is answered only after it acknowledged', async () => {
     await answeredAfterPeerAck(a, () => patchDescription(a.url, token, `joined ${randomUUID()}`));
+  });
+
+  test('a write in flight when another request’s marker was sent is not confirmed by that marker: its request sends its own and waits', async () => {
+    const mail = await userToken(a.url, identities.user, mailScopes);
+    const peer = await RawPeer.join(a.config.databaseSchema!, 60_000);
+    const lock = new pg.Client({ connectionString: dbUrl, options: `-c search_path=${a.config.databaseSchema}` });
+    await lock.connect();
+    try {
+      const writer = a.server.ctx.cache.instanceId!;
+      await waitFor(() => a.server.ctx.cache.peerIds().includes(peer.id), 'the writer to know the new instance', 30_000, 20);
+      await lock.query('begin');
+      await lock.query('lock table automation_webhooks in share mode');
+      // Write 1: its update is sent and waits for the lock (the writer counted it, it has not committed).
+      let answered = false;
+      const first = patchDescription(a.url, token, `in flight ${randomUUID()}`).then(() => {
+        answered = true;
+      });
+      await waitFor(
+        async () => (await db.query("select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and query ilike 'update%automation_webhooks%'")).rows[0].n > 0,
+        'the webhook update to wait for the table lock',
+      );
+      // Write 2 commits and is confirmed by a marker the peer acknowledges, while write 1 is in flight.
+      const second = draft(a.url, mail, `meanwhile ${randomUUID()}`);
+      const k1 = await withDeadline(peer.marker(writer), 'the second write’s marker');
+      await peer.ack(writer, k1);
+      await withDeadline(second, 'the second write’s answer');
+      assert.equal(answered, false);
+      await lock.query('commit');
+      // Write 1 commits now: its request must send a marker of its own and wait for the peer.
+      const k2 = await withDeadline(peer.marker(writer, k1), 'a marker for the write that was in flight');
+      assert.equal(answered, false, 'not answered before the peer acknowledged the marker sent after its commit');
+      await peer.ack(writer, k2);
+      await withDeadline(first, 'the first write’s answer after the acknowledgement');
+      assert.equal(answered, true);
+    } finally {
+      await lock.query('rollback').catch(() => undefined);
+      await lock.end();
+      await peer.close();
+    }
+    await waitFor(() => !a.server.ctx.cache.peerIds().includes(peer.id), 'the writer to drop the removed instance (heartbeat)', 30_000, 20);
   });
 
   test('an instance that stops answering is waited for only until its lease ran out, then dropped', async () => {

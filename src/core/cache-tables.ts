@@ -284,17 +284,25 @@ export function keyedWrite(text: string): boolean {
   return any;
 }
 
+/** The areas a write of cached `table` changes, and whether the table is keyed (`CacheHub.functionWrite`). @throws Error for a table not cached. */
+export function tableWrite(table: string): [readonly CacheArea[], boolean] {
+  const t = cachedTables[table];
+  if (!t) throw new Error(`${table} is not a cached table (cache-tables.ts)`);
+  return [t.areas, t.keyed !== undefined];
+}
+
 /**
  * Calls `wrote(areas, keyed)` before each write statement `store` runs on a cached table (the
  * areas it changes, and whether every cached table it writes is keyed; worked out once per SQL
- * text): the hub's view of its own instance's writes.
+ * text): the hub's view of its own instance's writes. The callback `wrote` returns is called
+ * once the write ended (committed or failed: `Store.watchWrites`).
  */
-export function watchOwnWrites<DB>(store: Store<DB>, wrote: (areas: readonly CacheArea[], keyed: boolean) => void): void {
+export function watchOwnWrites<DB>(store: Store<DB>, wrote: (areas: readonly CacheArea[], keyed: boolean) => () => void): void {
   const byTable = cachedAreasByTable();
   const known = new LRUCache<string, { areas: CacheArea[]; keyed: boolean }>({ max: 2000 });
   store.watchWrites((text) => {
     let w = known.get(text);
     if (!w) known.set(text, (w = { areas: areasWrittenBy(text, byTable), keyed: keyedWrite(text) }));
-    if (w.areas.length) wrote(w.areas, w.keyed);
+    return w.areas.length ? wrote(w.areas, w.keyed) : undefined;
   });
 }

@@ -12,8 +12,11 @@
  *   writer knows no other instance (as a marker sent afterwards would be: nobody else to wait
  *   for). With other instances it sends a marker afterwards and waits for their
  *   acknowledgements, as any write.
- * - A write path that carries one: `services/mail/handlers.ts` (the read-state PATCH, through
- *   `stratus_mail_read_state`, `services/mail/write-migrations.ts`).
+ * - Write paths that carry one: `services/mail/handlers.ts` (the read-state PATCH, through
+ *   `stratus_mail_read_state`, `services/mail/write-migrations.ts`); `services/automation/store.ts`
+ *   (a webhook's PUT and PATCH, through `stratus_automation_update_webhook`). A write of a cached
+ *   table made so is told to the hub explicitly (`CacheHub.functionWrite`): the statement watch
+ *   sees only `insert`/`update`/`delete`/`with` texts.
  */
 
 /** The listening connection's side: write markers handed out and not yet seen back. */
@@ -61,10 +64,17 @@ export interface WriteMarkerSource {
   dropWriteMarker(k: number): void;
 }
 
+/** A request's last write's marker: its return (true: seen; false: lost), and what its return confirms. */
+export interface RequestWriteMarker {
+  seen: Promise<boolean>;
+  /** How many of the hub's counted writes are confirmed once it came back alone (`CacheHub.functionWrite`), when known. */
+  confirms?: number;
+}
+
 /** The requests' side (`CacheHub.writeMarkers`): which request's last write carried which marker. */
 export class RequestWriteMarkers {
-  private readonly pending = new Map<number, Promise<boolean>>();
-  private readonly byRequest = new WeakMap<object, Promise<boolean>>();
+  private readonly pending = new Map<number, RequestWriteMarker>();
+  private readonly byRequest = new WeakMap<object, RequestWriteMarker>();
 
   /** @param source the presence while this instance is live and knows no other instance (a marker would not spare one then), else undefined */
   constructor(private readonly source: () => WriteMarkerSource | undefined) {}
@@ -73,12 +83,13 @@ export class RequestWriteMarkers {
    * A marker for a request's last write, to notify on the presence channel
    * (`'stratus_cache_' || current_schema()`) as the write transaction's last act. Then call
    * {@link committed} once the write committed, or {@link failed} when it did not.
+   * @param confirms what its return confirms ({@link RequestWriteMarker.confirms})
    * @returns the payload and number, or undefined when not live or not alone (write without one)
    */
-  issue(): { payload: string; k: number } | undefined {
+  issue(confirms?: number): { payload: string; k: number } | undefined {
     const m = this.source()?.writeMarker();
     if (!m) return undefined;
-    this.pending.set(m.k, m.seen);
+    this.pending.set(m.k, { seen: m.seen, confirms });
     return { payload: m.payload, k: m.k };
   }
 
@@ -95,8 +106,8 @@ export class RequestWriteMarkers {
     this.source()?.dropWriteMarker(k);
   }
 
-  /** The return of the marker request `raw`'s last write carried (true: seen; false: lost), or undefined. */
-  of(raw: object): Promise<boolean> | undefined {
+  /** The marker request `raw`'s last write carried, or undefined. */
+  of(raw: object): RequestWriteMarker | undefined {
     return this.byRequest.get(raw);
   }
 }

@@ -6,13 +6,11 @@
  * - A write of a table a cache holds changes its area's row of `stratus_cache_versions` in its
  *   transaction by trigger (`cache-tables.ts`: the list of cached tables; no write path calls
  *   anything), and this instance's caches of the area are emptied at once (the store passes
- *   every write statement's text to the hub). {@link CacheHub.changed} is left for writes that
- *   change everything (a world loaded) and the bulk seeders of `seeded`.
+ *   every write statement's text to the hub). {@link CacheHub.changed}: writes that change everything (a world loaded), bulk seeders.
  * - A request calls {@link CacheHub.sync} before it uses a cache: one read of the (three-row)
  *   version table; an area whose version moved since the last read is emptied. So a write
  *   committed by another instance sharing the PostgreSQL database — or by another process on the
- *   SQLite file (`stratus reset` while serving) — is seen by the very next request. Concurrent
- *   requests share one version read as long as it was sent after they arrived.
+ *   SQLite file (`stratus reset` while serving) — is seen by the very next request (one version read a turn, shared).
  *
  * **Live instances (PostgreSQL).** No version read per turn while this instance is *live*
  * (`cache-presence.ts`): every write notifies the instances, each empties its caches and
@@ -33,7 +31,7 @@ import { appliedEverywhere, sendMarker } from './cache-fallback.ts';
 import { bumpCacheVersions, versionPart, versionRows } from './cache-versions.ts';
 import { SharedValues, type SharedRow, type SharedWrite } from './shared-values.ts';
 import { KeptVersions, keyOfEntry } from './kept-versions.ts';
-import { keyedAreas, keyedCacheNames, shardMoved, watchOwnWrites } from './cache-tables.ts';
+import { keyedAreas, keyedCacheNames, shardMoved, tableWrite, watchOwnWrites } from './cache-tables.ts';
 import { KeyLog } from './cache-keys.ts';
 import { RequestWrites } from './cache-requests.ts';
 import { TickBatch, turnTrip } from './tick-batch.ts';
@@ -71,14 +69,13 @@ export class CacheHub {
   /** PostgreSQL: this instance's place among the live instances ({@link startPresence}). */
   private presence: CachePresence | undefined;
   /** PostgreSQL: the highest sequence number this instance wrote, and the highest known applied by every live instance. */
-  private written = 0;
-  private confirmed = 0;
+  private written = 0; private confirmed = 0;
   private readonly db: Kysely<CacheDatabase>;
   /** Live: the promise this turn's callers of {@link sync} share (resolved from `setImmediate`). */
   private turn: Promise<void> | undefined;
-  /** PostgreSQL: writes with no sequence number of their own ({@link markWritten}), and how many of them are confirmed. */
-  private marked = 0;
-  private markedDone = 0;
+  /** PostgreSQL: writes with no sequence number of their own ({@link markWritten}); how many of them ended (committed or failed); how many are confirmed. */
+  private marked = 0; private markedEnded = 0; private markedDone = 0;
+  private readonly writeEnded = () => void this.markedEnded++;
   /** Kept versions by name (`kept-versions.ts`). */
   private readonly kept = new Map<string, KeptVersions<any>>();
   /** PostgreSQL: requests ({@link markRequest}) that send a marker before they are answered. */
@@ -104,20 +101,33 @@ export class CacheHub {
       { trip: turnTrip(db), part: versionPart(sent) },
     );
     this.keyLog = store.dialect === 'sqlite' ? new KeyLog(db) : undefined;
-    // This instance's own writes of cached tables (the triggers bump the versions): its caches of
-    // the areas are emptied at once; on PostgreSQL the next answer waits for a marker ({@link markWritten}).
-    watchOwnWrites(store, (areas, keyed) => {
-      // A keyed table's write while live (PostgreSQL) or on SQLite: only the keys its notification
-      // or its log entries name are dropped, before the answer (PostgreSQL: the marker comes back
-      // after it) or by the next sync (SQLite). A load of such a key under way when the drop comes
-      // is not stored (`AreaCache.delete`); one that ends before may store the old row, which the
-      // drop then removes. Only derived answers ({@link epoch}) are dropped now.
-      if (keyed && (this.live || this.keyLog)) {
-        this.epoch++;
-        if (!this.live) this.keyed.ownWrite();
-      } else this.invalidate(...areas);
-      this.markWritten();
-    });
+    watchOwnWrites(store, this.ownWrite);
+  }
+
+  /**
+   * This instance's own write of cached tables, told before it is sent: its caches of `areas` are
+   * emptied at once — of a keyed table while live (PostgreSQL) or on SQLite only derived answers
+   * ({@link epoch}); the keys its notification or log entries name are dropped before the answer
+   * (the marker comes back after it) or by the next sync (SQLite; a load of such a key under way
+   * then is not stored, `AreaCache.delete`). On PostgreSQL the next answer waits for a marker
+   * ({@link settle}). @returns the callback to call once the write ended (committed or failed).
+   */
+  private readonly ownWrite = (areas: readonly CacheArea[], keyed: boolean): (() => void) => {
+    if (keyed && (this.live || this.keyLog)) {
+      this.epoch++;
+      if (!this.live) this.keyed.ownWrite();
+    } else this.invalidate(...areas);
+    this.markWritten(undefined, false);
+    return this.writeEnded; // a settle counts a write once it ended, not when sent: one in flight may commit after the settle's marker
+  };
+
+  /**
+   * PostgreSQL, live and alone: a write marker (`cache-write-markers.ts`) for a write of `table` made through a function call
+   * (`select fn(…)`, unseen by the statement watch), told as a watched write. @returns undefined when none is issued (write as usual).
+   */
+  functionWrite(table: string): { payload: string; k: number; ended: () => void } | undefined {
+    const m = this.writeMarkers.issue(this.markedEnded + 1); // once back: every write ended before it, and this one
+    return m && { ...m, ended: this.ownWrite(...tableWrite(table)) };
   }
 
   /** A new cache of `area` holding at most `max` entries. */
@@ -272,26 +282,22 @@ export class CacheHub {
    * {@link settle} of any request sends a marker.
    * @param raw the Node request object of a read (`GET`/`HEAD`) the write was made for: it then
    *   waits for the marker too (`cache-requests.ts`)
+   * @param ended whether the write already ended (committed or failed); else `writeEnded` tells it
    */
-  markWritten(raw?: object): void {
+  markWritten(raw?: object, ended = true): void {
     this.marked++;
+    if (ended) this.markedEnded++;
     this.requests.mark(raw);
     this.requests.noteWrite();
   }
 
-  /**
-   * PostgreSQL: records that the request `raw` (its Node request object) may write rows whose
-   * notifications carry no sequence number (mailbox versions): it sends a marker and waits for
-   * it before it is answered ({@link settle}, from the app's `onSend` hook).
-   */
+  /** PostgreSQL: request `raw` (Node's) may write rows whose notifications carry no sequence number (mailbox versions): it sends a marker and waits for it before it is answered ({@link settle}, the app's `onSend` hook). */
   markRequest(raw: object): void {
     this.markedRequests.add(raw);
   }
 
   /** Whether {@link markRequest} marked `raw`. */
-  isMarked(raw: object): boolean {
-    return this.markedRequests.has(raw);
-  }
+  isMarked = (raw: object): boolean => this.markedRequests.has(raw);
 
   /** PostgreSQL: whether a write of this instance may not yet be applied by every live instance (then {@link settle} before answering). */
   unsettled(): boolean {
@@ -311,8 +317,8 @@ export class CacheHub {
    */
   async settle(leaseMs: number, marker = false, raw?: object): Promise<void> {
     const own = raw && this.writeMarkers.of(raw);
-    if (own && this.presence?.peerCount() === 0 && (await own) && this.presence.peerCount() === 0) return;
-    const marked = this.marked;
+    if (own && this.presence?.peerCount() === 0 && (await own.seen) && this.presence.peerCount() === 0) return this.confirm(0, own.confirms ?? 0);
+    const marked = this.markedEnded;
     let target = this.written;
     const self = this.presence?.id ?? '';
     if (this.presence) {
@@ -346,22 +352,16 @@ export class CacheHub {
     }
   }
 
-  /** Records what {@link settle} found applied everywhere. */
+  /** Records what {@link settle} found applied everywhere: sequence numbers up to `upto`, `marked` of the counted writes (those ended before it). */
   private confirm(upto: number, marked: number): void {
     if (upto > this.confirmed) this.confirmed = upto;
     if (marked > this.markedDone) this.markedDone = marked;
   }
 
-  /**
-   * Brings the caches up to date with writes committed by other instances or processes: one
-   * version read, shared by the callers that arrived before it was sent.
-   * @throws the database error of the version read.
-   */
+  /** Brings the caches up to date with writes committed by other instances or processes: one version read, shared by the callers that arrived before it was sent. @throws the database error of the version read. */
   sync(): Promise<void> {
-    // Live (PostgreSQL): every write reaches this instance's caches before its writer answers.
-    // The turn's callers still continue together, after the turn's I/O (`setImmediate`), as
-    // they do after a version read: their answers leave in one burst (measured: answering each
-    // at once cost more CPU per request, in waking the peers' readers once per answer).
+    // Live (PostgreSQL): every write reaches this instance's caches before its writer answers. The turn's callers still continue together, after
+    // its I/O (`setImmediate`): their answers leave in one burst (answering each at once cost more CPU a request, waking the peers' readers per answer).
     if (this.presence?.live()) return (this.turn ??= new Promise<void>((resolve) => setImmediate(() => {
       this.turn = undefined;
       resolve();

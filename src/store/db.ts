@@ -78,7 +78,7 @@ export function cachingSqlite(database: SQLite.Database, max = statementCacheSiz
     prepare(text: string): SqliteStatement {
       // Kysely prepares every statement it runs (cached here): once per execution.
       snapshot?.beforeStatement(text);
-      if (hooks.onWrite && writeText.test(text)) hooks.onWrite(text);
+      if (hooks.onWrite && writeText.test(text)) (hooks.onWrite(text) || undefined)?.(); // no instance waits for another on SQLite: ended at once
       const limit = boundLimitOf(text);
       return (limit ? limitInlined(limit, text, plain) : plain(text)) as unknown as SqliteStatement;
     },
@@ -133,7 +133,7 @@ export class Store<DB = StoreTables> {
   private readonly closer: () => Promise<void>;
   private readonly afterMigrate: () => void;
   private readonly hooks: StatementHooks;
-  private readonly writeWatchers: ((text: string) => void)[] = [];
+  private readonly writeWatchers: ((text: string) => (() => void) | void)[] = [];
   /** A SQLite file store's checkpoint worker (`checkpointer.ts`); undefined on PostgreSQL and in memory. */
   checkpointer: Checkpointer | undefined;
 
@@ -151,12 +151,16 @@ export class Store<DB = StoreTables> {
    * pool, in or out of a transaction), before it runs: the cache hub's view of this
    * instance's own writes (`core/cache-tables.ts`), and the embedded store's kept mailbox
    * versions (`services/mail/local-versions.ts`). Watchers are called in the order they came.
+   * A watcher may return a callback, called once the write ended (`StatementHooks.onWrite`).
    */
-  watchWrites(fn: (text: string) => void): void {
+  watchWrites(fn: (text: string) => (() => void) | void): void {
     const all = this.writeWatchers;
     all.push(fn);
     // One watcher is called directly (the usual case: the cache hub alone).
-    this.hooks.onWrite = all.length > 1 ? (text) => all.forEach((w) => w(text)) : fn;
+    this.hooks.onWrite = all.length > 1 ? (text) => {
+      const ends = all.map((w) => w(text)).filter((e): e is () => void => typeof e === 'function');
+      return ends.length ? () => ends.forEach((e) => e()) : undefined;
+    } : fn;
   }
 
   /** Runs `fn` in one transaction; everything it writes commits together or not at all. */

@@ -9,9 +9,18 @@ import type pg from 'pg';
 
 /** What a store tells about the statements it runs (set by the cache hub: `Store.watchWrites`). */
 export interface StatementHooks {
-  /** Called with the text of every write statement (insert, update, delete, `with`) before it runs. */
-  onWrite?: (text: string) => void;
+  /**
+   * Called with the text of every write statement (insert, update, delete, `with`) before it
+   * runs. It may return a callback, called once when the write has ended — committed or failed
+   * (PostgreSQL: when the statement is answered outside a transaction, when the transaction's
+   * `commit` or `rollback` is, or when the connection ends; SQLite: at once).
+   */
+  onWrite?: (text: string) => (() => void) | void;
 }
+
+/** A transaction's start and end as Kysely sends them (`begin`, `start transaction …`, `commit`, `rollback`; not `rollback to` a savepoint). */
+const transactionStart = /^\s*(begin|start\s+transaction)\b/i;
+const transactionEnd = /^\s*(commit|rollback|end)\s*;?\s*$/i;
 
 /** Texts that may write (the hooks' filter; a `with` may end in a write). */
 export const writeText = /^\s*(insert|update|delete|with)\b/i;
@@ -32,8 +41,11 @@ const namedStatement = /^\s*(select|insert|update|delete|with)\b/i;
 export function nameStatements(client: pg.PoolClient, enabled: () => boolean, hooks: StatementHooks, statementCacheSize: number): void {
   const query = client.query.bind(client) as (...args: any[]) => any;
   const named = new Set<string>();
-  (client as any).query = (text: unknown, values?: unknown, cb?: unknown) => {
-    if (hooks.onWrite && typeof text === 'string' && writeText.test(text)) hooks.onWrite(text);
+  // Writes of the open transaction whose end is told at its commit or rollback (`onWrite`).
+  let inTransaction = false;
+  const open: (() => void)[] = [];
+  client.on('end', () => open.splice(0).forEach((f) => f()));
+  const run = (text: unknown, values?: unknown, cb?: unknown) => {
     if (typeof text !== 'string' || !Array.isArray(values) || typeof cb === 'function' || !enabled() || !namedStatement.test(text) || text.includes(';')) return query(text, values, cb);
     let name = statementNames.get(text);
     if (!name) {
@@ -45,6 +57,30 @@ export function nameStatements(client: pg.PoolClient, enabled: () => boolean, ho
       named.add(name);
     }
     return query({ name, text, values });
+  };
+  (client as any).query = (text: unknown, values?: unknown, cb?: unknown) => {
+    if (typeof text !== 'string') return run(text, values, cb);
+    let ended = hooks.onWrite && writeText.test(text) ? hooks.onWrite(text) || undefined : undefined;
+    if (transactionStart.test(text)) inTransaction = true;
+    else if (inTransaction && transactionEnd.test(text)) {
+      inTransaction = false;
+      const ends = open.splice(0);
+      if (ended) ends.push(ended);
+      if (ends.length) ended = () => ends.forEach((f) => f());
+    }
+    if (!ended) return run(text, values, cb);
+    if (inTransaction) {
+      open.push(ended);
+      return run(text, values, cb);
+    }
+    const end = ended;
+    // The callback forms (`query(text, cb)`, `query(text, values, cb)`) answer through it.
+    if (typeof cb === 'function') return run(text, values, (...a: unknown[]) => (end(), (cb as (...x: unknown[]) => void)(...a)));
+    if (typeof values === 'function') return run(text, (...a: unknown[]) => (end(), (values as (...x: unknown[]) => void)(...a)));
+    const r = run(text, values, cb);
+    if (r && typeof r.then === 'function') r.then(end, end);
+    else end();
+    return r;
   };
 }
 

@@ -11,8 +11,9 @@
  *   through the `(account_id_lower, seq)` index.
  */
 import { createHash } from 'node:crypto';
-import { sql, type Expression, type Kysely, type SqlBool } from 'kysely';
-import { autoIncrementKey, fromJson, lazyJson, toJson, type Migrations } from '../../store/db.ts';
+import { CompiledQuery, sql, type Expression, type Kysely, type SqlBool } from 'kysely';
+import { autoIncrementKey, fromJson, isPostgres, lazyJson, toJson, type Migrations } from '../../store/db.ts';
+import { presenceChannelPrefix } from '../../core/cache-presence.ts';
 import type { FieldMap } from '../../core/odata/index.ts';
 import type { Database } from '../../store/database.ts';
 import type { AutomationDatabase } from './tables.ts';
@@ -122,7 +123,34 @@ export const automationMigrations: Migrations = {
       await db.schema.createIndex('automation_jobs_account').on('automation_jobs').columns(['account_id_lower', 'seq']).execute();
     },
   },
+  automation_0002_update_function: {
+    /**
+     * PostgreSQL: a webhook's rewrite ({@link AutomationStore.updateWebhook}) as one function call
+     * that, when given, notifies the writer's write marker after it (`core/cache-write-markers.ts`).
+     * The update's row trigger fires when the update ends, inside the function, so the marker
+     * follows the webhook's key notice in the queue; one round trip, as the update it replaces.
+     */
+    async up(db: Kysely<unknown>) {
+      if (!isPostgres(db)) return;
+      await sql
+        .raw(
+          `CREATE FUNCTION stratus_automation_update_webhook(p_runbook_name text, p_is_enabled integer, p_expiry_time text, p_body text,
+             p_id_lower text, p_marker text) RETURNS void LANGUAGE plpgsql AS $$
+          BEGIN
+            UPDATE automation_webhooks SET runbook_name = p_runbook_name, is_enabled = p_is_enabled, expiry_time = p_expiry_time, body = p_body
+              WHERE id_lower = p_id_lower;
+            IF p_marker IS NOT NULL THEN
+              PERFORM pg_notify('${presenceChannelPrefix}' || current_schema(), p_marker);
+            END IF;
+          END $$`,
+        )
+        .execute(db);
+    },
+  },
 };
+
+/** A webhook's rewrite carrying a write marker (`automation_0002_update_function`), its parameters those of {@link updateWebhookRow} and the marker. */
+const updateWebhookWithMarker = 'select stratus_automation_update_webhook($1, $2, $3, $4, $5, $6)';
 
 /** OData properties of a webhook usable in the list's `$filter` (reference §6.1). */
 export const webhookFields: FieldMap = {
@@ -227,9 +255,26 @@ export class AutomationStore {
       .execute();
   }
 
-  /** Rewrites a webhook's document and columns (token and last invocation kept). */
-  async updateWebhook(w: WebhookRow): Promise<void> {
-    await updateWebhookRow(this.db, w.runbookName, w.isEnabled ? 1 : 0, w.expiryTime, toJson(w.body), w.id.toLowerCase());
+  /**
+   * Rewrites a webhook's document and columns (token and last invocation kept). With `raw` (the
+   * Node request it is written for) on a live PostgreSQL instance alone, the write carries its
+   * own marker (`core/cache-write-markers.ts`): the request is answered once it came back, with
+   * no marker statement after the write.
+   * @throws the database error of the write
+   */
+  async updateWebhook(w: WebhookRow, raw?: object): Promise<void> {
+    const args = [w.runbookName, w.isEnabled ? 1 : 0, w.expiryTime, toJson(w.body), w.id.toLowerCase()] as const;
+    const marker = raw && this.cache?.functionWrite('automation_webhooks');
+    if (!marker) return void (await updateWebhookRow(this.db, ...args));
+    try {
+      await this.db.executeQuery(CompiledQuery.raw(updateWebhookWithMarker, [...args, marker.payload]));
+      this.cache!.writeMarkers.committed(raw, marker.k);
+    } catch (e) {
+      this.cache!.writeMarkers.failed(marker.k);
+      throw e;
+    } finally {
+      marker.ended();
+    }
   }
 
   /** Deletes a webhook; returns whether it existed. */

@@ -176,7 +176,7 @@ export function webhookRules(r: AutomationResources) {
         },
       };
       if (existing) {
-        await store.updateWebhook(row);
+        await store.updateWebhook(row, req.raw);
         reply.code(200);
         return showWebhook(row, '');
       }
@@ -209,7 +209,7 @@ export function webhookRules(r: AutomationResources) {
       p.lastModifiedBy = byName(call.principal);
       p.lastModifiedTime = at;
       const row: WebhookRow = { ...w, isEnabled: p.isEnabled, body: { ...w.body, systemData: systemDataFor(call.principal, at, w.body.systemData), properties: p } };
-      await store.updateWebhook(row);
+      await store.updateWebhook(row, req.raw);
       return showWebhook(row, '');
     },
     async deleteWebhook(req: FastifyRequest, reply: FastifyReply) {
