@@ -17,6 +17,8 @@ import { userToken, appToken, identities } from './helpers/auth.ts';
 import { graphClient } from './helpers/mail.ts';
 import { demoAdmin, demoTenant, demoUser } from '../src/seed/demo.ts';
 import { waitFor } from './helpers/wait.ts';
+import { sql } from 'kysely';
+import { isPostgres } from '../src/store/db.ts';
 
 const scopes = ['api://stratus/mail/Mail.ReadWrite', 'api://stratus/mail/Mail.Send'];
 
@@ -822,6 +824,20 @@ describe('mail subscriptions: a store without any', () => {
     assert.deepEqual(got.map((x) => [x.changeType, x.resourceData.id]), [['created', a.id], ['updated', quiet[0]]], 'the changes after the subscription, in order, and nothing from before it');
     assert.ok((await cursor())! >= start, 'the cursor is at or past the subscription\'s start');
     assert.equal(rx.notifications('/first').length, 1, 'the deleted subscription got nothing more');
+  });
+
+  test('the worker reads the oldest subscription’s start from an index, not by reading the subscriptions', async () => {
+    const plan = await s.server.ctx.store.db.connection().execute(async (c) => {
+      const pg = isPostgres(c);
+      if (pg) await sql`set enable_seqscan = off`.execute(c); // a tiny table is otherwise read whole by choice
+      try {
+        const rows = (await sql.raw(`${pg ? 'explain (costs off)' : 'explain query plan'} select min(start_seq) from mail_subscriptions`).execute(c)).rows as Record<string, string>[];
+        return rows.map((r) => Object.values(r).join(' ')).join('\n');
+      } finally {
+        if (pg) await sql`reset enable_seqscan`.execute(c);
+      }
+    });
+    assert.match(plan, /mail_subscriptions_start/, plan);
   });
 });
 

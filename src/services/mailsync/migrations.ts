@@ -80,6 +80,12 @@ export const mailsyncMigrations: Migrations = {
         .execute();
     },
   },
+  mailsync_0005_start_index: {
+    /** The worker reads the oldest subscription's start every tick (`readWorkerState`): `min(start_seq)` from this index, not a scan of the subscriptions. */
+    async up(db: Kysely<unknown>) {
+      await db.schema.createIndex('mail_subscriptions_start').on('mail_subscriptions').columns(['start_seq']).execute();
+    },
+  },
 };
 
 /** The area's data tables, children first (cleared by the control-plane reset). */
