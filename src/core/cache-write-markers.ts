@@ -19,6 +19,24 @@
  *   sees only `insert`/`update`/`delete`/`with` texts.
  */
 
+import { presenceChannelSql } from './cache-peers.ts';
+
+/**
+ * Creates the PL/pgSQL function `signature` (a migration's, PostgreSQL only) whose `body`
+ * statements write, followed by the notify of the write marker in its parameter `p_marker` when
+ * not null: each statement of a function fires its AFTER triggers when it ends, so the marker is
+ * the transaction's last notification. @returns the `CREATE FUNCTION` text.
+ */
+export function functionWithWriteMarker(signature: string, body: string): string {
+  return `CREATE FUNCTION ${signature} RETURNS void LANGUAGE plpgsql AS $$
+    BEGIN
+      ${body}
+      IF p_marker IS NOT NULL THEN
+        PERFORM pg_notify(${presenceChannelSql}, p_marker);
+      END IF;
+    END $$`;
+}
+
 /** The listening connection's side: write markers handed out and not yet seen back. */
 export class WriteMarkerWaiters {
   private readonly waiters = new Map<number, (ok: boolean) => void>();

@@ -13,7 +13,7 @@
 import { createHash } from 'node:crypto';
 import { CompiledQuery, sql, type Expression, type Kysely, type SqlBool } from 'kysely';
 import { autoIncrementKey, fromJson, isPostgres, lazyJson, toJson, type Migrations } from '../../store/db.ts';
-import { presenceChannelPrefix } from '../../core/cache-presence.ts';
+import { functionWithWriteMarker } from '../../core/cache-write-markers.ts';
 import type { FieldMap } from '../../core/odata/index.ts';
 import type { Database } from '../../store/database.ts';
 import type { AutomationDatabase } from './tables.ts';
@@ -132,19 +132,9 @@ export const automationMigrations: Migrations = {
      */
     async up(db: Kysely<unknown>) {
       if (!isPostgres(db)) return;
-      await sql
-        .raw(
-          `CREATE FUNCTION stratus_automation_update_webhook(p_runbook_name text, p_is_enabled integer, p_expiry_time text, p_body text,
-             p_id_lower text, p_marker text) RETURNS void LANGUAGE plpgsql AS $$
-          BEGIN
-            UPDATE automation_webhooks SET runbook_name = p_runbook_name, is_enabled = p_is_enabled, expiry_time = p_expiry_time, body = p_body
-              WHERE id_lower = p_id_lower;
-            IF p_marker IS NOT NULL THEN
-              PERFORM pg_notify('${presenceChannelPrefix}' || current_schema(), p_marker);
-            END IF;
-          END $$`,
-        )
-        .execute(db);
+      const signature = 'stratus_automation_update_webhook(p_runbook_name text, p_is_enabled integer, p_expiry_time text, p_body text, p_id_lower text, p_marker text)';
+      const body = 'UPDATE automation_webhooks SET runbook_name = p_runbook_name, is_enabled = p_is_enabled, expiry_time = p_expiry_time, body = p_body WHERE id_lower = p_id_lower;';
+      await sql.raw(functionWithWriteMarker(signature, body)).execute(db);
     },
   },
 };

@@ -5,6 +5,7 @@
 import { sql, type Kysely } from 'kysely';
 import { isPostgres, type Migrations } from '../../store/db.ts';
 import { presenceChannelPrefix } from '../../core/cache-presence.ts';
+import { functionWithWriteMarker } from '../../core/cache-write-markers.ts';
 
 /** Migrations of the mail write path (added to the mail module's migrations). */
 export const mailWriteMigrations: Migrations = {
@@ -111,22 +112,14 @@ export const mailWriteMigrations: Migrations = {
      */
     async up(db: Kysely<unknown>) {
       if (!isPostgres(db)) return;
-      await sql
-        .raw(
-          `CREATE FUNCTION stratus_mail_read_state(p_is_read integer, p_modified_at text, p_change_key text, p_pk bigint,
-             p_tenant_id text, p_mailbox_id text, p_folder_id text, p_message_id text, p_marker text) RETURNS void LANGUAGE plpgsql AS $$
-          BEGIN
-            UPDATE mail_messages SET is_read = p_is_read, modified_at = p_modified_at, change_key = p_change_key WHERE pk = p_pk;
-            IF FOUND THEN
-              INSERT INTO mail_changes (tenant_id, mailbox_id, folder_id, message_id, change_type, at) VALUES (p_tenant_id, p_mailbox_id, p_folder_id, p_message_id, 'updated', p_modified_at);
-              PERFORM pg_notify('stratus_' || current_schema(), 'mail');
-            END IF;
-            IF p_marker IS NOT NULL THEN
-              PERFORM pg_notify('${presenceChannelPrefix}' || current_schema(), p_marker);
-            END IF;
-          END $$`,
-        )
-        .execute(db);
+      const signature = `stratus_mail_read_state(p_is_read integer, p_modified_at text, p_change_key text, p_pk bigint,
+        p_tenant_id text, p_mailbox_id text, p_folder_id text, p_message_id text, p_marker text)`;
+      const body = `UPDATE mail_messages SET is_read = p_is_read, modified_at = p_modified_at, change_key = p_change_key WHERE pk = p_pk;
+      IF FOUND THEN
+        INSERT INTO mail_changes (tenant_id, mailbox_id, folder_id, message_id, change_type, at) VALUES (p_tenant_id, p_mailbox_id, p_folder_id, p_message_id, 'updated', p_modified_at);
+        PERFORM pg_notify('stratus_' || current_schema(), 'mail');
+      END IF;`;
+      await sql.raw(functionWithWriteMarker(signature, body)).execute(db);
     },
   },
 };
