@@ -284,7 +284,7 @@ export function keyedWrite(text: string): boolean {
   return any;
 }
 
-/** The areas a write of cached `table` changes, and whether the table is keyed (`CacheHub.functionWrite`). @throws Error for a table not cached. */
+/** The areas a write of cached `table` changes, and whether the table is keyed (`CacheHub.withWriteMarker`). @throws Error for a table not cached. */
 export function tableWrite(table: string): [readonly CacheArea[], boolean] {
   const t = cachedTables[table];
   if (!t) throw new Error(`${table} is not a cached table (cache-tables.ts)`);

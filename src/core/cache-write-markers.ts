@@ -15,7 +15,7 @@
  * - Write paths that carry one: `services/mail/handlers.ts` (the read-state PATCH, through
  *   `stratus_mail_read_state`, `services/mail/write-migrations.ts`); `services/automation/store.ts`
  *   (a webhook's PUT and PATCH, through `stratus_automation_update_webhook`). A write of a cached
- *   table made so is told to the hub explicitly (`CacheHub.functionWrite`): the statement watch
+ *   table made so is told to the hub explicitly (`CacheHub.withWriteMarker`): the statement watch
  *   sees only `insert`/`update`/`delete`/`with` texts.
  */
 
@@ -85,43 +85,50 @@ export interface WriteMarkerSource {
 /** A request's last write's marker: its return (true: seen; false: lost), and what its return confirms. */
 export interface RequestWriteMarker {
   seen: Promise<boolean>;
-  /** How many of the hub's counted writes are confirmed once it came back alone (`CacheHub.functionWrite`), when known. */
-  confirms?: number;
+  /** How many of the hub's counted writes are confirmed once it came back while alone (`CacheHub.withWriteMarker`). */
+  confirms: number;
+}
+
+/** A marker handed out for a write ({@link RequestWriteMarkers.issue}). */
+export interface IssuedWriteMarker extends RequestWriteMarker {
+  payload: string;
+  /** Forgets it at the presence that issued it (its write failed). */
+  drop(): void;
 }
 
 /** The requests' side (`CacheHub.writeMarkers`): which request's last write carried which marker. */
 export class RequestWriteMarkers {
-  private readonly pending = new Map<number, RequestWriteMarker>();
   private readonly byRequest = new WeakMap<object, RequestWriteMarker>();
 
   /** @param source the presence while this instance is live and knows no other instance (a marker would not spare one then), else undefined */
   constructor(private readonly source: () => WriteMarkerSource | undefined) {}
 
   /**
-   * A marker for a request's last write, to notify on the presence channel
-   * (`'stratus_cache_' || current_schema()`) as the write transaction's last act. Then call
-   * {@link committed} once the write committed, or {@link failed} when it did not.
+   * A marker for a request's write, to notify on the presence channel
+   * (`'stratus_cache_' || current_schema()`) as the write transaction's last act ({@link carry}).
    * @param confirms what its return confirms ({@link RequestWriteMarker.confirms})
-   * @returns the payload and number, or undefined when not live or not alone (write without one)
+   * @returns undefined when not live or not alone (write without one)
    */
-  issue(confirms?: number): { payload: string; k: number } | undefined {
-    const m = this.source()?.writeMarker();
-    if (!m) return undefined;
-    this.pending.set(m.k, { seen: m.seen, confirms });
-    return { payload: m.payload, k: m.k };
+  issue(confirms: number): IssuedWriteMarker | undefined {
+    const source = this.source();
+    const m = source?.writeMarker();
+    return m && { payload: m.payload, seen: m.seen, confirms, drop: () => source!.dropWriteMarker(m.k) };
   }
 
-  /** The write of request `raw` (its Node request object) that carried marker `k` committed. */
-  committed(raw: object, k: number): void {
-    const seen = this.pending.get(k);
-    this.pending.delete(k);
-    if (seen) this.byRequest.set(raw, seen);
-  }
-
-  /** The write that was to carry marker `k` failed. */
-  failed(k: number): void {
-    this.pending.delete(k);
-    this.source()?.dropWriteMarker(k);
+  /**
+   * Runs `write` with marker `m`'s payload; once it committed, request `raw`'s (its Node request
+   * object's) last write carried `m`. @throws what `write` throws (the marker is dropped then)
+   */
+  async carry<T>(raw: object, m: IssuedWriteMarker, write: (payload: string) => Promise<T>): Promise<T> {
+    let out: T;
+    try {
+      out = await write(m.payload);
+    } catch (e) {
+      m.drop();
+      throw e;
+    }
+    this.byRequest.set(raw, { seen: m.seen, confirms: m.confirms });
+    return out;
   }
 
   /** The marker request `raw`'s last write carried, or undefined. */

@@ -122,12 +122,18 @@ export class CacheHub {
   };
 
   /**
-   * PostgreSQL, live and alone: a write marker (`cache-write-markers.ts`) for a write of `table` made through a function call
-   * (`select fn(…)`, unseen by the statement watch), told as a watched write. @returns undefined when none is issued (write as usual).
+   * Runs `write` with a write marker's payload for request `raw` (Node's) while live and alone (`cache-write-markers.ts`), else with none.
+   * `table`: the cached table it writes through a function call (`select fn(…)`, unseen by the statement watch), told as a watched write.
    */
-  functionWrite(table: string): { payload: string; k: number; ended: () => void } | undefined {
-    const m = this.writeMarkers.issue(this.markedEnded + 1); // once back: every write ended before it, and this one
-    return m && { ...m, ended: this.ownWrite(...tableWrite(table)) };
+  async withWriteMarker<T>(raw: object, table: string | undefined, write: (marker?: string) => Promise<T>): Promise<T> {
+    const m = this.writeMarkers.issue(this.markedEnded + (table ? 1 : 0)); // once back: every write ended before it, and this one
+    if (!m) return write();
+    const ended = table === undefined ? undefined : this.ownWrite(...tableWrite(table));
+    try {
+      return await this.writeMarkers.carry(raw, m, write);
+    } finally {
+      ended?.();
+    }
   }
 
   /** A new cache of `area` holding at most `max` entries. */
@@ -257,19 +263,13 @@ export class CacheHub {
   }
 
   /** Whether this instance is live now (PostgreSQL: no version read per turn; see `cache-presence.ts`). */
-  get live(): boolean {
-    return this.presence?.live() ?? false;
-  }
+  get live(): boolean { return this.presence?.live() ?? false; }
 
   /** PostgreSQL: this instance's id among the live instances, and the other instances it knows now (tests, diagnostics). */
-  get instanceId(): string | undefined {
-    return this.presence?.id;
-  }
+  get instanceId(): string | undefined { return this.presence?.id; }
 
   /** The ids of the other instances this one waits for (`cache-peers.ts`); empty when not connected. */
-  peerIds(): string[] {
-    return this.presence?.peerIds() ?? [];
-  }
+  peerIds = (): string[] => this.presence?.peerIds() ?? [];
 
   /** Leaves the live instances (PostgreSQL); idempotent. */
   async stopPresence(): Promise<void> {
@@ -317,7 +317,7 @@ export class CacheHub {
    */
   async settle(leaseMs: number, marker = false, raw?: object): Promise<void> {
     const own = raw && this.writeMarkers.of(raw);
-    if (own && this.presence?.peerCount() === 0 && (await own.seen) && this.presence.peerCount() === 0) return this.confirm(0, own.confirms ?? 0);
+    if (own && this.presence?.peerCount() === 0 && (await own.seen) && this.presence.peerCount() === 0) return this.confirm(0, own.confirms);
     const marked = this.markedEnded;
     let target = this.written;
     const self = this.presence?.id ?? '';

@@ -254,17 +254,10 @@ export class AutomationStore {
    */
   async updateWebhook(w: WebhookRow, raw?: object): Promise<void> {
     const args = [w.runbookName, w.isEnabled ? 1 : 0, w.expiryTime, toJson(w.body), w.id.toLowerCase()] as const;
-    const marker = raw && this.cache?.functionWrite('automation_webhooks');
-    if (!marker) return void (await updateWebhookRow(this.db, ...args));
-    try {
-      await this.db.executeQuery(CompiledQuery.raw(updateWebhookWithMarker, [...args, marker.payload]));
-      this.cache!.writeMarkers.committed(raw, marker.k);
-    } catch (e) {
-      this.cache!.writeMarkers.failed(marker.k);
-      throw e;
-    } finally {
-      marker.ended();
-    }
+    const plain = () => updateWebhookRow(this.db, ...args);
+    if (!raw || !this.cache) return void (await plain());
+    // Without a marker, the plain update: the statement watch sees it.
+    await this.cache.withWriteMarker(raw, 'automation_webhooks', (marker) => (marker === undefined ? plain() : this.db.executeQuery(CompiledQuery.raw(updateWebhookWithMarker, [...args, marker]))));
   }
 
   /** Deletes a webhook; returns whether it existed. */

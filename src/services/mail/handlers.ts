@@ -103,26 +103,6 @@ export function messageText(mr: MailRequest, m: MessageRecord): string {
   return withFirstMember('@odata.context', contextUrl(mr, 'messages/$entity'), messageJson(m, renderOptions(mr, parseSelect(mr.q))));
 }
 
-/**
- * PostgreSQL: the read-state write in one statement ({@link writeReadStateInOne}) carrying the
- * request's write marker when live (`core/cache-write-markers.ts`: the request is answered once the
- * marker came back, with no marker statement of its own while no other instance is live).
- * @returns false (nothing written) on SQLite
- * @throws the database error (nothing is written; the marker is dropped)
- */
-async function readStateWithMarker(mr: MailRequest, updated: MessageRecord): Promise<boolean> {
-  const cache = mr.ctx.cache;
-  const marker = cache.writeMarkers.issue();
-  try {
-    const wrote = await writeReadStateInOne(mr.ctx.store.db, updated, marker?.payload);
-    if (marker) cache.writeMarkers.committed(mr.req.raw, marker.k);
-    return wrote;
-  } catch (e) {
-    if (marker) cache.writeMarkers.failed(marker.k);
-    throw e;
-  }
-}
-
 /** Everything under `messages/{id}`. */
 export async function messageItem(mr: MailRequest, method: string, m: MessageRecord, rest: string[]): Promise<unknown> {
   const db = mr.ctx.store.db;
@@ -148,7 +128,7 @@ export async function messageItem(mr: MailRequest, method: string, m: MessageRec
       if (!documentKept) await resolveNames(mr.ctx.identity.directory, doc);
       const updated: MessageRecord = { ...m, doc, isRead: parsed.isRead ?? m.isRead, modifiedAt: nowIso(), changeKey: newChangeKey() };
       const readStateOnly = documentKept && !parsed.singleValueExtendedProperties?.length && !parsed.multiValueExtendedProperties?.length;
-      if (!readStateOnly || !(writeReadStateNow(mr.ctx.store.db, updated) || (await readStateWithMarker(mr, updated)))) {
+      if (!readStateOnly || !(writeReadStateNow(mr.ctx.store.db, updated) || (await mr.ctx.cache.withWriteMarker(mr.req.raw, undefined, (marker) => writeReadStateInOne(mr.ctx.store.db, updated, marker))))) {
         await tx(async (trx) => {
           await writePatchedMessage(trx, updated, parsed.present, documentKept);
           await writeExtendedProperties(trx, m.pk, parsed.singleValueExtendedProperties, parsed.multiValueExtendedProperties);
